@@ -1,0 +1,81 @@
+// radixmesh/context.hpp — the handle every radixmesh call takes first.
+//
+// A Context owns the devices it runs on (their streams and memory), and knows the machine's
+// topology: device names, memory, SM counts, and peer access with its performance rank between
+// every pair. With no GPU (or no driver), Context::local() falls back to the CPU backend and says
+// why in cpu_fallback_reason().
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace radixmesh {
+
+enum class Backend { automatic, cpu, cuda };
+const char* name_of(Backend b);
+
+struct DeviceInfo {
+  int id = -1;                  // CUDA ordinal
+  std::string name;             // "NVIDIA H200"
+  std::size_t total_memory = 0; // bytes
+  std::size_t free_memory = 0;  // bytes, when the context was made
+  int sm_count = 0;
+  int compute_capability_major = 0;
+  int compute_capability_minor = 0;
+  std::size_t l2_bytes = 0;
+  std::size_t shared_memory_per_block_optin = 0;
+  std::string pci_bus_id;       // "0000:1b:00.0"
+};
+
+struct PeerLink {
+  bool access = false;          // cudaDeviceCanAccessPeer
+  int performance_rank = -1;    // cudaDevP2PAttrPerformanceRank (lower is faster), -1 if none
+  bool native_atomics = false;  // cudaDevP2PAttrNativeAtomicSupported
+};
+
+struct Topology {
+  std::vector<DeviceInfo> devices;
+  std::vector<std::vector<PeerLink>> peers;  // peers[i][j], i != j, indices into `devices`
+  std::string driver_version;                // "13.0", empty without a driver
+  std::string runtime_version;
+};
+
+// What radixmesh could find about CUDA on this machine, without creating a context.
+struct CudaDiscovery {
+  bool compiled_in = false;  // built with RXM_ENABLE_CUDA
+  Topology topology;         // empty when no device
+  std::string reason;        // why no device is usable, when devices are empty
+};
+CudaDiscovery discover_cuda();
+
+namespace detail { struct ContextState; }
+
+class Context {
+ public:
+  // All visible GPUs (or the listed CUDA ordinals), else the CPU backend. With
+  // backend == cuda the absence of a GPU is an error instead of a fallback.
+  static Context local(const std::vector<int>& device_ids = {}, Backend backend = Backend::automatic);
+  // The CPU backend on `threads` host threads (0: all hardware threads).
+  static Context cpu(unsigned threads = 0);
+
+  Backend backend() const;                      // cpu or cuda, never automatic
+  const std::vector<DeviceInfo>& devices() const;  // the CUDA devices in use; empty on cpu
+  const Topology& topology() const;
+  unsigned cpu_threads() const;                 // host threads the CPU backend uses
+  const std::string& cpu_fallback_reason() const;  // why CUDA is not used; empty when it is
+
+  detail::ContextState& state() const { return *state_; }  // backends' private state
+
+ private:
+  explicit Context(std::shared_ptr<detail::ContextState> s) : state_(std::move(s)) {}
+  std::shared_ptr<detail::ContextState> state_;
+};
+
+// Memory the host can still give, from /proc/meminfo MemAvailable (0 if unknown).
+std::size_t available_host_memory();
+// Throws out_of_memory, naming `what`, the bytes needed and available, before anything is
+// allocated, when `bytes` exceeds the available host memory.
+void require_host_memory(std::size_t bytes, const std::string& what);
+
+}  // namespace radixmesh

@@ -1,0 +1,62 @@
+// radixmesh/io.hpp — raw binary and .npy files.
+//
+// Readers validate before they allocate (size a multiple of the element size, header sane,
+// dtype supported). Writers write to a temporary file in the target directory and rename it over
+// the target only when complete, so a failed or interrupted write leaves no partial output.
+#pragma once
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "radixmesh/key_types.hpp"
+
+namespace radixmesh {
+
+enum class FileFormat { raw, npy };
+// .npy by extension, otherwise raw.
+FileFormat format_from_path(const std::filesystem::path& path);
+
+// An array in host memory (64-byte aligned), with its element type.
+class HostArray {
+ public:
+  HostArray() = default;
+  HostArray(KeyType type, std::size_t count);  // uninitialised
+  KeyType type() const { return type_; }
+  std::size_t size() const { return count_; }
+  std::size_t bytes() const { return count_ * size_of(type_); }
+  void* data() { return data_.get(); }
+  const void* data() const { return data_.get(); }
+  template <class T> T* as() { return static_cast<T*>(data()); }
+  template <class T> const T* as() const { return static_cast<const T*>(data()); }
+
+ private:
+  struct Free { void operator()(void* p) const; };
+  KeyType type_ = KeyType::u8;
+  std::size_t count_ = 0;
+  std::unique_ptr<void, Free> data_;
+};
+
+struct ArrayFileInfo {
+  FileFormat format = FileFormat::raw;
+  KeyType type = KeyType::u8;
+  std::size_t count = 0;           // elements
+  std::vector<std::size_t> shape;  // npy shape (raw: {count})
+  bool fortran_order = false;
+  std::size_t data_offset = 0;     // bytes before the first element
+};
+
+// Reads the header (npy) or the size (raw, which needs `type`) and validates it.
+ArrayFileInfo inspect_array_file(const std::filesystem::path& path, std::optional<KeyType> type);
+
+// Reads a whole file. For .npy the dtype comes from the header (if `type` is given it must agree);
+// big-endian data is byte-swapped; a Fortran-order array is read as its flat memory order
+// (radixmesh treats every array as 1-D). Raw files need `type`.
+HostArray read_array(const std::filesystem::path& path, std::optional<KeyType> type = std::nullopt);
+
+// Writes `count` elements atomically (temp file + rename). Format from the extension unless given.
+void write_array(const std::filesystem::path& path, KeyType type, const void* data, std::size_t count,
+                 std::optional<FileFormat> format = std::nullopt);
+
+}  // namespace radixmesh

@@ -1,0 +1,10 @@
+// radixmesh/radixmesh.hpp — everything a user includes.
+#pragma once
+#include "radixmesh/context.hpp"
+#include "radixmesh/error.hpp"
+#include "radixmesh/generate.hpp"
+#include "radixmesh/io.hpp"
+#include "radixmesh/key_types.hpp"
+#include "radixmesh/keys.hpp"
+#include "radixmesh/memory.hpp"
+#include "radixmesh/sort.hpp"

@@ -1,0 +1,40 @@
+// radixmesh/sort.hpp — sort keys or key-value pairs, stable, every key type.
+#pragma once
+#include <cstddef>
+#include <span>
+
+#include "radixmesh/context.hpp"
+#include "radixmesh/error.hpp"
+#include "radixmesh/keys.hpp"
+
+namespace radixmesh {
+
+struct SortOptions {
+  Order order = Order::ascending;
+  // Only bits [begin_bit, end_bit) of the order-preserving *encoding* (keys.hpp) take part; the
+  // default is every bit. Radix partitioning that already fixed the high bits sorts fewer bits.
+  int begin_bit = 0;
+  int end_bit = -1;  // -1: the key's width in bits
+};
+
+namespace detail {
+// Type-erased entry points: the templates below forward here. value_bytes is 0 (keys only), 4 or 8.
+void sort_host(Context& ctx, KeyType type, void* keys, std::size_t n, void* values,
+               std::size_t value_bytes, const SortOptions& options);
+}  // namespace detail
+
+// Sorts host-resident keys in place. Stable: equal keys keep their input order.
+template <class K> void sort(Context& ctx, std::span<K> keys, const SortOptions& options = {}) {
+  detail::sort_host(ctx, key_type_v<K>, keys.data(), keys.size(), nullptr, 0, options);
+}
+
+// Sorts keys and permutes values alongside (values of 4 or 8 bytes, any trivially copyable type).
+template <class K, class V>
+void sort(Context& ctx, std::span<K> keys, std::span<V> values, const SortOptions& options = {}) {
+  static_assert(sizeof(V) == 4 || sizeof(V) == 8, "radixmesh::sort: values must be 4 or 8 bytes wide");
+  require(keys.size() == values.size(), "sort: keys and values differ in length",
+          "pass a values span with exactly one value per key");
+  detail::sort_host(ctx, key_type_v<K>, keys.data(), keys.size(), values.data(), sizeof(V), options);
+}
+
+}  // namespace radixmesh

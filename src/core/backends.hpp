@@ -1,0 +1,28 @@
+// The entry points each backend provides to the type-erased dispatch in src/core.
+// Keys arrive in their original type; each backend encodes (keys.hpp) as it reads them.
+#pragma once
+#include <cstddef>
+
+#include "radixmesh/context.hpp"
+#include "radixmesh/key_types.hpp"
+#include "radixmesh/sort.hpp"
+
+namespace radixmesh::detail {
+
+// SortOptions after validation: end_bit resolved, bits within the key width.
+struct SortPlan {
+  KeyType type;
+  std::size_t n;
+  std::size_t value_bytes;  // 0, 4 or 8
+  Order order;
+  int begin_bit;
+  int end_bit;
+};
+SortPlan validate_sort(KeyType type, std::size_t n, std::size_t value_bytes, const SortOptions& options);
+
+// src/cpu: host threads.
+void cpu_sort(const SortPlan& plan, void* keys, void* values, unsigned threads);
+// src/cuda: host-resident input staged through the context's first device.
+void cuda_sort_host(Context& ctx, const SortPlan& plan, void* keys, void* values);
+
+}  // namespace radixmesh::detail

@@ -1,0 +1,93 @@
+#include <algorithm>
+#include <string>
+#include <thread>
+
+#include "core/context_state.hpp"
+#include "radixmesh/error.hpp"
+
+namespace radixmesh {
+
+const char* name_of(Backend b) {
+  switch (b) {
+    case Backend::automatic: return "auto";
+    case Backend::cpu: return "cpu";
+    case Backend::cuda: return "cuda";
+  }
+  return "?";
+}
+
+namespace detail {
+ContextState::~ContextState() = default;
+}
+
+namespace {
+unsigned hardware_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+std::string list_ids(const std::vector<DeviceInfo>& devices) {
+  std::string s;
+  for (const auto& d : devices) s += (s.empty() ? "" : ",") + std::to_string(d.id);
+  return s.empty() ? "none" : s;
+}
+}  // namespace
+
+Context Context::cpu(unsigned threads) {
+  auto s = std::make_shared<detail::ContextState>();
+  s->backend = Backend::cpu;
+  s->cpu_threads = threads ? threads : hardware_threads();
+  s->cpu_fallback_reason = "the CPU backend was asked for";
+  return Context(std::move(s));
+}
+
+Context Context::local(const std::vector<int>& device_ids, Backend backend) {
+  if (backend == Backend::cpu) {
+    require(device_ids.empty(), "--devices was given with the CPU backend",
+            "drop --devices, or use --backend cuda");
+    return cpu();
+  }
+  CudaDiscovery found = discover_cuda();
+  if (found.topology.devices.empty()) {
+    if (backend == Backend::cuda || !device_ids.empty())
+      throw_error(ErrorCode::unsupported, "the CUDA backend was asked for but " + found.reason,
+                  "run on a machine with an NVIDIA GPU and driver, or use --backend cpu");
+    Context c = cpu();
+    c.state_->cpu_fallback_reason = found.reason;
+    return c;
+  }
+  auto s = std::make_shared<detail::ContextState>();
+  s->backend = Backend::cuda;
+  s->cpu_threads = hardware_threads();
+  s->topology.driver_version = found.topology.driver_version;
+  s->topology.runtime_version = found.topology.runtime_version;
+  std::vector<int> chosen;  // positions in found.topology.devices
+  if (device_ids.empty()) {
+    for (std::size_t i = 0; i < found.topology.devices.size(); ++i) chosen.push_back(int(i));
+  } else {
+    for (int id : device_ids) {
+      auto it = std::find_if(found.topology.devices.begin(), found.topology.devices.end(),
+                             [&](const DeviceInfo& d) { return d.id == id; });
+      if (it == found.topology.devices.end())
+        throw_error(ErrorCode::invalid_argument, "unknown CUDA device id " + std::to_string(id),
+                    "use one of the visible devices: " + list_ids(found.topology.devices));
+      int pos = int(it - found.topology.devices.begin());
+      require(std::find(chosen.begin(), chosen.end(), pos) == chosen.end(),
+              "CUDA device id " + std::to_string(id) + " listed twice", "list each device once");
+      chosen.push_back(pos);
+    }
+  }
+  for (int i : chosen) s->topology.devices.push_back(found.topology.devices[std::size_t(i)]);
+  for (int i : chosen) {
+    std::vector<PeerLink> row;
+    for (int j : chosen) row.push_back(found.topology.peers[std::size_t(i)][std::size_t(j)]);
+    s->topology.peers.push_back(std::move(row));
+  }
+  s->cuda = detail::make_cuda_resources(s->topology);
+  return Context(std::move(s));
+}
+
+Backend Context::backend() const { return state_->backend; }
+const std::vector<DeviceInfo>& Context::devices() const { return state_->topology.devices; }
+const Topology& Context::topology() const { return state_->topology; }
+unsigned Context::cpu_threads() const { return state_->cpu_threads; }
+const std::string& Context::cpu_fallback_reason() const { return state_->cpu_fallback_reason; }
+
+}  // namespace radixmesh

@@ -1,0 +1,37 @@
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "radixmesh/context.hpp"
+#include "radixmesh/error.hpp"
+
+namespace radixmesh {
+
+std::size_t available_host_memory() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::size_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;
+}
+
+namespace {
+std::string gib(std::size_t bytes) {
+  std::ostringstream s;
+  s.precision(3);
+  s << double(bytes) / double(1ull << 30) << " GiB";
+  return s.str();
+}
+}  // namespace
+
+void require_host_memory(std::size_t bytes, const std::string& what) {
+  std::size_t available = available_host_memory();
+  if (available != 0 && bytes > available)
+    throw_error(ErrorCode::out_of_memory,
+                what + " needs " + gib(bytes) + " of host memory but only " + gib(available) + " is available",
+                "use a smaller size, or a machine with more memory");
+}
+
+}  // namespace radixmesh
