@@ -135,8 +135,27 @@ std::string cpu_model_name() {
 }
 
 namespace {
+std::string run_command(const std::string& command) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  if (!pipe) return "";
+  std::string out;
+  char buf[256];
+  while (std::fgets(buf, sizeof buf, pipe.get())) out += buf;
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+// The commit the measured code came from: RXM_COMMIT (set by scripts/gpu-check on machines whose
+// copy of the tree has no .git), else git in the source tree (+"-dirty" if tracked files changed),
+// else the commit at configure time.
 std::string commit_id() {
-  if (const char* c = std::getenv("RXM_COMMIT"); c && *c) return c;  // set by scripts/gpu-check
+  if (const char* c = std::getenv("RXM_COMMIT"); c && *c) return c;
+  const std::string git = "git -C '" RXM_SOURCE_DIR "' ";
+  std::string head = run_command(git + "rev-parse --short=12 HEAD 2>/dev/null");
+  if (!head.empty()) {
+    bool dirty = !run_command(git + "status --porcelain --untracked-files=no 2>/dev/null").empty();
+    return head + (dirty ? "-dirty" : "");
+  }
   return RXM_GIT_COMMIT;
 }
 std::string utc_now() {
