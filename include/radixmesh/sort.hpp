@@ -4,10 +4,19 @@
 #include <span>
 
 #include "radixmesh/context.hpp"
+#include "radixmesh/device_span.hpp"
 #include "radixmesh/error.hpp"
 #include "radixmesh/keys.hpp"
 
 namespace radixmesh {
+
+// Which GPU sort runs (ignored by the CPU backend). automatic picks the faster one measured for
+// the key and value widths (src/cuda/sort/engine_choice.cpp records the figures).
+enum class SortEngine {
+  automatic,
+  cub_onesweep,    // CUB DeviceRadixSort (onesweep) on the encoded keys
+  multisplit_lsd,  // LSD radix sort: one radixmesh digit multisplit per digit
+};
 
 struct SortOptions {
   Order order = Order::ascending;
@@ -15,12 +24,16 @@ struct SortOptions {
   // default is every bit. Radix partitioning that already fixed the high bits sorts fewer bits.
   int begin_bit = 0;
   int end_bit = -1;  // -1: the key's width in bits
+  SortEngine engine = SortEngine::automatic;
 };
 
 namespace detail {
 // Type-erased entry points: the templates below forward here. value_bytes is 0 (keys only), 4 or 8.
 void sort_host(Context& ctx, KeyType type, void* keys, std::size_t n, void* values,
                std::size_t value_bytes, const SortOptions& options);
+// Device-resident keys (and values) on the CUDA backend; the device ids come from the spans.
+void sort_device(Context& ctx, KeyType type, void* keys, std::size_t n, int keys_device, void* values,
+                 std::size_t values_n, int values_device, std::size_t value_bytes, const SortOptions& options);
 }  // namespace detail
 
 // Sorts host-resident keys in place. Stable: equal keys keep their input order.
@@ -35,6 +48,21 @@ void sort(Context& ctx, std::span<K> keys, std::span<V> values, const SortOption
   require(keys.size() == values.size(), "sort: keys and values differ in length",
           "pass a values span with exactly one value per key");
   detail::sort_host(ctx, key_type_v<K>, keys.data(), keys.size(), values.data(), sizeof(V), options);
+}
+
+// Sorts device-resident keys in place on their device, which must belong to ctx (a CUDA context).
+// Synchronous: returns when the keys are sorted. Temporary device memory: one more array of keys
+// (and of values), checked against the free memory before anything is allocated.
+template <class K> void sort(Context& ctx, device_span<K> keys, const SortOptions& options = {}) {
+  detail::sort_device(ctx, key_type_v<K>, keys.data(), keys.size(), keys.device(), nullptr, 0, -1, 0, options);
+}
+
+// Device-resident keys and values (4 or 8 bytes each), sorted in place together.
+template <class K, class V>
+void sort(Context& ctx, device_span<K> keys, device_span<V> values, const SortOptions& options = {}) {
+  static_assert(sizeof(V) == 4 || sizeof(V) == 8, "radixmesh::sort: values must be 4 or 8 bytes wide");
+  detail::sort_device(ctx, key_type_v<K>, keys.data(), keys.size(), keys.device(), values.data(), values.size(),
+                      values.device(), sizeof(V), options);
 }
 
 }  // namespace radixmesh

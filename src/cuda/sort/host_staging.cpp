@@ -1,0 +1,202 @@
+#include "cuda/sort/host_staging.hpp"
+
+#include <algorithm>
+#include <barrier>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "cuda/runtime/cuda_check.hpp"
+#include "radixmesh/memory.hpp"
+
+namespace radixmesh::detail {
+
+namespace {
+
+// Pinned rings are expensive to make (page-locking costs far more than copying through them), so
+// they are kept for reuse by later calls; concurrent calls each take their own. They live until
+// the process exits: freeing them during static destruction would race the CUDA runtime's own.
+class PinnedRingPool {
+ public:
+  static PinnedRingPool& instance() {
+    static auto* pool = new PinnedRingPool;  // never destroyed, see above
+    return *pool;
+  }
+  PinnedBuffer take(std::size_t bytes) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!free_.empty()) {
+        PinnedBuffer b = std::move(free_.back());
+        free_.pop_back();
+        return b;
+      }
+    }
+    return PinnedBuffer(bytes);
+  }
+  void give_back(PinnedBuffer b) {
+    std::lock_guard lock(mutex_);
+    free_.push_back(std::move(b));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<PinnedBuffer> free_;
+};
+
+// memcpy split over a fixed team of threads: one host thread copies about 10 GB/s, the copy
+// engine about 55 GB/s, so the CPU side needs several to keep the pipe full.
+class ParallelCopier {
+ public:
+  explicit ParallelCopier(unsigned threads)
+      : team_(std::max(1u, threads)), start_(std::ptrdiff_t(team_)), done_(std::ptrdiff_t(team_)) {
+    for (unsigned t = 1; t < team_; ++t) workers_.emplace_back([this, t] { work(t); });
+  }
+  ~ParallelCopier() {
+    stop_ = true;
+    if (team_ > 1) start_.arrive_and_wait();
+    for (auto& w : workers_) w.join();
+  }
+  void copy(void* dst, const void* src, std::size_t bytes) {
+    if (team_ == 1 || bytes < (std::size_t(4) << 20)) {
+      std::memcpy(dst, src, bytes);
+      return;
+    }
+    dst_ = static_cast<char*>(dst);
+    src_ = static_cast<const char*>(src);
+    bytes_ = bytes;
+    start_.arrive_and_wait();
+    copy_piece(0);
+    done_.arrive_and_wait();
+  }
+
+ private:
+  void work(unsigned t) {
+    for (;;) {
+      start_.arrive_and_wait();
+      if (stop_) return;
+      copy_piece(t);
+      done_.arrive_and_wait();
+    }
+  }
+  void copy_piece(unsigned t) {
+    const std::size_t page = 4096;
+    const std::size_t piece = (bytes_ / team_ + page - 1) / page * page;
+    const std::size_t first = std::min(bytes_, piece * t), last = std::min(bytes_, first + piece);
+    if (last > first) std::memcpy(dst_ + first, src_ + first, last - first);
+  }
+
+  unsigned team_;
+  std::barrier<> start_, done_;
+  std::vector<std::thread> workers_;
+  bool stop_ = false;  // written before start_ (a barrier orders it for the workers)
+  char* dst_ = nullptr;
+  const char* src_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+bool is_pinned(const void* host) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, host) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return a.type == cudaMemoryTypeHost;
+}
+
+}  // namespace
+
+struct HostStaging::Impl {
+  cudaStream_t stream;
+  ParallelCopier copier;
+  PinnedBuffer ring;
+  cudaEvent_t slot_event[2] = {nullptr, nullptr};
+  bool slot_busy[2] = {false, false};  // a copy that touches the slot was queued since the last wait
+
+  // Waits until no queued copy touches slot s any more, before the host writes or reads it.
+  void wait_slot(int s) {
+    if (slot_busy[s]) RXM_CUDA_CHECK(cudaEventSynchronize(slot_event[s]));
+    slot_busy[s] = false;
+  }
+  void mark_slot(int s) {
+    RXM_CUDA_CHECK(cudaEventRecord(slot_event[s], stream));
+    slot_busy[s] = true;
+  }
+
+  Impl(cudaStream_t s, unsigned threads) : stream(s), copier(threads) {}
+  char* slot(int i) const { return static_cast<char*>(ring.data()) + std::size_t(i) * chunk_bytes; }
+  void need_ring() {
+    if (ring.data()) return;
+    ring = PinnedRingPool::instance().take(2 * chunk_bytes);
+    for (auto& e : slot_event) RXM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  }
+};
+
+HostStaging::HostStaging(cudaStream_t stream, unsigned host_threads)
+    : impl_(std::make_unique<Impl>(stream, std::min(host_threads, 8u))) {}
+
+HostStaging::~HostStaging() {
+  if (!impl_->ring.data()) return;
+  cudaStreamSynchronize(impl_->stream);  // no DMA may still read or write the ring
+  for (auto e : impl_->slot_event)
+    if (e) cudaEventDestroy(e);
+  PinnedRingPool::instance().give_back(std::move(impl_->ring));
+}
+
+void HostStaging::upload(void* device_dst, const void* host_src, std::size_t count, std::size_t element_bytes,
+                         const ChunkWork& after_chunk) {
+  const std::size_t per_chunk = chunk_bytes / element_bytes;
+  auto* dst = static_cast<char*>(device_dst);
+  auto* src = static_cast<const char*>(host_src);
+  const bool direct = is_pinned(host_src);
+  if (!direct) impl_->need_ring();
+  for (std::size_t first = 0, c = 0; first < count; first += per_chunk, ++c) {
+    const std::size_t n = std::min(per_chunk, count - first), offset = first * element_bytes, bytes = n * element_bytes;
+    const void* from = src + offset;
+    if (!direct) {
+      const int s = int(c % 2);
+      // The slot is free once the DMA that last read it (two chunks ago) has finished.
+      impl_->wait_slot(s);
+      impl_->copier.copy(impl_->slot(s), from, bytes);
+      from = impl_->slot(s);
+      RXM_CUDA_CHECK(cudaMemcpyAsync(dst + offset, from, bytes, cudaMemcpyHostToDevice, impl_->stream));
+      impl_->mark_slot(s);
+    } else {
+      RXM_CUDA_CHECK(cudaMemcpyAsync(dst + offset, from, bytes, cudaMemcpyHostToDevice, impl_->stream));
+    }
+    if (after_chunk) after_chunk(first, n);
+  }
+}
+
+void HostStaging::download(void* host_dst, const void* device_src, std::size_t count, std::size_t element_bytes,
+                           const ChunkWork& before_chunk) {
+  const std::size_t per_chunk = chunk_bytes / element_bytes;
+  auto* dst = static_cast<char*>(host_dst);
+  auto* src = static_cast<const char*>(device_src);
+  const bool direct = is_pinned(host_dst);
+  if (!direct) impl_->need_ring();
+  const std::size_t chunks = (count + per_chunk - 1) / per_chunk;
+  auto elements = [&](std::size_t c) { return std::min(per_chunk, count - c * per_chunk); };
+  // Queues chunk c: its kernel, then its copy into its slot (or straight to pinned output).
+  auto queue = [&](std::size_t c) {
+    const std::size_t first = c * per_chunk, offset = first * element_bytes, bytes = elements(c) * element_bytes;
+    if (before_chunk) before_chunk(first, elements(c));
+    void* to = direct ? static_cast<void*>(dst + offset) : impl_->slot(int(c % 2));
+    RXM_CUDA_CHECK(cudaMemcpyAsync(to, src + offset, bytes, cudaMemcpyDeviceToHost, impl_->stream));
+    if (!direct) impl_->mark_slot(int(c % 2));
+  };
+  if (direct) {
+    for (std::size_t c = 0; c < chunks; ++c) queue(c);
+    RXM_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
+    return;
+  }
+  if (chunks > 0) queue(0);
+  for (std::size_t c = 0; c < chunks; ++c) {
+    // Chunk c+1 goes to the other slot, which the host finished reading in the last iteration.
+    if (c + 1 < chunks) queue(c + 1);
+    impl_->wait_slot(int(c % 2));
+    impl_->copier.copy(dst + c * per_chunk * element_bytes, impl_->slot(int(c % 2)), elements(c) * element_bytes);
+  }
+}
+
+}  // namespace radixmesh::detail

@@ -1,0 +1,43 @@
+// Moving a host array to the device and back through pinned memory, overlapped.
+//
+// Pageable host memory cannot be DMA'd directly at full PCIe speed, and pinning the caller's
+// array costs more than copying it. So each direction goes through a ring of two pinned chunks:
+// host threads copy chunk i+1 into one slot while the copy engine moves chunk i from the other,
+// and the per-chunk kernels (encode on the way in, decode on the way out) are queued on the same
+// stream right behind their chunk. Pinned input or output is DMA'd directly, without staging.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+
+namespace radixmesh::detail {
+
+// Called with the first element and the count of a chunk, to queue work on the stream.
+using ChunkWork = std::function<void(std::size_t first, std::size_t count)>;
+
+class HostStaging {
+ public:
+  // host_threads: threads for the host-side copies (the CPU side of the pipe).
+  HostStaging(cudaStream_t stream, unsigned host_threads);
+  ~HostStaging();
+  HostStaging(const HostStaging&) = delete;
+  HostStaging& operator=(const HostStaging&) = delete;
+
+  // Copies count elements host -> device; after_chunk runs (stream-ordered) after each chunk lands.
+  void upload(void* device_dst, const void* host_src, std::size_t count, std::size_t element_bytes,
+              const ChunkWork& after_chunk = {});
+  // Copies count elements device -> host; before_chunk is queued before each chunk leaves.
+  // Returns when every element is in host_dst.
+  void download(void* host_dst, const void* device_src, std::size_t count, std::size_t element_bytes,
+                const ChunkWork& before_chunk = {});
+
+  static constexpr std::size_t chunk_bytes = std::size_t(32) << 20;  // 0.6 ms at 55 GB/s: per-chunk costs stay small
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace radixmesh::detail

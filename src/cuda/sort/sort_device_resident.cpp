@@ -1,0 +1,104 @@
+// rxm::sort on device-resident keys (device_span): in place on the keys' own device.
+//
+// Encode in place, sort in a double buffer (the caller's array and one scratch array), decode
+// back into the caller's array, fused with the copy back when the result lands in scratch.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <string>
+
+#include "core/backends.hpp"
+#include "cuda/runtime/cuda_check.hpp"
+#include "cuda/runtime/cuda_resources.hpp"
+#include "cuda/sort/device_memory_check.hpp"
+#include "cuda/sort/engine.hpp"
+#include "cuda/sort/key_codec.hpp"
+#include "radixmesh/memory.hpp"
+
+namespace radixmesh::detail {
+
+namespace {
+
+std::string where(int device) { return device < 0 ? std::string("host memory") : "device " + std::to_string(device); }
+
+// The index of `device` among the context's devices; throws if the context does not use it.
+std::size_t context_slot(const Context& ctx, int device, const char* what) {
+  const auto& devices = ctx.devices();
+  auto it = std::find_if(devices.begin(), devices.end(), [&](const DeviceInfo& d) { return d.id == device; });
+  require(it != devices.end(),
+          std::string("sort: ") + what + " are on device " + std::to_string(device) +
+              ", which is not one of this context's devices",
+          "make the context with Context::local({...}) including that device, or copy the data to one of its devices");
+  return std::size_t(it - devices.begin());
+}
+
+void require_on_device(const void* ptr, int claimed, const char* what) {
+  const int actual = device_of_pointer(ptr);
+  require(actual == claimed,
+          std::string("sort: the ") + what + " span says device " + std::to_string(claimed) + " but its memory is " +
+              where(actual),
+          "build the device_span with the device that allocated the memory (for host memory use std::span)");
+}
+
+}  // namespace
+
+void sort_device(Context& ctx, KeyType type, void* keys, std::size_t n, int keys_device, void* values,
+                 std::size_t values_n, int values_device, std::size_t value_bytes, const SortOptions& options) {
+  require(ctx.backend() == Backend::cuda, "sort: device-resident keys were given to a CPU context",
+          "make the context with Context::local() on a machine with a GPU, or pass host memory (std::span)");
+  const SortPlan plan = validate_sort(type, n, value_bytes, options);
+  require(value_bytes == 0 || values_n == n,
+          "sort: " + std::to_string(n) + " keys but " + std::to_string(values_n) + " values",
+          "pass a values span with exactly one value per key");
+  require(n == 0 || keys != nullptr, "sort: keys is null", "pass the keys' device storage");
+  require(value_bytes == 0 || n == 0 || values != nullptr, "sort: values is null", "pass the values' device storage");
+  if (n == 0) return;
+  const std::size_t slot = context_slot(ctx, keys_device, "keys");
+  require_on_device(keys, keys_device, "keys");
+  if (value_bytes) {
+    require(values_device == keys_device,
+            "sort: keys are on device " + std::to_string(keys_device) + " but values on device " +
+                std::to_string(values_device),
+            "put keys and values on the same device");
+    require_on_device(values, values_device, "values");
+  }
+  if (n <= 1 || plan.begin_bit == plan.end_bit) return;
+
+  const std::size_t key_bytes = size_of(type);
+  const EncodedSortShape shape{n, int(key_bytes), int(value_bytes), plan.begin_bit, plan.end_bit};
+  const SortEngine engine = choose_engine(options.engine, shape);
+  DeviceGuard guard(keys_device);
+  cudaStream_t stream = cuda_resources(ctx).devices[slot].stream;
+
+  EncodedDoubleBuffer buffers;
+  std::size_t engine_bytes = 0;
+  sort_encoded_double_buffer(engine, nullptr, engine_bytes, buffers, shape, stream);
+  require_device_memory(keys_device, n * (key_bytes + value_bytes) + engine_bytes + 2 * TempCarver::alignment,
+                        "sorting " + std::to_string(n) + " device-resident " + std::string(name_of(type)) + " keys" +
+                            (value_bytes ? " with " + std::to_string(value_bytes) + "-byte values" : ""));
+  DeviceBuffer scratch_keys(keys_device, n * key_bytes);
+  DeviceBuffer scratch_values(keys_device, n * value_bytes);
+  DeviceBuffer engine_temp(keys_device, engine_bytes);
+
+  const bool identity = encoding_is_identity(type, plan.order);
+  if (!identity) launch_encode_keys(type, plan.order, keys, keys, n, stream);
+  buffers.keys[0] = keys;
+  buffers.keys[1] = scratch_keys.data();
+  buffers.values[0] = values;
+  buffers.values[1] = scratch_values.data();
+  sort_encoded_double_buffer(engine, engine_temp.data(), engine_bytes, buffers, shape, stream);
+  if (buffers.selector == 0) {
+    if (!identity) launch_decode_keys(type, plan.order, keys, keys, n, stream);
+  } else {
+    if (identity)
+      RXM_CUDA_CHECK(cudaMemcpyAsync(keys, scratch_keys.data(), n * key_bytes, cudaMemcpyDeviceToDevice, stream));
+    else
+      launch_decode_keys(type, plan.order, scratch_keys.data(), keys, n, stream);
+    if (value_bytes)
+      RXM_CUDA_CHECK(
+          cudaMemcpyAsync(values, scratch_values.data(), n * value_bytes, cudaMemcpyDeviceToDevice, stream));
+  }
+  RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+}  // namespace radixmesh::detail
