@@ -113,6 +113,18 @@ std::vector<int> parse_device_list(const std::string& text) {
   return ids;
 }
 
+Context make_context(const std::string& backend_name, const std::string& devices_text) {
+  const Backend backend = parse_backend(backend_name);
+  const std::vector<int> devices = parse_device_list(devices_text);
+  if (!devices.empty() && backend != Backend::cpu) {
+    CudaDiscovery cuda = discover_cuda();
+    if (cuda.topology.devices.empty())
+      throw_error(ErrorCode::unsupported, "--devices " + devices_text + " names CUDA devices, but CUDA is unavailable: " + cuda.reason,
+                  "drop --devices to run on the CPU, or run on a machine with an NVIDIA GPU and driver");
+  }
+  return Context::local(devices, backend);
+}
+
 namespace {
 
 // Exact integer arithmetic for parse_count: 128 bits hold any product before the range check.

@@ -68,6 +68,9 @@ Order parse_order(const std::string& name);
 Distribution parse_distribution(const std::string& name);
 // "0,1,3" -> {0, 1, 3}; "" -> {} (every visible device).
 std::vector<int> parse_device_list(const std::string& text);
+// The Context for --backend and --devices. Asking for devices on a machine without a usable
+// GPU says that CUDA is unavailable and why, naming --devices.
+Context make_context(const std::string& backend, const std::string& devices);
 // Counts as people write them: 100000000, 1e8, 2^28, 100M, 1.5G, 256Mi (K/M/G/T powers of ten,
 // Ki/Mi/Gi/Ti powers of two).
 std::size_t parse_count(const std::string& text, const std::string& flag = "--n");

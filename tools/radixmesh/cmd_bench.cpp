@@ -68,7 +68,7 @@ bench::SortBenchResult run_on_cpu(const bench::SortBenchOptions& options, const 
 
 bench::SortBenchResult run_on_cuda(const bench::SortBenchOptions& options, const BenchSortFlags& flags,
                                    const Invocation& invocation) {
-  Context ctx = Context::local(parse_device_list(flags.devices), Backend::cuda);
+  Context ctx = make_context("cuda", flags.devices);
 #if RXM_CLI_HAS_CUDA_SORT_BENCH
   return bench::run_cuda_sort_benchmark(options, bench::run_info(invocation.argc, invocation.argv, ctx.devices()[0].name),
                                         ctx);

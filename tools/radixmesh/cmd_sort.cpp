@@ -65,8 +65,8 @@ void run_sort(const SortFlags& flags) {
   if (!flags.type.empty()) type = parse_key_type(flags.type);
   SortOptions options;
   options.order = parse_order(flags.order);
-  const Backend backend = parse_backend(flags.backend);
-  const std::vector<int> devices = parse_device_list(flags.devices);
+  parse_backend(flags.backend);  // bad flag values fail before any file is touched
+  parse_device_list(flags.devices);
 
   require_readable_file(flags.in, "--in");
   require(type || format_from_path(flags.in) == FileFormat::npy,
@@ -86,7 +86,7 @@ void run_sort(const SortFlags& flags) {
                       "sorting the " + std::to_string(keys_info.count) + " keys of --in '" + flags.in + "'");
   StagedOutputs::check_destination(flags.out, key_bytes, "--out");
   if (with_values) StagedOutputs::check_destination(flags.values_out, value_bytes, "--values-out");
-  Context ctx = Context::local(devices, backend);
+  Context ctx = make_context(flags.backend, flags.devices);
 
   // ---- read, sort, write
   ProgressLine progress(flags.output.progress);

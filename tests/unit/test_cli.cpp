@@ -1,0 +1,360 @@
+// The `radixmesh` command-line tool, run as a subprocess: every bad input gives one clear error
+// line, its documented exit code, and leaves no output or temporary file behind; the happy paths
+// (generate -> sort -> read back) give sorted files. Also the --n parser, in process.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_common.hpp"
+#include "common/random_keys.hpp"
+#include "radixmesh/context.hpp"
+#include "radixmesh/io.hpp"
+#include "radixmesh/keys.hpp"
+
+#ifndef RXM_CLI_PATH
+#error "RXM_CLI_PATH must name the built radixmesh binary"
+#endif
+
+namespace rxm = radixmesh;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs the CLI with `args` (no shell), capturing stdout and stderr through files in `scratch`.
+Run run_cli(const std::vector<std::string>& args, const fs::path& scratch) {
+  const fs::path out_file = scratch / "cli.stdout", err_file = scratch / "cli.stderr";
+  std::vector<std::string> argv_storage = {RXM_CLI_PATH};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int out = ::open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(out, STDOUT_FILENO);
+    ::dup2(err, STDERR_FILENO);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  Run run;
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run.out = slurp(out_file);
+  run.err = slurp(err_file);
+  fs::remove(out_file);
+  fs::remove(err_file);
+  return run;
+}
+
+std::string describe(const Run& r) {
+  return "exit " + std::to_string(r.exit_code) + "\nstdout: " + r.out + "\nstderr: " + r.err;
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("rxm_cli_" + std::to_string(::getpid()) + "_" + test->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Run run(const std::vector<std::string>& args) { return run_cli(args, dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // A failed command: the exit code, one "radixmesh: error:" line naming `needle`, nothing on
+  // stdout, and no file in the scratch directory beyond `inputs` (no output, no temporary).
+  void expect_failure(const Run& r, int exit_code, const std::string& needle, const std::vector<std::string>& inputs) {
+    SCOPED_TRACE(describe(r));
+    EXPECT_EQ(r.exit_code, exit_code);
+    EXPECT_EQ(r.err.rfind("radixmesh: error: ", 0), 0u);
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "the error must be one line";
+    EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr should mention '" << needle << "'";
+    EXPECT_TRUE(r.out.empty());
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      const std::string name = entry.path().filename().string();
+      EXPECT_NE(std::find(inputs.begin(), inputs.end(), name), inputs.end()) << "left behind: " << name;
+    }
+  }
+
+  template <class T> void write(const std::string& name, const std::vector<T>& data) {
+    rxm::write_array(path(name), rxm::key_type_v<T>, data.data(), data.size());
+  }
+
+  fs::path dir_;
+};
+
+template <class T> std::vector<T> read_back(const std::string& file) {
+  rxm::HostArray a = rxm::read_array(file);
+  EXPECT_EQ(a.type(), rxm::key_type_v<T>);
+  return std::vector<T>(a.as<T>(), a.as<T>() + a.size());
+}
+
+bool gpu_visible() { return !rxm::discover_cuda().topology.devices.empty(); }
+
+// ------------------------------------------------------------------ bad input
+
+TEST_F(Cli, UnknownFlagIsAUsageError) {
+  expect_failure(run({"sort", "--frobnicate", "--in", path("a.npy"), "--out", path("b.npy")}), 1, "--frobnicate", {});
+}
+
+TEST_F(Cli, NoCommandIsAUsageError) { expect_failure(run({}), 1, "subcommand", {}); }
+
+TEST_F(Cli, MissingInputFile) {
+  expect_failure(run({"sort", "--in", path("missing.npy"), "--out", path("out.npy")}), 2, "no such file", {});
+}
+
+TEST_F(Cli, UnreadableInputFile) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads every file";
+  write("keys.npy", std::vector<std::uint32_t>{3, 1, 2});
+  fs::permissions(path("keys.npy"), fs::perms::none);
+  expect_failure(run({"sort", "--in", path("keys.npy"), "--out", path("out.npy")}), 2, "permission", {"keys.npy"});
+}
+
+TEST_F(Cli, UnsupportedTypeName) {
+  expect_failure(run({"generate", "--n", "10", "--type", "u128", "--out", path("out.bin")}), 4,
+                 "unsupported --type 'u128'", {});
+  std::ofstream(path("keys.bin")) << "0123";
+  expect_failure(run({"sort", "--in", path("keys.bin"), "--type", "quux", "--out", path("out.bin")}), 4,
+                 "unsupported --type 'quux'", {"keys.bin"});
+}
+
+TEST_F(Cli, RawInputNeedsAType) {
+  std::ofstream(path("keys.bin")) << "01234567";
+  expect_failure(run({"sort", "--in", path("keys.bin"), "--out", path("out.bin")}), 1, "--type", {"keys.bin"});
+}
+
+TEST_F(Cli, RawSizeNotAMultipleOfTheElementSize) {
+  std::ofstream(path("keys.bin")) << "0123456789";  // 10 bytes: not whole u32s
+  Run r = run({"sort", "--in", path("keys.bin"), "--type", "u32", "--out", path("out.bin")});
+  expect_failure(r, 2, "keys.bin", {"keys.bin"});
+}
+
+TEST_F(Cli, ValuesOfADifferentLength) {
+  write("keys.npy", std::vector<std::uint32_t>(100, 7));
+  write("values.npy", std::vector<std::uint32_t>(99, 1));
+  expect_failure(run({"sort", "--in", path("keys.npy"), "--out", path("out.npy"), "--values", path("values.npy"),
+                      "--values-out", path("values_out.npy")}),
+                 1, "holds 99 values", {"keys.npy", "values.npy"});
+  // A raw values file: its size must be 4 or 8 bytes per key.
+  std::ofstream(path("values.bin"), std::ios::binary) << std::string(4 * 100 + 2, 'x');
+  expect_failure(run({"sort", "--in", path("keys.npy"), "--out", path("out.npy"), "--values", path("values.bin"),
+                      "--values-out", path("values_out.bin")}),
+                 1, "not 4 or 8 bytes", {"keys.npy", "values.npy", "values.bin"});
+}
+
+TEST_F(Cli, ValuesWithoutValuesOut) {
+  write("keys.npy", std::vector<std::uint32_t>{1, 2});
+  write("values.npy", std::vector<std::uint32_t>{1, 2});
+  expect_failure(run({"sort", "--in", path("keys.npy"), "--out", path("out.npy"), "--values", path("values.npy")}), 1,
+                 "--values-out", {"keys.npy", "values.npy"});
+}
+
+TEST_F(Cli, CountTooLargeForMemoryIsRefusedBeforeAllocating) {
+  Run r = run({"generate", "--n", "2^50", "--type", "u64", "--out", path("huge.bin")});
+  expect_failure(r, 3, "host memory", {});
+  EXPECT_NE(r.err.find("available"), std::string::npos);
+  EXPECT_NE(r.err.find("needs"), std::string::npos) << "names the bytes needed";
+}
+
+TEST_F(Cli, MalformedCount) {
+  expect_failure(run({"generate", "--n", "1.5", "--type", "u32", "--out", path("out.bin")}), 1, "whole", {});
+  expect_failure(run({"generate", "--n", "ten", "--type", "u32", "--out", path("out.bin")}), 1, "--n 'ten'", {});
+}
+
+TEST_F(Cli, UnknownDeviceId) {
+  write("keys.npy", std::vector<std::uint32_t>{3, 1, 2});
+  Run r = run({"sort", "--in", path("keys.npy"), "--out", path("out.npy"), "--devices", "9999"});
+  if (gpu_visible())
+    expect_failure(r, 1, "unknown CUDA device id 9999", {"keys.npy"});
+  else
+    expect_failure(r, 4, "CUDA is unavailable", {"keys.npy"});
+}
+
+TEST_F(Cli, OutputDirectoryMissing) {
+  write("keys.npy", std::vector<std::uint32_t>{3, 1, 2});
+  expect_failure(run({"sort", "--in", path("keys.npy"), "--out", path("no/such/dir/out.npy")}), 2, "does not exist",
+                 {"keys.npy"});
+}
+
+TEST_F(Cli, SpecialFractionNeedsAFloatType) {
+  expect_failure(run({"generate", "--n", "10", "--type", "u32", "--special-fraction", "0.1", "--out", path("o.bin")}),
+                 1, "floating-point", {});
+}
+
+TEST_F(Cli, HelpListsTheExitCodes) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"--help"}, {"sort", "--help"}, {"bench", "sort", "--help"}}) {
+    Run r = run(args);
+    SCOPED_TRACE(describe(r));
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_NE(r.out.find("Exit codes: 0 ok, 1 invalid argument"), std::string::npos);
+  }
+}
+
+// ------------------------------------------------------------------ happy paths
+
+TEST_F(Cli, GenerateThenSortU32) {
+  Run g = run({"generate", "--dist", "uniform", "--n", "100K", "--type", "u32", "--seed", "7", "--out", path("k.npy")});
+  ASSERT_EQ(g.exit_code, 0) << describe(g);
+  Run s = run({"sort", "--in", path("k.npy"), "--out", path("sorted.npy"), "--backend", "cpu"});
+  ASSERT_EQ(s.exit_code, 0) << describe(s);
+  EXPECT_NE(s.out.find("sorted 100000 u32 keys ascending on cpu"), std::string::npos) << s.out;
+  auto in = read_back<std::uint32_t>(path("k.npy"));
+  auto out = read_back<std::uint32_t>(path("sorted.npy"));
+  ASSERT_EQ(in.size(), 100'000u);
+  std::sort(in.begin(), in.end());
+  EXPECT_EQ(in, out);
+}
+
+TEST_F(Cli, GenerateThenSortF32WithSpecialsAsRawFiles) {
+  Run g = run({"generate", "--dist", "normal", "--n", "2^16", "--type", "f32", "--special-fraction", "0.05",
+               "--out", path("k.bin"), "--json"});
+  ASSERT_EQ(g.exit_code, 0) << describe(g);
+  auto generated = nlohmann::json::parse(g.out);
+  EXPECT_EQ(generated["n"], 65536);
+  EXPECT_EQ(generated["type"], "f32");
+  Run s = run({"sort", "--in", path("k.bin"), "--type", "f32", "--out", path("sorted.bin"), "--json"});
+  ASSERT_EQ(s.exit_code, 0) << describe(s);
+  auto summary = nlohmann::json::parse(s.out);
+  EXPECT_EQ(summary["n"], 65536);
+  EXPECT_EQ(summary["order"], "ascending");
+  auto in = rxm::read_array(path("k.bin"), rxm::KeyType::f32);
+  auto out = rxm::read_array(path("sorted.bin"), rxm::KeyType::f32);
+  std::vector<float> expected(in.as<float>(), in.as<float>() + in.size());
+  std::vector<float> got(out.as<float>(), out.as<float>() + out.size());
+  EXPECT_TRUE(std::any_of(expected.begin(), expected.end(), [](float x) { return rxm::is_nan_key(x); }))
+      << "--special-fraction should give NaNs";
+  std::stable_sort(expected.begin(), expected.end(), rxm::key_less<float>{});
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    ASSERT_EQ(rxm::to_bits(got[i]), rxm::to_bits(expected[i])) << "at " << i;
+}
+
+TEST_F(Cli, SortI64DescendingWithValues) {
+  const std::uint64_t seed = rxm::testing::test_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Run g = run({"generate", "--dist", "few-distinct", "--distinct", "50", "--n", "30011", "--type", "i64", "--seed",
+               std::to_string(seed), "--out", path("k.npy")});
+  ASSERT_EQ(g.exit_code, 0) << describe(g);
+  auto keys = read_back<std::int64_t>(path("k.npy"));
+  std::vector<std::uint64_t> index(keys.size());
+  std::iota(index.begin(), index.end(), 0);
+  write("v.npy", index);
+  Run s = run({"sort", "--in", path("k.npy"), "--out", path("ks.npy"), "--order", "desc", "--values", path("v.npy"),
+               "--values-out", path("vs.npy"), "--backend", "cpu"});
+  ASSERT_EQ(s.exit_code, 0) << describe(s);
+  auto sorted_keys = read_back<std::int64_t>(path("ks.npy"));
+  auto sorted_index = read_back<std::uint64_t>(path("vs.npy"));
+  // Expected: a stable descending sort of (key, index).
+  std::vector<std::uint64_t> expected = index;
+  std::stable_sort(expected.begin(), expected.end(), [&](auto a, auto b) { return keys[a] > keys[b]; });
+  ASSERT_EQ(sorted_index, expected);
+  for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(sorted_keys[i], keys[sorted_index[i]]);
+}
+
+TEST_F(Cli, RawValuesWidthFollowsTheFileSize) {
+  write("k.npy", std::vector<std::uint16_t>{5, 3, 9, 3});
+  std::vector<std::uint32_t> values = {50, 30, 90, 31};
+  std::ofstream(path("v.bin"), std::ios::binary).write(reinterpret_cast<const char*>(values.data()), 16);
+  Run s = run({"sort", "--in", path("k.npy"), "--out", path("ks.npy"), "--values", path("v.bin"), "--values-out",
+               path("vs.bin")});
+  ASSERT_EQ(s.exit_code, 0) << describe(s);
+  EXPECT_EQ(read_back<std::uint16_t>(path("ks.npy")), (std::vector<std::uint16_t>{3, 3, 5, 9}));
+  auto vs = rxm::read_array(path("vs.bin"), rxm::KeyType::u32);
+  EXPECT_EQ(std::vector<std::uint32_t>(vs.as<std::uint32_t>(), vs.as<std::uint32_t>() + 4),
+            (std::vector<std::uint32_t>{30, 31, 50, 90}));
+}
+
+TEST_F(Cli, InfoDescribesTheMachine) {
+  Run r = run({"info"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("CPU:"), std::string::npos);
+  EXPECT_NE(r.out.find("CUDA:"), std::string::npos);
+  Run j = run({"info", "--json"});
+  ASSERT_EQ(j.exit_code, 0) << describe(j);
+  auto info = nlohmann::json::parse(j.out);
+  EXPECT_GT(info["cpu"]["threads"].get<unsigned>(), 0u);
+  if (info["cuda"]["devices"].empty()) EXPECT_FALSE(info["cuda"]["reason"].get<std::string>().empty());
+}
+
+TEST_F(Cli, BenchSortSmallOnTheCpu) {
+#if RXM_CLI_HAS_CPU_SORT_BENCH
+  Run r = run({"bench", "sort", "--n", "50K", "--reps", "1", "--backend", "cpu", "--no-results", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto result = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(result["verified"].get<bool>());
+  EXPECT_GT(result["ours_median_ms"].get<double>(), 0.0);
+#else
+  GTEST_SKIP() << "the CPU sort benchmark (rxm_bench_sort) is not built";
+#endif
+}
+
+// ------------------------------------------------------------------ --n parsing, in process
+
+TEST(CliCount, AcceptsTheUsualSpellings) {
+  using radixmesh::cli::parse_count;
+  EXPECT_EQ(parse_count("100000000"), 100'000'000u);
+  EXPECT_EQ(parse_count("1e8"), 100'000'000u);
+  EXPECT_EQ(parse_count("1E8"), 100'000'000u);
+  EXPECT_EQ(parse_count("2^28"), std::size_t(1) << 28);
+  EXPECT_EQ(parse_count("100M"), 100'000'000u);
+  EXPECT_EQ(parse_count("1.5K"), 1500u);
+  EXPECT_EQ(parse_count("1.1M"), 1'100'000u);
+  EXPECT_EQ(parse_count("256Mi"), std::size_t(256) << 20);
+  EXPECT_EQ(parse_count("2G"), 2'000'000'000u);
+  EXPECT_EQ(parse_count("1.5e3"), 1500u);
+  EXPECT_EQ(parse_count("0"), 0u);
+  EXPECT_EQ(parse_count(" 7 "), 7u);
+}
+
+TEST(CliCount, RejectsWhatIsNotAWholeCount) {
+  using radixmesh::cli::parse_count;
+  for (const char* bad : {"", "-3", "abc", "1.5", "1e-3", "2^99", "1e30", "12x", "M", "0x10", "1e", "2^", "1..5"}) {
+    try {
+      parse_count(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const rxm::Error& e) {
+      EXPECT_EQ(e.code(), rxm::ErrorCode::invalid_argument) << bad;
+      EXPECT_NE(std::string(e.what()).find("fix:"), std::string::npos) << bad;
+    }
+  }
+}
+
+TEST(CliExitCodes, FollowTheErrorCodes) {
+  using namespace radixmesh::cli;
+  EXPECT_EQ(exit_code_of(rxm::ErrorCode::invalid_argument), 1);
+  EXPECT_EQ(exit_code_of(rxm::ErrorCode::io), 2);
+  EXPECT_EQ(exit_code_of(rxm::ErrorCode::out_of_memory), 3);
+  EXPECT_EQ(exit_code_of(rxm::ErrorCode::unsupported), 4);
+  EXPECT_EQ(exit_code_of(rxm::ErrorCode::device), 5);
+  EXPECT_EQ(exit_code_of(rxm::ErrorCode::internal), 6);
+}
+
+}  // namespace
