@@ -1,0 +1,162 @@
+// radixmesh/buckets.hpp — bucket functions for multisplit, callable on host and device.
+//
+// A bucket function maps a key to a bucket id in [0, m) and says m through num_buckets(). Every
+// one here is a plain struct of trivially copyable fields, so it can be passed by value to a
+// kernel. Ids are computed on the order-preserving encoding (keys.hpp) or, for delta buckets over
+// floating-point keys, on the key's value, so the same function gives the same id on CPU and GPU.
+//
+// A user's own functor needs `std::uint32_t operator()(K key) const` (RXM_HOST_DEVICE to run on a
+// GPU). Host-level rxm::multisplit takes m from bucket_offsets.size() - 1; functors that define
+// num_buckets() are checked against it.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "radixmesh/keys.hpp"
+
+namespace radixmesh::buckets {
+
+// The largest bucket count multisplit supports (ids fit in 16 bits).
+inline constexpr std::uint32_t max_buckets = 65536;
+
+// Digit `bits` wide starting at bit `shift` of the key's order-preserving encoding: bucket order is
+// key order within the digit, for signed and floating-point keys too. shift + bits <= key width,
+// 0 <= bits <= 16.
+struct radix_digit {
+  int shift = 0;
+  int bits = 8;
+  RXM_HOST_DEVICE std::uint32_t num_buckets() const { return std::uint32_t(1) << bits; }
+  template <class K> RXM_HOST_DEVICE std::uint32_t operator()(K key) const {
+    return digit_of_encoded(encode_key(key));
+  }
+  // The digit of an already-encoded key (what the kernels see).
+  template <class U> RXM_HOST_DEVICE std::uint32_t digit_of_encoded(U encoded) const {
+    return std::uint32_t((std::uint64_t(encoded) >> shift) & ((std::uint64_t(1) << bits) - 1));
+  }
+};
+
+// Bucket id = the key's value as an integer, for unsigned or non-negative integer keys with
+// key < m. A negative key gives an id >= m (an error in checked mode).
+struct identity {
+  std::uint32_t m = 1;
+  RXM_HOST_DEVICE std::uint32_t num_buckets() const { return m; }
+  template <class K> RXM_HOST_DEVICE std::uint32_t operator()(K key) const {
+    static_assert(std::is_integral_v<K>, "buckets::identity needs integer keys");
+    if constexpr (std::is_signed_v<K>) {
+      if (key < 0) return 0xFFFFFFFFu;
+    }
+    const auto v = static_cast<std::uint64_t>(key);
+    return v > 0xFFFFFFFFull ? 0xFFFFFFFFu : std::uint32_t(v);
+  }
+};
+
+namespace detail {
+// IEEE binary16 bits to float, exactly (subnormals, infinities and NaNs included). A conversion,
+// not a key encoding: delta buckets over half keys work on the value.
+RXM_HOST_DEVICE float half_bits_to_float(std::uint16_t h) {
+  const std::uint32_t sign = std::uint32_t(h & 0x8000u) << 16;
+  std::uint32_t exponent = (h >> 10) & 0x1Fu;
+  std::uint32_t mantissa = h & 0x3FFu;
+  std::uint32_t bits;
+  if (exponent == 0x1Fu) {
+    bits = sign | 0x7F800000u | (mantissa << 13);
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 112u) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    bits = sign;
+  } else {  // subnormal: normalize
+    exponent = 113u;
+    while ((mantissa & 0x400u) == 0) { mantissa <<= 1; --exponent; }
+    bits = sign | (exponent << 23) | ((mantissa & 0x3FFu) << 13);
+  }
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// The value of a floating-point key as a double (exact for every supported float type).
+template <class K> RXM_HOST_DEVICE double float_value(K key) {
+  if constexpr (std::is_same_v<K, half_t>) {
+    return double(half_bits_to_float(key.bits));
+  } else if constexpr (std::is_same_v<K, bfloat16_t>) {
+    const std::uint32_t bits = std::uint32_t(key.bits) << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return double(f);
+  } else {
+    return double(key);
+  }
+}
+
+// Equal-width ranges over encoded integers: the encoding of an integer type is the value plus a
+// constant (mod 2^w), so ranges of equal width in the encoding are equal in value too.
+RXM_HOST_DEVICE std::uint32_t delta_of_encoded(std::uint64_t encoded, std::uint64_t lo_encoded,
+                                               std::uint64_t width, std::uint32_t m) {
+  if (encoded < lo_encoded) return 0;
+  const std::uint64_t id = (encoded - lo_encoded) / width;
+  return id >= m ? m - 1 : std::uint32_t(id);
+}
+
+// Equal-width ranges over values: NaN goes to the last bucket (NaNs sort after +inf).
+RXM_HOST_DEVICE std::uint32_t delta_of_value(double x, double lo, double scale, std::uint32_t m) {
+  if (x != x) return m - 1;
+  if (!(x >= lo)) return 0;
+  const double position = (x - lo) * scale;
+  return position >= double(m) ? m - 1 : std::uint32_t(position);
+}
+}  // namespace detail
+
+// m equal-width ranges over [lo, hi) in the key's value domain (the paper's delta-buckets, §1):
+// integers get width ceil((hi - lo) / m) and id = (key - lo) / width; floats get
+// id = floor((key - lo) * m / (hi - lo)) in double precision. Keys below lo go to bucket 0, keys at
+// or above hi (and NaNs) to bucket m - 1. Needs lo < hi and m >= 1.
+template <class K> struct delta {
+  std::uint32_t m = 1;
+  std::uint64_t lo_encoded = 0, width = 1;  // integer keys
+  double lo_value = 0, scale = 0;           // floating-point keys
+  K lo{}, hi{};
+
+  delta() = default;
+  RXM_HOST_DEVICE delta(K lo_, K hi_, std::uint32_t m_) : m(m_ == 0 ? 1 : m_), lo(lo_), hi(hi_) {
+    if constexpr (key_traits<K>::is_float) {
+      lo_value = detail::float_value(lo);
+      scale = double(m) / (detail::float_value(hi) - lo_value);
+    } else {
+      lo_encoded = encode_key(lo);
+      const std::uint64_t range = std::uint64_t(encode_key(hi)) - lo_encoded;  // hi > lo assumed
+      width = range / m + (range % m != 0);
+      if (width == 0) width = 1;
+    }
+  }
+  RXM_HOST_DEVICE std::uint32_t num_buckets() const { return m; }
+  RXM_HOST_DEVICE std::uint32_t operator()(K key) const {
+    if constexpr (key_traits<K>::is_float) {
+      return detail::delta_of_value(detail::float_value(key), lo_value, scale, m);
+    } else {
+      return detail::delta_of_encoded(encode_key(key), lo_encoded, width, m);
+    }
+  }
+};
+template <class K> delta(K, K, std::uint32_t) -> delta<K>;
+
+// Arbitrary ranges: `count` sorted boundaries (m = count + 1 buckets); id = number of boundaries
+// <= key under key_less (so a key equal to a boundary goes to the bucket above it). `data` must
+// be readable where the functor runs: host memory for the CPU backend, device memory in a kernel
+// (host-level rxm::multisplit copies it for you).
+template <class K> struct splitters {
+  const K* data = nullptr;
+  std::uint32_t count = 0;
+  RXM_HOST_DEVICE std::uint32_t num_buckets() const { return count + 1; }
+  RXM_HOST_DEVICE std::uint32_t operator()(K key) const {
+    const auto e = encode_key(key);
+    std::uint32_t lo = 0, hi = count;  // first boundary > key
+    while (lo < hi) {
+      const std::uint32_t mid = (lo + hi) / 2;
+      if (encode_key(data[mid]) <= e) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  }
+};
+
+}  // namespace radixmesh::buckets

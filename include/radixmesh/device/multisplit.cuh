@@ -1,0 +1,535 @@
+// radixmesh/device/multisplit.cuh — device-level multisplit for users who compose their own code.
+//
+//   std::size_t temp_bytes = 0;
+//   radixmesh::device::multisplit(nullptr, temp_bytes, keys_in, keys_out, n, bucket_fn, m, offsets, stream);
+//   ... allocate temp_bytes ...
+//   radixmesh::device::multisplit(temp, temp_bytes, keys_in, keys_out, n, bucket_fn, m, offsets, stream);
+//
+// CUB's contract: stream-ordered, no allocation, no synchronization; the first call (temp ==
+// nullptr) only writes temp_bytes. bucket_fn is any functor with a __device__
+// `std::uint32_t operator()(K) const`, passed by value to the kernels. Stable. 1 <= m <= 65536,
+// n < 2^32, keys of 1/2/4/8 bytes, values of 4 or 8 bytes (moved as raw bits). bucket_offsets
+// (device, m + 1 entries, or nullptr) gets each bucket's start and n. Inputs and outputs must not
+// overlap. Ids >= m go to bucket m - 1; when bad_index (device, 1 word) is given, the smallest
+// index of such a key is written there (~0 when none): the checked mode.
+//
+// Design (paper §4.6 skeleton; Hopper-sized): three launches per pass.
+//  1. upsweep: one block per chunk of tiles reads the keys once with 16-byte loads and counts ids
+//     with warp ballots (§5.4: ceil(log2 m) ballots give each lane its peers; one leader adds the
+//     count), writing one column of the bucket-major count matrix H (m x chunks).
+//  2. exclusive scan of H (CUB DeviceScan): each chunk's start in every bucket.
+//  3. downsweep: each block walks its chunk tile by tile: 16-byte loads into shared memory; every
+//     warp ranks its keys window by window (same ballots; per-warp counters in shared memory, §5.5);
+//     a block-wide bucket-major scan of the warp counters gives every key its slot in the tile
+//     sorted by bucket; keys (and values) are reordered in shared memory (§4.7, §5.6) and written
+//     out in tile order, so runs of one bucket land as contiguous, coalesced stores.
+// Reading keys twice plus writing them once is the 12 B/key floor the paper counts; the chunk
+// size keeps H (written once, scanned, read once) to about 1/32 of the key traffic.
+// m <= 4096 is one pass (ids up to 12 bits; per-warp counters sized m at run time, up to ~220 KB
+// of shared memory for m = 4096 with 8-byte values). Larger m (to 65536) runs two stable passes on
+// the low and high byte of the id, LSD order, through a scratch copy, plus a histogram for the offsets.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <cub/device/device_scan.cuh>
+
+#include "radixmesh/buckets.hpp"
+
+namespace radixmesh::device {
+
+namespace multisplit_detail {
+
+constexpr int block_threads = 256;
+constexpr int block_warps = block_threads / 32;
+constexpr int max_id_bits = 12;
+constexpr std::uint32_t max_one_pass_buckets = 1u << max_id_bits;
+
+template <class K> constexpr int items_per_thread = sizeof(K) == 8 ? 8 : 16;
+template <class K> constexpr int tile_keys = block_threads * items_per_thread<K>;
+
+template <int Bytes> struct raw_of;
+template <> struct raw_of<4> { using type = std::uint32_t; };
+template <> struct raw_of<8> { using type = std::uint64_t; };
+
+// Everything one pass needs. The id of a key is (min(f(key), m_full - 1) >> id_shift) & id_mask,
+// in [0, m): the whole id for one pass, one byte of it for each of the two passes of a large m.
+template <class K, class F> struct Pass {
+  const K* keys_in;
+  K* keys_out;
+  const void* values_in;
+  void* values_out;
+  std::uint32_t n;
+  F bucket_fn;
+  std::uint32_t m_full;
+  int id_shift;
+  std::uint32_t id_mask;
+  std::uint32_t m;
+  int id_bits;  // ballots per window: bit width of m - 1
+  std::uint32_t tiles_per_chunk;
+  std::uint32_t num_chunks;
+  std::uint32_t* counts;  // H, bucket-major: counts[b * num_chunks + chunk]
+  unsigned long long* bad_index;
+  bool vector_loads;  // inputs 16-byte aligned
+
+  __device__ __forceinline__ std::uint32_t id_of(K key, std::uint32_t index, bool valid) const {
+    std::uint32_t raw = bucket_fn(key);
+    if (raw >= m_full) {
+      if (bad_index != nullptr && valid) atomicMin(bad_index, (unsigned long long)index);
+      raw = m_full - 1;
+    }
+    return (raw >> id_shift) & id_mask;
+  }
+};
+
+// Lanes whose id equals this lane's (§5.4): one ballot per id bit.
+__device__ __forceinline__ std::uint32_t warp_peers(std::uint32_t id, int id_bits) {
+  std::uint32_t peers = 0xFFFFFFFFu;
+#pragma unroll
+  for (int i = 0; i < max_id_bits; ++i) {
+    if (i < id_bits) {
+      const bool bit = (id >> i) & 1u;
+      const std::uint32_t vote = __ballot_sync(0xFFFFFFFFu, bit);
+      peers &= bit ? vote : ~vote;
+    }
+  }
+  return peers;
+}
+
+__device__ __forceinline__ std::uint32_t lanes_below() {
+  std::uint32_t mask;
+  asm("mov.u32 %0, %%lanemask_lt;" : "=r"(mask));
+  return mask;
+}
+
+// Exclusive scan over the block's 256 threads; `total` gets the sum. Two barriers.
+__device__ __forceinline__ std::uint32_t block_exclusive_scan(std::uint32_t x, std::uint32_t* warp_sums,
+                                                              std::uint32_t& total) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  std::uint32_t inclusive = x;
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const std::uint32_t y = __shfl_up_sync(0xFFFFFFFFu, inclusive, d);
+    if (lane >= d) inclusive += y;
+  }
+  if (lane == 31) warp_sums[warp] = inclusive;
+  __syncthreads();
+  std::uint32_t before = 0;
+  total = 0;
+#pragma unroll
+  for (int w = 0; w < block_warps; ++w) {
+    const std::uint32_t s = warp_sums[w];
+    before += w < warp ? s : 0;
+    total += s;
+  }
+  __syncthreads();
+  return before + inclusive - x;
+}
+
+// Copies `valid` elements of a tile to shared memory: 16-byte loads when the tile is full and the
+// input aligned (all loads issued before the stores), else one element per thread at a time.
+template <int Bytes, int TileElems>
+__device__ __forceinline__ void load_tile(const void* in, std::size_t base, std::uint32_t valid, bool vector_loads,
+                                          void* shared) {
+  static_assert(TileElems * Bytes % (16 * block_threads) == 0);
+  if (vector_loads && valid == TileElems) {
+    constexpr int vectors = TileElems * Bytes / 16 / block_threads;
+    const uint4* src = reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(in) + base * Bytes);
+    uint4 r[vectors];
+#pragma unroll
+    for (int i = 0; i < vectors; ++i) r[i] = src[i * block_threads + threadIdx.x];
+    uint4* dst = static_cast<uint4*>(shared);
+#pragma unroll
+    for (int i = 0; i < vectors; ++i) dst[i * block_threads + threadIdx.x] = r[i];
+  } else {
+    using T = typename raw_of<Bytes < 4 ? 4 : Bytes>::type;
+    if constexpr (Bytes >= 4) {
+      const T* src = static_cast<const T*>(in) + base;
+      T* dst = static_cast<T*>(shared);
+      for (std::uint32_t i = threadIdx.x; i < valid; i += block_threads) dst[i] = src[i];
+    } else {
+      const unsigned char* src = static_cast<const unsigned char*>(in) + base * Bytes;
+      unsigned char* dst = static_cast<unsigned char*>(shared);
+      for (std::uint32_t i = threadIdx.x; i < valid * Bytes; i += block_threads) dst[i] = src[i];
+    }
+  }
+}
+
+// 1. Counts per chunk: H[b * num_chunks + chunk].
+template <class K, class F>
+__global__ void __launch_bounds__(block_threads) upsweep_kernel(Pass<K, F> p) {
+  extern __shared__ std::uint32_t bucket_count[];  // m words
+  constexpr int items = items_per_thread<K>;
+  constexpr int tile = tile_keys<K>;
+  constexpr int keys_per_vector = 16 / sizeof(K);
+  for (std::uint32_t b = threadIdx.x; b < p.m; b += block_threads) bucket_count[b] = 0;
+  __syncthreads();
+  const std::uint32_t chunk = blockIdx.x;
+  const std::uint32_t lane = threadIdx.x % 32;
+  const std::size_t chunk_begin = std::size_t(chunk) * p.tiles_per_chunk * tile;
+  for (std::uint32_t t = 0; t < p.tiles_per_chunk; ++t) {
+    const std::size_t base = chunk_begin + std::size_t(t) * tile;
+    if (base >= p.n) break;
+    const std::uint32_t valid = p.n - base < std::size_t(tile) ? std::uint32_t(p.n - base) : std::uint32_t(tile);
+    K keys[items];
+    std::uint32_t index[items];
+    if (p.vector_loads && valid == tile) {
+      constexpr int vectors = items / keys_per_vector;
+      const uint4* src = reinterpret_cast<const uint4*>(p.keys_in + base);
+      uint4 r[vectors];
+#pragma unroll
+      for (int i = 0; i < vectors; ++i) r[i] = src[i * block_threads + threadIdx.x];
+      memcpy(keys, r, sizeof keys);
+#pragma unroll
+      for (int j = 0; j < items; ++j)
+        index[j] = std::uint32_t(base) + ((j / keys_per_vector) * block_threads + threadIdx.x) * keys_per_vector +
+                   j % keys_per_vector;
+    } else {
+#pragma unroll
+      for (int j = 0; j < items; ++j) {
+        index[j] = std::uint32_t(base) + j * block_threads + threadIdx.x;
+        keys[j] = index[j] < p.n ? p.keys_in[index[j]] : p.keys_in[base];
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < items; ++j) {
+      const bool valid_key = valid == tile || index[j] < p.n;
+      const std::uint32_t id = p.id_of(keys[j], index[j], valid_key);
+      const std::uint32_t peers = warp_peers(id, p.id_bits) & __ballot_sync(0xFFFFFFFFu, valid_key);
+      if (valid_key && lane == 31u - __clz(peers)) atomicAdd(&bucket_count[id], std::uint32_t(__popc(peers)));
+    }
+  }
+  __syncthreads();
+  for (std::uint32_t b = threadIdx.x; b < p.m; b += block_threads)
+    p.counts[std::size_t(b) * p.num_chunks + chunk] = bucket_count[b];
+}
+
+template <int ValueBytes> struct value_slot { using type = typename raw_of<ValueBytes>::type; };
+template <> struct value_slot<0> { using type = std::uint32_t; };  // unused
+
+template <class K, int ValueBytes> constexpr std::size_t downsweep_shared_bytes(std::uint32_t m) {
+  return std::size_t(tile_keys<K>) * (sizeof(K) + ValueBytes + 2) +
+         (std::size_t(block_warps) * m + 2 * std::size_t(m) + block_warps) * 4;
+}
+
+// 3. Stable scatter of each chunk; scanned_counts = exclusive scan of H.
+template <class K, int ValueBytes, class F>
+__global__ void __launch_bounds__(block_threads) downsweep_kernel(Pass<K, F> p, const std::uint32_t* scanned_counts) {
+  using V = typename value_slot<ValueBytes>::type;
+  constexpr int items = items_per_thread<K>;
+  constexpr int tile = tile_keys<K>;
+  extern __shared__ uint4 shared_raw[];
+  // Layout: keys, values (16-byte aligned sizes), then 32-bit words, then 16-bit ids.
+  K* stage = reinterpret_cast<K*>(shared_raw);
+  V* value_stage = reinterpret_cast<V*>(reinterpret_cast<unsigned char*>(shared_raw) + tile * sizeof(K));
+  std::uint32_t* warp_count = reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(value_stage) +
+                                                               tile * ValueBytes);  // [warp * m + id]
+  std::uint32_t* running = warp_count + block_warps * p.m;  // chunk's next global slot per id
+  std::uint32_t* slot_shift = running + p.m;                // global slot - tile slot, per id
+  std::uint32_t* warp_sums = slot_shift + p.m;
+  std::uint16_t* slot_id = reinterpret_cast<std::uint16_t*>(warp_sums + block_warps);
+
+  const std::uint32_t chunk = blockIdx.x;
+  const std::uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  for (std::uint32_t b = threadIdx.x; b < p.m; b += block_threads)
+    running[b] = scanned_counts[std::size_t(b) * p.num_chunks + chunk];
+  const std::size_t chunk_begin = std::size_t(chunk) * p.tiles_per_chunk * tile;
+  for (std::uint32_t t = 0; t < p.tiles_per_chunk; ++t) {
+    const std::size_t base = chunk_begin + std::size_t(t) * tile;
+    if (base >= p.n) break;
+    const std::uint32_t valid = p.n - base < std::size_t(tile) ? std::uint32_t(p.n - base) : std::uint32_t(tile);
+    for (std::uint32_t i = threadIdx.x; i < block_warps * p.m; i += block_threads) warp_count[i] = 0;
+    load_tile<sizeof(K), tile>(p.keys_in, base, valid, p.vector_loads, stage);
+    if constexpr (ValueBytes != 0) load_tile<ValueBytes, tile>(p.values_in, base, valid, p.vector_loads, value_stage);
+    __syncthreads();
+
+    // Rank: warp w owns tile slots [w * 32 * items, (w + 1) * 32 * items), read in input order as
+    // `items` windows of 32; each key's rank among its warp's keys of the same id is the count
+    // before its window (the warp counter) plus its peers on lower lanes.
+    K keys[items];
+    V values[items];
+    std::uint32_t id_and_rank[items];
+#pragma unroll
+    for (int j = 0; j < items; ++j) {
+      const std::uint32_t slot = warp * 32 * items + j * 32 + lane;
+      const bool valid_key = slot < valid;
+      keys[j] = stage[valid_key ? slot : 0];
+      if constexpr (ValueBytes != 0) values[j] = value_stage[valid_key ? slot : 0];
+      const std::uint32_t id = p.id_of(keys[j], 0, false);
+      std::uint32_t peers = warp_peers(id, p.id_bits);
+      if (valid != tile) peers &= __ballot_sync(0xFFFFFFFFu, valid_key);
+      const int leader = 31 - __clz(peers);
+      std::uint32_t before = 0;
+      if (valid_key && int(lane) == leader) {
+        before = warp_count[warp * p.m + id];
+        warp_count[warp * p.m + id] = before + __popc(peers);
+      }
+      before = __shfl_sync(0xFFFFFFFFu, before, leader < 0 ? 0 : leader);
+      id_and_rank[j] = id | ((before + __popc(peers & lanes_below())) << 16);
+      __syncwarp();
+    }
+    __syncthreads();
+
+    // Bucket-major scan of the warp counters: warp_count[w * m + b] becomes the tile slot of warp
+    // w's first key of id b; slot_shift[b] maps tile slots of id b to global ones.
+    std::uint32_t carry = 0;
+    for (std::uint32_t first = 0; first < p.m; first += block_threads) {
+      const std::uint32_t b = first + threadIdx.x;
+      std::uint32_t total = 0;
+      if (b < p.m) {
+#pragma unroll
+        for (int w = 0; w < block_warps; ++w) {
+          const std::uint32_t c = warp_count[w * p.m + b];
+          warp_count[w * p.m + b] = total;
+          total += c;
+        }
+      }
+      std::uint32_t round_total;
+      const std::uint32_t start = carry + block_exclusive_scan(total, warp_sums, round_total);
+      carry += round_total;
+      if (b < p.m) {
+#pragma unroll
+        for (int w = 0; w < block_warps; ++w) warp_count[w * p.m + b] += start;
+        slot_shift[b] = running[b] - start;
+        running[b] += total;
+      }
+    }
+    __syncthreads();
+
+    // Reorder in shared memory (§4.7): the tile sorted by id, stable.
+#pragma unroll
+    for (int j = 0; j < items; ++j) {
+      const std::uint32_t slot = warp * 32 * items + j * 32 + lane;
+      if (slot < valid) {
+        const std::uint32_t id = id_and_rank[j] & 0xFFFFu;
+        const std::uint32_t to = warp_count[warp * p.m + id] + (id_and_rank[j] >> 16);
+        stage[to] = keys[j];
+        if constexpr (ValueBytes != 0) value_stage[to] = values[j];
+        slot_id[to] = std::uint16_t(id);
+      }
+    }
+    __syncthreads();
+
+    // Write in tile order: consecutive threads hold consecutive slots of one id most of the time.
+#pragma unroll
+    for (int j = 0; j < items; ++j) {
+      const std::uint32_t slot = j * block_threads + threadIdx.x;
+      if (slot < valid) {
+        const std::uint32_t to = slot_shift[slot_id[slot]] + slot;
+        p.keys_out[to] = stage[slot];
+        if constexpr (ValueBytes != 0) static_cast<V*>(p.values_out)[to] = value_stage[slot];
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// Offsets of a one-pass split: the first chunk's start in every bucket, and n.
+__global__ void offsets_from_counts_kernel(const std::uint32_t* scanned_counts, std::uint32_t num_chunks,
+                                           std::uint32_t m, std::uint32_t n, std::uint32_t* offsets) {
+  const std::uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b < m) offsets[b] = num_chunks == 0 ? 0 : scanned_counts[std::size_t(b) * num_chunks];
+  if (b == m) offsets[m] = n;
+}
+
+// Histogram of full ids for m > 4096 (warp-aggregated global atomics: skew-safe).
+template <class K, class F>
+__global__ void __launch_bounds__(block_threads) large_histogram_kernel(const K* keys, std::uint32_t n, F bucket_fn,
+                                                                        std::uint32_t m, std::uint32_t* histogram) {
+  for (std::size_t base = std::size_t(blockIdx.x) * block_threads; base < n;
+       base += std::size_t(gridDim.x) * block_threads) {
+    const std::size_t i = base + threadIdx.x;
+    const bool valid = i < n;
+    const std::uint32_t raw = valid ? bucket_fn(keys[i]) : 0;
+    const std::uint32_t id = raw < m ? raw : m - 1;
+    const std::uint32_t active = __ballot_sync(0xFFFFFFFFu, valid);
+    const std::uint32_t peers = __match_any_sync(0xFFFFFFFFu, id) & active;
+    if (valid && threadIdx.x % 32 == 31u - __clz(peers)) atomicAdd(&histogram[id], std::uint32_t(__popc(peers)));
+  }
+}
+
+struct ChunkPlan {
+  std::uint32_t tiles_per_chunk = 1, num_chunks = 0;
+};
+
+inline std::size_t align256(std::size_t x) { return (x + 255) & ~std::size_t(255); }
+
+template <class K> ChunkPlan plan_chunks(std::size_t n, std::uint32_t m, int sm_count) {
+  ChunkPlan plan;
+  const std::size_t tiles = (n + tile_keys<K> - 1) / tile_keys<K>;
+  // Grow chunks while H is above 1/32 of the keys and there stay >= 4 chunks per SM.
+  while (std::size_t(m) * ((tiles + plan.tiles_per_chunk - 1) / plan.tiles_per_chunk) * 32 > n &&
+         (tiles + 2 * plan.tiles_per_chunk - 1) / (2 * plan.tiles_per_chunk) >= std::size_t(4) * sm_count &&
+         plan.tiles_per_chunk < 256)
+    plan.tiles_per_chunk *= 2;
+  plan.num_chunks = std::uint32_t((tiles + plan.tiles_per_chunk - 1) / plan.tiles_per_chunk);
+  return plan;
+}
+
+inline int bit_width(std::uint32_t x) {
+  int bits = 0;
+  while (x != 0) { ++bits; x >>= 1; }
+  return bits;
+}
+
+// Temp storage of one pass: H, its scan, CUB's scan scratch.
+template <class K> std::size_t one_pass_temp_bytes(std::size_t n, std::uint32_t m, int sm_count, std::size_t& cub_bytes) {
+  const auto plan = plan_chunks<K>(n, m, sm_count);
+  const std::size_t entries = std::size_t(m) * plan.num_chunks;
+  cub_bytes = 0;
+  cub::DeviceScan::ExclusiveSum(nullptr, cub_bytes, static_cast<std::uint32_t*>(nullptr),
+                                static_cast<std::uint32_t*>(nullptr), int(entries > 0 ? entries : 1));
+  return 2 * align256(entries * 4 + 4) + align256(cub_bytes);
+}
+
+template <class K, int ValueBytes, class F>
+cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* values_in, void* values_out,
+                         std::uint32_t n, F bucket_fn, std::uint32_t m_full, int id_shift, std::uint32_t id_mask,
+                         std::uint32_t m, std::uint32_t* offsets, unsigned long long* bad_index, int sm_count,
+                         cudaStream_t stream) {
+  const auto plan = plan_chunks<K>(n, m, sm_count);
+  const std::size_t entries = std::size_t(m) * plan.num_chunks;
+  std::size_t cub_bytes = 0;
+  cub::DeviceScan::ExclusiveSum(nullptr, cub_bytes, static_cast<std::uint32_t*>(nullptr),
+                                static_cast<std::uint32_t*>(nullptr), int(entries > 0 ? entries : 1));
+  auto* counts = static_cast<std::uint32_t*>(temp);
+  auto* scanned = reinterpret_cast<std::uint32_t*>(static_cast<unsigned char*>(temp) + align256(entries * 4 + 4));
+  void* cub_temp = static_cast<unsigned char*>(temp) + 2 * align256(entries * 4 + 4);
+
+  Pass<K, F> pass{keys_in, keys_out, values_in, values_out, n, bucket_fn, m_full, id_shift, id_mask, m,
+                  bit_width(m - 1), plan.tiles_per_chunk, plan.num_chunks, counts, bad_index, false};
+  pass.vector_loads = reinterpret_cast<std::uintptr_t>(keys_in) % 16 == 0 &&
+                      (ValueBytes == 0 || reinterpret_cast<std::uintptr_t>(values_in) % 16 == 0);
+  cudaError_t status = cudaSuccess;
+  if (n > 0) {
+    upsweep_kernel<K, F><<<plan.num_chunks, block_threads, m * 4, stream>>>(pass);
+    if ((status = cudaGetLastError()) != cudaSuccess) return status;
+    status = cub::DeviceScan::ExclusiveSum(cub_temp, cub_bytes, counts, scanned, int(entries), stream);
+    if (status != cudaSuccess) return status;
+    if (keys_out != nullptr) {
+      const std::size_t shared = downsweep_shared_bytes<K, ValueBytes>(m);
+      auto kernel = downsweep_kernel<K, ValueBytes, F>;
+      if (shared > 48 * 1024 &&
+          (status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared))) !=
+              cudaSuccess)
+        return status;
+      kernel<<<plan.num_chunks, block_threads, shared, stream>>>(pass, scanned);
+      if ((status = cudaGetLastError()) != cudaSuccess) return status;
+    }
+  }
+  if (offsets != nullptr) {
+    offsets_from_counts_kernel<<<(m + 256) / 256, 256, 0, stream>>>(scanned, n > 0 ? plan.num_chunks : 0, m, n,
+                                                                    offsets);
+    status = cudaGetLastError();
+  }
+  return status;
+}
+
+inline int current_sm_count() {
+  int device = 0, sms = 132;
+  if (cudaGetDevice(&device) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  return sms;
+}
+
+template <class K, int ValueBytes, class F>
+cudaError_t multisplit(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out, const void* values_in,
+                       void* values_out, std::size_t n, F bucket_fn, std::uint32_t m, std::uint32_t* bucket_offsets,
+                       cudaStream_t stream, unsigned long long* bad_index) {
+  static_assert(sizeof(K) == 1 || sizeof(K) == 2 || sizeof(K) == 4 || sizeof(K) == 8, "keys of 1, 2, 4 or 8 bytes");
+  static_assert(ValueBytes == 0 || ValueBytes == 4 || ValueBytes == 8, "values of 4 or 8 bytes");
+  // n stays below 2^32 - 2^16 so that slot arithmetic past the last tile cannot wrap.
+  if (m == 0 || m > buckets::max_buckets || n > (std::size_t(1) << 32) - (std::size_t(1) << 16))
+    return cudaErrorInvalidValue;
+  const int sm_count = current_sm_count();
+  const std::uint32_t n32 = std::uint32_t(n);
+  const bool two_pass = m > max_one_pass_buckets;
+  const std::uint32_t high_buckets = (m + 255) / 256;
+  std::size_t cub_bytes = 0;
+  const std::size_t pass_bytes =
+      two_pass ? std::max(one_pass_temp_bytes<K>(n, 256, sm_count, cub_bytes),
+                          one_pass_temp_bytes<K>(n, high_buckets, sm_count, cub_bytes))
+               : one_pass_temp_bytes<K>(n, m, sm_count, cub_bytes);
+  std::size_t histogram_cub_bytes = 0;
+  if (two_pass)
+    cub::DeviceScan::ExclusiveSum(nullptr, histogram_cub_bytes, static_cast<std::uint32_t*>(nullptr),
+                                  static_cast<std::uint32_t*>(nullptr), int(m + 1));
+  const std::size_t scratch_keys = two_pass ? align256(n * sizeof(K)) : 0;
+  const std::size_t scratch_values = two_pass ? align256(n * ValueBytes) : 0;
+  const std::size_t histogram_bytes = two_pass ? align256((m + 1) * 4) + align256(histogram_cub_bytes) : 0;
+  const std::size_t needed = align256(pass_bytes) + scratch_keys + scratch_values + histogram_bytes;
+  if (temp == nullptr) {
+    temp_bytes = needed;
+    return cudaSuccess;
+  }
+  if (temp_bytes < needed) return cudaErrorInvalidValue;
+  cudaError_t status = cudaSuccess;
+  if (bad_index != nullptr && (status = cudaMemsetAsync(bad_index, 0xFF, sizeof *bad_index, stream)) != cudaSuccess)
+    return status;
+  if (!two_pass)
+    return run_one_pass<K, ValueBytes>(temp, keys_in, keys_out, values_in, values_out, n32, bucket_fn, m, 0,
+                                       0xFFFFFFFFu, m, bucket_offsets, bad_index, sm_count, stream);
+
+  unsigned char* cursor = static_cast<unsigned char*>(temp) + align256(pass_bytes);
+  K* scratch_k = reinterpret_cast<K*>(cursor);
+  void* scratch_v = cursor + scratch_keys;
+  auto* histogram = reinterpret_cast<std::uint32_t*>(cursor + scratch_keys + scratch_values);
+  void* histogram_cub = reinterpret_cast<unsigned char*>(histogram) + align256((m + 1) * 4);
+  if (keys_out != nullptr) {
+    // LSD on the id: low byte first, then the high bits; both passes stable.
+    status = run_one_pass<K, ValueBytes>(temp, keys_in, scratch_k, values_in, scratch_v, n32, bucket_fn, m, 0, 0xFFu,
+                                         256, nullptr, bad_index, sm_count, stream);
+    if (status != cudaSuccess) return status;
+    status = run_one_pass<K, ValueBytes>(temp, scratch_k, keys_out, scratch_v, values_out, n32, bucket_fn, m, 8,
+                                         0xFFu, high_buckets, nullptr, nullptr, sm_count, stream);
+    if (status != cudaSuccess) return status;
+  } else if (bad_index != nullptr) {  // histogram only: the check still needs one look at every key
+    status = run_one_pass<K, ValueBytes>(temp, keys_in, nullptr, nullptr, nullptr, n32, bucket_fn, m, 0, 0xFFu, 256,
+                                         nullptr, bad_index, sm_count, stream);
+    if (status != cudaSuccess) return status;
+  }
+  if (bucket_offsets != nullptr) {
+    if ((status = cudaMemsetAsync(histogram, 0, (m + 1) * 4, stream)) != cudaSuccess) return status;
+    if (n > 0) {
+      const unsigned blocks = unsigned(std::min<std::size_t>((n + block_threads - 1) / block_threads, 16 * sm_count));
+      large_histogram_kernel<<<blocks, block_threads, 0, stream>>>(keys_in, n32, bucket_fn, m, histogram);
+      if ((status = cudaGetLastError()) != cudaSuccess) return status;
+    }
+    status = cub::DeviceScan::ExclusiveSum(histogram_cub, histogram_cub_bytes, histogram, bucket_offsets, int(m + 1),
+                                           stream);
+  }
+  return status;
+}
+
+}  // namespace multisplit_detail
+
+// Keys only.
+template <class K, class F>
+cudaError_t multisplit(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out, std::size_t n, F bucket_fn,
+                       std::uint32_t m, std::uint32_t* bucket_offsets, cudaStream_t stream = 0,
+                       unsigned long long* bad_index = nullptr) {
+  return multisplit_detail::multisplit<K, 0>(temp, temp_bytes, keys_in, keys_out, nullptr, nullptr, n, bucket_fn, m,
+                                             bucket_offsets, stream, bad_index);
+}
+
+// Keys and values (V of 4 or 8 bytes).
+template <class K, class V, class F>
+cudaError_t multisplit(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out, const V* values_in,
+                       V* values_out, std::size_t n, F bucket_fn, std::uint32_t m, std::uint32_t* bucket_offsets,
+                       cudaStream_t stream = 0, unsigned long long* bad_index = nullptr) {
+  return multisplit_detail::multisplit<K, int(sizeof(V))>(temp, temp_bytes, keys_in, keys_out, values_in, values_out,
+                                                          n, bucket_fn, m, bucket_offsets, stream, bad_index);
+}
+
+// Histogram only (as bucket offsets: counts are offsets[b + 1] - offsets[b]).
+template <class K, class F>
+cudaError_t multisplit_offsets(void* temp, std::size_t& temp_bytes, const K* keys_in, std::size_t n, F bucket_fn,
+                               std::uint32_t m, std::uint32_t* bucket_offsets, cudaStream_t stream = 0,
+                               unsigned long long* bad_index = nullptr) {
+  return multisplit_detail::multisplit<K, 0>(temp, temp_bytes, keys_in, nullptr, nullptr, nullptr, n, bucket_fn, m,
+                                             bucket_offsets, stream, bad_index);
+}
+
+}  // namespace radixmesh::device

@@ -1,0 +1,49 @@
+// Device-level digit multisplit for the LSD sort (gpusort, issue 3) and the benchmark.
+//
+// Signature (stable, committed early for gpusort):
+//   template <int KeyBits, int ValueBytes>
+//   cudaError_t radixmesh::cuda::multisplit_digit(void* temp, std::size_t& temp_bytes,
+//       const Bits* keys_in, Bits* keys_out, const void* values_in, void* values_out, std::size_t n,
+//       int shift, int bits, std::uint32_t* bucket_offsets, cudaStream_t stream);
+// Bits = unsigned integer of KeyBits (8/16/32/64); keys are raw bits, already in the
+// order-preserving encoding (keys.hpp) when that matters; digit = (key >> shift) & ((1 << bits) - 1),
+// 0 <= bits <= 16, shift + bits <= KeyBits. ValueBytes 0 (keys only), 4 or 8. CUB's contract:
+// temp == nullptr writes temp_bytes and returns; otherwise stream-ordered, no allocation, no sync.
+// Stable (LSD-safe). bucket_offsets: device, (1 << bits) + 1 entries, or nullptr. n < 2^32 - 2^16.
+// Inputs and outputs must not overlap. Instantiated for every KeyBits x ValueBytes in
+// multisplit_digit.cu (one explicit instantiation list).
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "radixmesh/keys.hpp"
+
+namespace radixmesh::cuda {
+
+template <int KeyBits> using digit_key_t = unsigned_of_size_t<KeyBits / 8>;
+
+template <int KeyBits, int ValueBytes>
+cudaError_t multisplit_digit(void* temp, std::size_t& temp_bytes, const digit_key_t<KeyBits>* keys_in,
+                             digit_key_t<KeyBits>* keys_out, const void* values_in, void* values_out, std::size_t n,
+                             int shift, int bits, std::uint32_t* bucket_offsets, cudaStream_t stream);
+
+// The digit of raw unsigned bits, as a device functor.
+template <class U> struct raw_digit {
+  int shift = 0;
+  std::uint32_t mask = 0;
+  RXM_HOST_DEVICE std::uint32_t operator()(U key) const { return std::uint32_t(key >> shift) & mask; }
+};
+
+#define RXM_MULTISPLIT_DIGIT_EXTERN(KB, VB)                                                                       \
+  extern template cudaError_t multisplit_digit<KB, VB>(void*, std::size_t&, const digit_key_t<KB>*,                \
+                                                       digit_key_t<KB>*, const void*, void*, std::size_t, int, int, \
+                                                       std::uint32_t*, cudaStream_t);
+RXM_MULTISPLIT_DIGIT_EXTERN(8, 0) RXM_MULTISPLIT_DIGIT_EXTERN(8, 4) RXM_MULTISPLIT_DIGIT_EXTERN(8, 8)
+RXM_MULTISPLIT_DIGIT_EXTERN(16, 0) RXM_MULTISPLIT_DIGIT_EXTERN(16, 4) RXM_MULTISPLIT_DIGIT_EXTERN(16, 8)
+RXM_MULTISPLIT_DIGIT_EXTERN(32, 0) RXM_MULTISPLIT_DIGIT_EXTERN(32, 4) RXM_MULTISPLIT_DIGIT_EXTERN(32, 8)
+RXM_MULTISPLIT_DIGIT_EXTERN(64, 0) RXM_MULTISPLIT_DIGIT_EXTERN(64, 4) RXM_MULTISPLIT_DIGIT_EXTERN(64, 8)
+#undef RXM_MULTISPLIT_DIGIT_EXTERN
+
+}  // namespace radixmesh::cuda

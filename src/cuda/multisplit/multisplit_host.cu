@@ -1,0 +1,196 @@
+// Host API on a CUDA context: rxm::multisplit with a built-in bucket function on device-resident
+// spans (run in place on the owning device) or host-resident spans (staged through pinned memory
+// on the context's first device). Checked mode runs the counting pass first and reads the first
+// bad index back before anything is written, so outputs stay untouched on error.
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cuda/multisplit/runtime_buckets.cuh"
+#include "cuda/runtime/cuda_check.hpp"
+#include "cuda/runtime/cuda_resources.hpp"
+#include "radixmesh/device/multisplit.cuh"
+#include "radixmesh/memory.hpp"
+#include "radixmesh/multisplit.hpp"
+
+namespace radixmesh::detail {
+
+bool is_device_pointer(const void* ptr) { return ptr != nullptr && device_of_pointer(ptr) >= 0; }
+
+namespace {
+
+// Where the data lives: -1 for host memory, else the device ordinal (checked against the context).
+int residence(const Context& ctx, const void* ptr, const char* name) {
+  const int device = device_of_pointer(ptr);
+  if (device < 0) return -1;
+  for (const auto& d : ctx.devices())
+    if (d.id == device) return device;
+  throw_error(ErrorCode::invalid_argument,
+              std::string("multisplit: ") + name + " is memory of CUDA device " + std::to_string(device) +
+                  ", which is not in the context",
+              "make the context with that device (Context::local({" + std::to_string(device) +
+                  "})) or copy the data to a context device");
+}
+
+template <class U, int ValueBytes>
+BadBucket run_on_device(cudaStream_t stream, int device, const MultisplitArgs& args,
+                        const cuda::RuntimeBuckets<U>& buckets, const U* keys_in, U* keys_out, const void* values_in,
+                        void* values_out, std::uint32_t* offsets) {
+  namespace ms = device::multisplit_detail;
+  std::size_t temp_bytes = 0;
+  RXM_CUDA_CHECK((ms::multisplit<U, ValueBytes>(nullptr, temp_bytes, keys_in, keys_out, values_in, values_out, args.n,
+                                                buckets, args.m, offsets, stream, nullptr)));
+  DeviceBuffer temp(device, temp_bytes), bad(device, sizeof(unsigned long long));
+  auto* bad_index = static_cast<unsigned long long*>(bad.data());
+  if (args.checked) {  // count first, then look: nothing is written before the check passes
+    RXM_CUDA_CHECK((ms::multisplit<U, 0>(temp.data(), temp_bytes, keys_in, nullptr, nullptr, nullptr, args.n, buckets,
+                                         args.m, nullptr, stream, bad_index)));
+    unsigned long long first_bad = 0;
+    RXM_CUDA_CHECK(cudaMemcpyAsync(&first_bad, bad_index, sizeof first_bad, cudaMemcpyDeviceToHost, stream));
+    RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (first_bad != ~0ull) {
+      BadBucket report;
+      report.index = std::size_t(first_bad);
+      U key = 0;
+      RXM_CUDA_CHECK(cudaMemcpy(&key, keys_in + first_bad, sizeof key, cudaMemcpyDeviceToHost));
+      report.key_bits = key;
+      report.id = buckets.kind == BucketSpec::Kind::splitters ? args.m : buckets(key);  // splitters are on the device
+      return report;
+    }
+  }
+  RXM_CUDA_CHECK((ms::multisplit<U, ValueBytes>(temp.data(), temp_bytes, keys_in, keys_out, values_in, values_out,
+                                                args.n, buckets, args.m, offsets, stream, nullptr)));
+  return {};
+}
+
+template <class U>
+BadBucket multisplit_width(Context& ctx, const MultisplitArgs& args, const BucketSpec& spec) {
+  const int in_device = residence(ctx, args.keys_in, "keys_in");
+  const bool histogram_only = args.keys_out == nullptr;
+  const int device = in_device >= 0 ? in_device : ctx.devices().front().id;
+  auto expect_same_residence = [&](const void* ptr, const char* name) {
+    if (ptr == nullptr || args.n == 0) return;
+    const int where = residence(ctx, ptr, name);
+    require(where == in_device,
+            std::string("multisplit: ") + name + " is " + (where < 0 ? "host memory" : "on device " + std::to_string(where)) +
+                " but keys_in is " + (in_device < 0 ? "host memory" : "on device " + std::to_string(in_device)),
+            "put every input and output on the same device (or all in host memory)");
+  };
+  expect_same_residence(args.keys_out, "keys_out");
+  expect_same_residence(args.values_in, "values_in");
+  expect_same_residence(args.values_out, "values_out");
+  const int offsets_device = residence(ctx, args.offsets, "bucket_offsets");
+  require(offsets_device < 0 || offsets_device == device, "multisplit: bucket_offsets is on another device",
+          "put bucket_offsets in host memory or on the keys' device");
+
+  CudaResources& resources = cuda_resources(ctx);
+  cudaStream_t stream = nullptr;
+  for (const auto& d : resources.devices)
+    if (d.device == device) stream = d.stream;
+  DeviceGuard guard(device);
+
+  cuda::RuntimeBuckets<U> buckets;
+  buckets.type = args.type;
+  buckets.kind = spec.kind;
+  buckets.digit = {spec.shift, spec.bits};
+  buckets.m = args.m;
+  buckets.delta_lo_encoded = spec.delta_lo_encoded;
+  buckets.delta_width = spec.delta_width;
+  buckets.delta_lo_value = spec.delta_lo_value;
+  buckets.delta_scale = spec.delta_scale;
+  DeviceBuffer splitters;
+  if (spec.kind == BucketSpec::Kind::splitters && args.m > 1) {
+    std::vector<U> encoded(args.m - 1);
+    buckets.with_type([&](auto tag) {
+      using T = decltype(tag);
+      const T* raw = static_cast<const T*>(spec.splitters);
+      for (std::size_t i = 0; i < encoded.size(); ++i) encoded[i] = encode_key(raw[i]);
+      return 0u;
+    });
+    splitters = DeviceBuffer(device, encoded.size() * sizeof(U));
+    RXM_CUDA_CHECK(cudaMemcpy(splitters.data(), encoded.data(), encoded.size() * sizeof(U), cudaMemcpyHostToDevice));
+    buckets.encoded_splitters = static_cast<const U*>(splitters.data());
+    buckets.splitter_count = args.m - 1;
+  }
+
+  // Device copies of host-resident data (pinned staging at full PCIe speed).
+  const std::size_t key_bytes = args.n * sizeof(U), value_bytes = args.n * args.value_bytes;
+  DeviceBuffer keys_in_d, keys_out_d, values_in_d, values_out_d, offsets_d(device, (std::size_t(args.m) + 1) * 4);
+  PinnedBuffer staging;
+  const U* keys_in = static_cast<const U*>(args.keys_in);
+  U* keys_out = static_cast<U*>(args.keys_out);
+  const void* values_in = args.values_in;
+  void* values_out = args.values_out;
+  if (in_device < 0 && args.n > 0) {
+    staging = PinnedBuffer(key_bytes > value_bytes ? key_bytes : value_bytes);
+    auto upload = [&](DeviceBuffer& to, const void* from, std::size_t bytes) {
+      to = DeviceBuffer(device, bytes);
+      std::memcpy(staging.data(), from, bytes);
+      RXM_CUDA_CHECK(cudaMemcpyAsync(to.data(), staging.data(), bytes, cudaMemcpyHostToDevice, stream));
+      RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    };
+    upload(keys_in_d, args.keys_in, key_bytes);
+    keys_in = static_cast<const U*>(keys_in_d.data());
+    if (!histogram_only) {
+      keys_out_d = DeviceBuffer(device, key_bytes);
+      keys_out = static_cast<U*>(keys_out_d.data());
+    }
+    if (args.value_bytes != 0) {
+      upload(values_in_d, args.values_in, value_bytes);
+      values_out_d = DeviceBuffer(device, value_bytes);
+      values_in = values_in_d.data();
+      values_out = values_out_d.data();
+    }
+  }
+  auto* offsets32 = static_cast<std::uint32_t*>(offsets_d.data());
+  BadBucket bad;
+  switch (args.value_bytes) {
+    case 0: bad = run_on_device<U, 0>(stream, device, args, buckets, keys_in, keys_out, nullptr, nullptr, offsets32); break;
+    case 4: bad = run_on_device<U, 4>(stream, device, args, buckets, keys_in, keys_out, values_in, values_out, offsets32); break;
+    default: bad = run_on_device<U, 8>(stream, device, args, buckets, keys_in, keys_out, values_in, values_out, offsets32); break;
+  }
+  if (bad.found()) return bad;
+
+  std::vector<std::uint32_t> offsets_host(std::size_t(args.m) + 1);
+  RXM_CUDA_CHECK(cudaMemcpyAsync(offsets_host.data(), offsets32, offsets_host.size() * 4, cudaMemcpyDeviceToHost, stream));
+  RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<std::size_t> offsets_wide(offsets_host.begin(), offsets_host.end());
+  if (offsets_device >= 0)
+    RXM_CUDA_CHECK(cudaMemcpy(args.offsets, offsets_wide.data(), offsets_wide.size() * sizeof(std::size_t),
+                              cudaMemcpyHostToDevice));
+  else
+    std::memcpy(args.offsets, offsets_wide.data(), offsets_wide.size() * sizeof(std::size_t));
+
+  if (in_device < 0 && args.n > 0 && !histogram_only) {
+    auto download = [&](void* to, const DeviceBuffer& from, std::size_t bytes) {
+      RXM_CUDA_CHECK(cudaMemcpyAsync(staging.data(), from.data(), bytes, cudaMemcpyDeviceToHost, stream));
+      RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+      std::memcpy(to, staging.data(), bytes);
+    };
+    download(args.keys_out, keys_out_d, key_bytes);
+    if (args.value_bytes != 0) download(args.values_out, values_out_d, value_bytes);
+  }
+  return {};
+}
+
+}  // namespace
+
+BadBucket cuda_multisplit(Context& ctx, const MultisplitArgs& args, const BucketSpec& spec) {
+  require(args.value_bytes == 0 || args.value_bytes == 4 || args.value_bytes == 8,
+          "multisplit: values are " + std::to_string(args.value_bytes) + " bytes wide", "use 4- or 8-byte values");
+  require(args.n <= (std::size_t(1) << 32) - (std::size_t(1) << 16),
+          "multisplit: " + std::to_string(args.n) + " keys on one GPU", "split the input below 2^32 - 2^16 keys per call");
+  if (spec.kind == BucketSpec::Kind::identity)
+    require(!is_floating(args.type), "multisplit: identity buckets on floating-point keys",
+            "use integer keys, or delta buckets for floats");
+  switch (size_of(args.type)) {
+    case 1: return multisplit_width<std::uint8_t>(ctx, args, spec);
+    case 2: return multisplit_width<std::uint16_t>(ctx, args, spec);
+    case 4: return multisplit_width<std::uint32_t>(ctx, args, spec);
+    default: return multisplit_width<std::uint64_t>(ctx, args, spec);
+  }
+}
+
+}  // namespace radixmesh::detail
