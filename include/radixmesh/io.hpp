@@ -44,6 +44,7 @@ struct ArrayFileInfo {
   std::size_t count = 0;           // elements
   std::vector<std::size_t> shape;  // npy shape (raw: {count})
   bool fortran_order = false;
+  bool big_endian = false;         // npy data stored big-endian ('>' descr): byte-swapped on read
   std::size_t data_offset = 0;     // bytes before the first element
 };
 
