@@ -1,0 +1,189 @@
+// The CPU top-k (the reference for the GPU) against an independent model of the documented
+// semantics: a stable sort of positions by the keys.hpp order with NaN placed by the NaN policy.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "common/random_keys.hpp"
+#include "common/topk_inputs.hpp"
+#include "radixmesh/topk.hpp"
+
+namespace rxm = radixmesh;
+using rxm::testing::test_seed;
+
+namespace {
+
+// True when a should come before b in a top-k (ties: the caller's stable sort keeps positions).
+template <class T> bool model_better(T a, T b, const rxm::TopkOptions& o) {
+  if (!o.include_nan) {
+    const bool na = rxm::is_nan_key(a), nb = rxm::is_nan_key(b);
+    if (na != nb) return nb;  // NaN is worse than every number, in both directions; NaNs among
+                              // themselves keep their keys.hpp order (by payload)
+  }
+  const auto ea = rxm::encode_key(a), eb = rxm::encode_key(b);
+  return o.largest ? ea > eb : ea < eb;
+}
+
+// The model: rows * k values and indices, padded as documented.
+template <class T>
+std::pair<std::vector<T>, std::vector<std::int64_t>> model_topk(const std::vector<T>& v,
+                                                                 const std::vector<std::uint64_t>& offsets,
+                                                                 std::size_t k, const rxm::TopkOptions& o) {
+  const std::size_t rows = offsets.size() - 1;
+  std::vector<T> values(rows * k, rxm::from_bits<T>(0));
+  std::vector<std::int64_t> indices(rows * k, -1);
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::vector<std::int64_t> pos(offsets[r + 1] - offsets[r]);
+    std::iota(pos.begin(), pos.end(), 0);
+    const T* row = v.data() + offsets[r];
+    std::stable_sort(pos.begin(), pos.end(), [&](auto a, auto b) { return model_better(row[a], row[b], o); });
+    pos.resize(std::min(k, pos.size()));
+    if (!o.sorted) std::sort(pos.begin(), pos.end());
+    for (std::size_t j = 0; j < pos.size(); ++j) {
+      values[r * k + j] = row[pos[j]];
+      indices[r * k + j] = pos[j];
+    }
+  }
+  return {values, indices};
+}
+
+template <class T, class Index>
+void expect_same(const rxm::TopkResult<T, Index>& got, const std::vector<T>& values,
+                 const std::vector<std::int64_t>& indices) {
+  ASSERT_EQ(got.values.size(), values.size());
+  ASSERT_EQ(got.indices.size(), indices.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    ASSERT_EQ(std::int64_t(got.indices[i]), indices[i]) << "place " << i;
+    ASSERT_EQ(rxm::to_bits(got.values[i]), rxm::to_bits(values[i])) << "place " << i;
+  }
+}
+
+const rxm::TopkOptions all_options[] = {
+    {.largest = true, .sorted = false}, {.largest = true, .sorted = true}, {.largest = false, .sorted = false},
+    {.largest = false, .sorted = true}, {.largest = true, .sorted = true, .include_nan = true},
+    {.largest = false, .sorted = false, .include_nan = true}};
+
+template <class T> void check_single_rows(std::size_t n, bool every_input) {
+  auto ctx = rxm::Context::cpu(2);
+  for (const auto& input : rxm::testing::topk_inputs(test_seed())) {
+    if (!every_input && input.name != "specials" && input.name != "all-equal") continue;
+    const auto v = rxm::testing::make_topk_input<T>(input, n);
+    for (std::size_t k : rxm::testing::topk_ks(n))
+      for (const auto& o : all_options) {
+        if (!every_input && (o.sorted || o.include_nan || k == 2 || k == n - 1)) continue;  // keep CI fast
+        SCOPED_TRACE(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + input.name + " n=" + std::to_string(n) +
+                     " k=" + std::to_string(k) + " largest=" + std::to_string(o.largest) +
+                     " sorted=" + std::to_string(o.sorted) + " nan=" + std::to_string(o.include_nan) +
+                     " seed=" + std::to_string(test_seed()));
+        auto [mv, mi] = model_topk(v, {0, n}, k, o);
+        expect_same(rxm::topk(ctx, std::span<const T>(v), k, o), mv, mi);
+      }
+  }
+}
+
+template <class T> void check_every_small_size() {
+  for (std::size_t n : {std::size_t(1), std::size_t(2), std::size_t(1023)}) check_single_rows<T>(n, true);
+}
+
+}  // namespace
+
+TEST(TopkCpu, F32) { check_every_small_size<float>(); }
+TEST(TopkCpu, F64) { check_every_small_size<double>(); }
+TEST(TopkCpu, F16) { check_every_small_size<rxm::half_t>(); }
+TEST(TopkCpu, BF16) { check_every_small_size<rxm::bfloat16_t>(); }
+TEST(TopkCpu, I32) { check_every_small_size<std::int32_t>(); }
+TEST(TopkCpu, U32) { check_every_small_size<std::uint32_t>(); }
+TEST(TopkCpu, I64) { check_every_small_size<std::int64_t>(); }
+TEST(TopkCpu, U64) { check_every_small_size<std::uint64_t>(); }
+TEST(TopkCpu, I16U16) {
+  check_single_rows<std::int16_t>(1023, true);
+  check_single_rows<std::uint16_t>(1023, true);
+}
+TEST(TopkCpu, LargeRow) { check_single_rows<float>((1 << 20) + 3, false); }
+
+TEST(TopkCpu, BatchWithEmptyShortAndMixedRows) {
+  auto ctx = rxm::Context::cpu(2);
+  const std::vector<std::uint64_t> offsets = {0, 0, 1, 1, 5, 1029, 1030, 5000, 5000, 9000};
+  const auto v = rxm::testing::make_topk_input<float>(rxm::testing::topk_inputs(test_seed())[9], 9000);
+  for (std::size_t k : {1, 3, 4, 100, 4000})
+    for (const auto& o : all_options) {
+      SCOPED_TRACE("k=" + std::to_string(k) + " seed=" + std::to_string(test_seed()));
+      auto [mv, mi] = model_topk(v, offsets, k, o);
+      expect_same(rxm::topk_batched(ctx, std::span<const float>(v), rxm::Rows::from_offsets(offsets), k, o), mv, mi);
+    }
+}
+
+TEST(TopkCpu, UniformBatchInt32IndicesAndInputIndices) {
+  auto ctx = rxm::Context::cpu(2);
+  const std::size_t rows = 7, length = 333, k = 50;
+  auto v = rxm::testing::random_bit_patterns<std::int64_t>(rows * length, test_seed());
+  std::vector<std::uint64_t> offsets(rows + 1);
+  for (std::size_t r = 0; r <= rows; ++r) offsets[r] = r * length;
+  auto [mv, mi] = model_topk(v, offsets, k, {});
+  expect_same(rxm::topk_batched<std::int64_t, std::int32_t>(ctx, std::span<const std::int64_t>(v),
+                                                            rxm::Rows::uniform(rows, length), k),
+              mv, mi);
+  std::vector<std::int32_t> caller(rows * length);
+  for (std::size_t i = 0; i < caller.size(); ++i) caller[i] = std::int32_t(1'000'000 + 3 * i);
+  auto got = rxm::topk_batched<std::int64_t, std::int32_t>(ctx, std::span<const std::int64_t>(v),
+                                                           rxm::Rows::uniform(rows, length), k, {},
+                                                           std::span<const std::int32_t>(caller));
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t j = 0; j < k; ++j)
+      ASSERT_EQ(got.indices[r * k + j], caller[r * length + std::size_t(mi[r * k + j])]);
+}
+
+namespace {
+// Runs the type-erased entry with poisoned outputs; expects the error and untouched outputs.
+void expect_rejected(rxm::detail::TopkRequest rq, rxm::ErrorCode code, const std::vector<std::string>& words) {
+  auto ctx = rxm::Context::cpu(2);
+  std::vector<float> out_values(64, 7.0f);
+  std::vector<std::int64_t> out_indices(64, 77);
+  rq.out_values = out_values.data();
+  rq.out_indices = out_indices.data();
+  try {
+    rxm::detail::topk_host(ctx, rq);
+    FAIL() << "expected an error";
+  } catch (const rxm::Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    for (const auto& w : words) EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("fix"), std::string::npos) << e.what();
+  }
+  for (float x : out_values) EXPECT_EQ(x, 7.0f);
+  for (auto i : out_indices) EXPECT_EQ(i, 77);
+}
+}  // namespace
+
+TEST(TopkCpu, BadInput) {
+  const std::vector<float> v(100, 1.0f);
+  rxm::detail::TopkRequest rq;
+  rq.type = rxm::KeyType::f32;
+  rq.values = v.data();
+  rq.total = v.size();
+  rq.rows = rxm::Rows::uniform(1, 100);
+  rq.k = 0;
+  expect_rejected(rq, rxm::ErrorCode::invalid_argument, {"k = 0", "100"});
+  rq.k = 101;
+  expect_rejected(rq, rxm::ErrorCode::invalid_argument, {"k = 101", "n = 100"});
+  auto empty = rq;
+  empty.total = 0, empty.rows = rxm::Rows::uniform(1, 0), empty.k = 1;
+  expect_rejected(empty, rxm::ErrorCode::invalid_argument, {"empty"});
+  rq.k = 5;
+  const std::vector<std::uint64_t> decreasing = {0, 50, 40, 100}, past = {0, 50, 101};
+  rq.rows = rxm::Rows::from_offsets(decreasing);
+  expect_rejected(rq, rxm::ErrorCode::invalid_argument, {"decrease", "row 1"});
+  rq.rows = rxm::Rows::from_offsets(past);
+  expect_rejected(rq, rxm::ErrorCode::invalid_argument, {"101", "past"});
+  rq.rows = rxm::Rows::uniform(3, 30);
+  expect_rejected(rq, rxm::ErrorCode::invalid_argument, {"3 rows of 30"});
+  auto bytes = rq;
+  bytes.type = rxm::KeyType::u8, bytes.rows = rxm::Rows::uniform(1, 100);
+  expect_rejected(bytes, rxm::ErrorCode::unsupported, {"u8"});
+  // The typed API throws too (and returns nothing).
+  auto ctx = rxm::Context::cpu(2);
+  EXPECT_THROW(rxm::topk(ctx, std::span<const float>(v), 0), rxm::Error);
+  EXPECT_THROW(rxm::topk(ctx, std::span<const float>(), 1), rxm::Error);
+}
