@@ -1,8 +1,18 @@
 // radixmesh/io.hpp — raw binary and .npy files.
 //
 // Readers validate before they allocate (size a multiple of the element size, header sane,
-// dtype supported). Writers write to a temporary file in the target directory and rename it over
-// the target only when complete, so a failed or interrupted write leaves no partial output.
+// dtype supported, enough host memory), then read in 64 MiB chunks into 64-byte aligned memory.
+// Writers write to a temporary file in the target directory and rename it over the target only
+// when complete (after fsync), so a failed or interrupted write leaves no partial output.
+//
+// .npy: versions 1.0, 2.0 and 3.0 are read; the header numpy.save would write is written (1.0).
+// dtypes: u1 u2 u4 u8 i1 i2 i4 i8 f2 f4 f8 in any byte order ('<', '>', '|', '='); big-endian
+// data is byte-swapped on read. bf16 has no numpy dtype (ml_dtypes saves it as the anonymous
+// '|V2'), so bf16 is raw-only: writing or reading bf16 as .npy throws Error(unsupported) whose fix
+// says to use a raw file. Every error names the file, the problem and the fix: missing or
+// unreadable file (io), malformed or truncated .npy (io), unsupported dtype (unsupported), raw
+// size not a multiple of the element size (io), a type that disagrees with the header
+// (invalid_argument), an output directory that cannot be written (io).
 #pragma once
 #include <cstddef>
 #include <filesystem>
@@ -22,7 +32,9 @@ FileFormat format_from_path(const std::filesystem::path& path);
 class HostArray {
  public:
   HostArray() = default;
-  HostArray(KeyType type, std::size_t count);  // uninitialised
+  // Uninitialised. Throws Error(out_of_memory), saying needed vs available, before allocating
+  // more than the host has.
+  HostArray(KeyType type, std::size_t count);
   KeyType type() const { return type_; }
   std::size_t size() const { return count_; }
   std::size_t bytes() const { return count_ * size_of(type_); }
