@@ -327,7 +327,9 @@ __global__ void __launch_bounds__(block_threads) downsweep_kernel(Pass<K, F> p, 
   }
 }
 
-// Offsets of a one-pass split: the first chunk's start in every bucket, and n.
+// Offsets of a one-pass split: the first chunk's start in every bucket, and n. (A template only so
+// that every translation unit including this header may define it.)
+template <int Unused = 0>
 __global__ void offsets_from_counts_kernel(const std::uint32_t* scanned_counts, std::uint32_t num_chunks,
                                            std::uint32_t m, std::uint32_t n, std::uint32_t* offsets) {
   const std::uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
@@ -421,7 +423,7 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
     }
   }
   if (offsets != nullptr) {
-    offsets_from_counts_kernel<<<(m + 256) / 256, 256, 0, stream>>>(scanned, n > 0 ? plan.num_chunks : 0, m, n,
+    offsets_from_counts_kernel<><<<(m + 256) / 256, 256, 0, stream>>>(scanned, n > 0 ? plan.num_chunks : 0, m, n,
                                                                     offsets);
     status = cudaGetLastError();
   }

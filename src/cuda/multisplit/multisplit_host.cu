@@ -98,6 +98,7 @@ BadBucket multisplit_width(Context& ctx, const MultisplitArgs& args, const Bucke
   buckets.m = args.m;
   buckets.delta_lo_encoded = spec.delta_lo_encoded;
   buckets.delta_width = spec.delta_width;
+  buckets.delta_reciprocal = buckets::detail::delta_reciprocal(spec.delta_width);
   buckets.delta_lo_value = spec.delta_lo_value;
   buckets.delta_scale = spec.delta_scale;
   DeviceBuffer splitters;

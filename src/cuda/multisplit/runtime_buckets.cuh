@@ -17,6 +17,7 @@ template <class U> struct RuntimeBuckets {
   buckets::radix_digit digit{};
   std::uint32_t m = 1;
   std::uint64_t delta_lo_encoded = 0, delta_width = 1;
+  std::uint32_t delta_reciprocal = 0;
   double delta_lo_value = 0, delta_scale = 0;
   const U* encoded_splitters = nullptr;  // device memory, m - 1 of them, encoded
   std::uint32_t splitter_count = 0;
@@ -60,7 +61,7 @@ template <class U> struct RuntimeBuckets {
           if constexpr (key_traits<T>::is_float)
             return buckets::detail::delta_of_value(buckets::detail::float_value(key), delta_lo_value, delta_scale, m);
           else
-            return buckets::detail::delta_of_encoded(encode_key(key), delta_lo_encoded, delta_width, m);
+            return buckets::detail::delta_of_encoded(encode_key(key), delta_lo_encoded, delta_width, delta_reciprocal, m);
         default: {  // splitters, searched on their encodings
           const U e = encode_key(key);
           std::uint32_t lo = 0, hi = splitter_count;

@@ -1,0 +1,259 @@
+// bench_multisplit: radixmesh's GPU multisplit against what users do today, measured in one run.
+//
+//  - radix-digit buckets (m = 2^bits, the top digit of u32 keys): ours (cuda::multisplit_digit)
+//    vs CUB DeviceRadixSort restricted to the same bit range (a stable LSD pass: the same output).
+//  - delta buckets over [0, 2^32 - 1): ours (device::multisplit with buckets::delta) vs RB-sort
+//    (paper §3: label kernel + CUB SortPairs on ceil(log2 m) bits of the label; pairs pack key and
+//    value into 64 bits and unpack after), also stable, so again the same output.
+// Keys-only and u32/u32 pairs, uniform and Zipf keys, m = 2, 32, 256, 4096. Every output of ours is
+// compared with the peer's (bit for bit) before timing. Timing: CUDA events, warm-up, median of
+// --reps runs; inputs of 2^28 keys (1 GiB) dwarf the 50 MB L2. Floor: 12 B/key (keys only: read
+// for the counts, read and write for the scatter) or 20 B/pair over the device-to-device copy
+// bandwidth measured in the same run (cudaMemcpyAsync of 1 GiB, bytes read + written / time).
+// Also times our counting pass alone (histogram only), to split our time into its two passes.
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include "cuda/multisplit/multisplit_digit.hpp"
+#include "cuda/runtime/cuda_check.hpp"
+#include "harness/harness.hpp"
+#include "radixmesh/buckets.hpp"
+#include "radixmesh/device/multisplit.cuh"
+#include "radixmesh/generate.hpp"
+#include "radixmesh/memory.hpp"
+
+namespace rxm = radixmesh;
+using rxm::bench::Case;
+using rxm::bench::Stats;
+
+namespace {
+
+Stats time_device(cudaStream_t stream, const std::function<void()>& run, int warmup, int reps) {
+  cudaEvent_t start, stop;
+  RXM_CUDA_CHECK(cudaEventCreate(&start));
+  RXM_CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> times;
+  for (int i = 0; i < warmup + reps; ++i) {
+    RXM_CUDA_CHECK(cudaEventRecord(start, stream));
+    run();
+    RXM_CUDA_CHECK(cudaEventRecord(stop, stream));
+    RXM_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    RXM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (i >= warmup) times.push_back(ms);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return rxm::bench::summarize(times);
+}
+
+__global__ void label_delta_kernel(const std::uint32_t* keys, const std::uint32_t* values, std::uint32_t* labels,
+                                   std::uint64_t* packed, std::size_t n, rxm::buckets::delta<std::uint32_t> fn) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+    const std::uint32_t k = keys[i];
+    labels[i] = fn(k);
+    if (packed != nullptr) packed[i] = (std::uint64_t(k) << 32) | values[i];
+  }
+}
+__global__ void unpack_kernel(const std::uint64_t* packed, std::uint32_t* keys, std::uint32_t* values, std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+    const std::uint64_t p = packed[i];
+    keys[i] = std::uint32_t(p >> 32);
+    values[i] = std::uint32_t(p);
+  }
+}
+
+bool same_device_arrays(const void* a, const void* b, std::size_t bytes) {
+  std::vector<unsigned char> ha(bytes), hb(bytes);
+  RXM_CUDA_CHECK(cudaMemcpy(ha.data(), a, bytes, cudaMemcpyDeviceToHost));
+  RXM_CUDA_CHECK(cudaMemcpy(hb.data(), b, bytes, cudaMemcpyDeviceToHost));
+  return std::memcmp(ha.data(), hb.data(), bytes) == 0;
+}
+
+int log2_ceil(std::uint32_t m) {
+  int bits = 0;
+  while ((1u << bits) < m) ++bits;
+  return bits;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::size_t n = std::size_t(1) << 28;
+  int reps = 20, warmup = 3;
+  std::vector<std::uint32_t> bucket_counts = {2, 32, 256, 4096};
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--n" && i + 1 < argc) n = std::strtoull(argv[++i], nullptr, 0);
+    else if (arg == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
+    else if (arg == "--m" && i + 1 < argc) bucket_counts = {std::uint32_t(std::strtoul(argv[++i], nullptr, 0))};
+    else {
+      std::fprintf(stderr, "usage: bench_multisplit [--n N] [--reps R] [--m M]\n");
+      return 2;
+    }
+  }
+  cudaDeviceProp prop{};
+  RXM_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  const auto info = rxm::bench::run_info(argc, argv, prop.name);
+  cudaStream_t stream;
+  RXM_CUDA_CHECK(cudaStreamCreate(&stream));
+
+  rxm::DeviceArray<std::uint32_t> keys(0, n), values(0, n), keys_out(0, n), values_out(0, n), peer_keys(0, n),
+      peer_values(0, n), labels(0, n), labels_out(0, n);
+  rxm::DeviceArray<std::uint64_t> packed(0, n), packed_out(0, n);
+  rxm::DeviceArray<std::uint32_t> offsets(0, 4097);
+
+  // The floor's yardstick: a 1 GiB device-to-device copy, bytes read + written per second.
+  const std::size_t copy_bytes = std::size_t(1) << 30;
+  rxm::DeviceBuffer copy_a(0, copy_bytes), copy_b(0, copy_bytes);
+  RXM_CUDA_CHECK(cudaMemset(copy_b.data(), 1, copy_bytes));
+  const Stats copy = time_device(
+      stream, [&] { RXM_CUDA_CHECK(cudaMemcpyAsync(copy_a.data(), copy_b.data(), copy_bytes, cudaMemcpyDeviceToDevice, stream)); },
+      3, 20);
+  const double bandwidth = 2.0 * double(copy_bytes) / (copy.median_ms * 1e-3);
+  std::printf("device %s, n = %zu, D2D copy bandwidth %.1f GB/s (read + write)\n", prop.name, n, bandwidth / 1e9);
+  copy_a = rxm::DeviceBuffer();
+  copy_b = rxm::DeviceBuffer();
+
+  std::vector<std::uint32_t> host(n), host_values(n);
+  for (std::size_t i = 0; i < n; ++i) host_values[i] = std::uint32_t(i);
+  RXM_CUDA_CHECK(cudaMemcpy(values.data(), host_values.data(), n * 4, cudaMemcpyHostToDevice));
+
+  rxm::DeviceBuffer temp;
+  auto ensure_temp = [&](std::size_t bytes) {
+    if (temp.bytes() < bytes) temp = rxm::DeviceBuffer(0, bytes);
+  };
+
+  int failures = 0;
+  for (const char* distribution : {"uniform", "zipf"}) {
+    rxm::GenerateOptions gen;
+    gen.distribution = std::string(distribution) == "zipf" ? rxm::Distribution::zipf : rxm::Distribution::uniform;
+    gen.seed = 2026;
+    rxm::generate(std::span<std::uint32_t>(host), gen);
+    RXM_CUDA_CHECK(cudaMemcpy(keys.data(), host.data(), n * 4, cudaMemcpyHostToDevice));
+
+    for (std::uint32_t m : bucket_counts) {
+      const int bits = log2_ceil(m);
+      for (int value_bytes : {0, 4}) {
+        const bool pairs = value_bytes != 0;
+        const double bytes_moved = double(n) * (pairs ? 20.0 : 12.0);
+        // ---- radix digit: the top `bits` bits
+        {
+          const int shift = 32 - bits;
+          nlohmann::json params = {{"n", n}, {"m", m}, {"buckets", "radix_digit"}, {"shift", shift}, {"bits", bits},
+                                   {"value_bytes", value_bytes}, {"distribution", distribution}, {"key", "u32"}};
+          Case c("multisplit", params, double(n), pairs ? "pairs" : "keys");
+          std::size_t ours_bytes = 0, cub_bytes = 0;
+          auto run_ours = [&] {
+            auto status = pairs ? rxm::cuda::multisplit_digit<32, 4>(temp.data(), ours_bytes, keys.data(), keys_out.data(),
+                                                                     values.data(), values_out.data(), n, shift, bits,
+                                                                     offsets.data(), stream)
+                                : rxm::cuda::multisplit_digit<32, 0>(temp.data(), ours_bytes, keys.data(), keys_out.data(),
+                                                                     nullptr, nullptr, n, shift, bits, offsets.data(),
+                                                                     stream);
+            RXM_CUDA_CHECK(status);
+          };
+          auto run_cub = [&] {
+            auto status = pairs ? cub::DeviceRadixSort::SortPairs(temp.data(), cub_bytes, keys.data(), peer_keys.data(),
+                                                                  values.data(), peer_values.data(), n, shift, 32, stream)
+                                : cub::DeviceRadixSort::SortKeys(temp.data(), cub_bytes, keys.data(), peer_keys.data(),
+                                                                 n, shift, 32, stream);
+            RXM_CUDA_CHECK(status);
+          };
+          RXM_CUDA_CHECK((rxm::cuda::multisplit_digit<32, 4>(nullptr, ours_bytes, keys.data(), keys_out.data(),
+                                                             values.data(), values_out.data(), n, shift, bits,
+                                                             offsets.data(), stream)));
+          RXM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, keys.data(), peer_keys.data(), values.data(),
+                                                         peer_values.data(), n, shift, 32, stream));
+          ensure_temp(std::max(ours_bytes, cub_bytes));
+          ours_bytes = cub_bytes = temp.bytes();
+          run_ours();
+          run_cub();
+          RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+          const bool same = same_device_arrays(keys_out.data(), peer_keys.data(), n * 4) &&
+                            (!pairs || same_device_arrays(values_out.data(), peer_values.data(), n * 4));
+          if (!same) { std::printf("MISMATCH radix m=%u pairs=%d %s\n", m, int(pairs), distribution); ++failures; }
+          c.add("radixmesh multisplit_digit", time_device(stream, run_ours, warmup, reps), true);
+          c.add(std::string("cub::DeviceRadixSort::") + (pairs ? "SortPairs" : "SortKeys") + " bits [" +
+                    std::to_string(shift) + ",32)",
+                time_device(stream, run_cub, warmup, reps));
+          if (!pairs) {  // our counting pass alone: splits our time into count + scatter
+            std::size_t count_bytes = temp.bytes();
+            rxm::cuda::raw_digit<std::uint32_t> digit{shift, (1u << bits) - 1};
+            c.add("radixmesh counting pass only (diagnostic)",
+                  time_device(stream, [&] {
+                    RXM_CUDA_CHECK(rxm::device::multisplit_offsets(temp.data(), count_bytes, keys.data(), n, digit,
+                                                                   1u << bits, offsets.data(), stream));
+                  }, warmup, reps));
+          }
+          c.set_floor(bytes_moved, bandwidth, pairs ? "20 B/pair over measured D2D copy bandwidth"
+                                                    : "12 B/key over measured D2D copy bandwidth");
+          c.print();
+          rxm::bench::append_results("multisplit.jsonl", info, c);
+        }
+        // ---- delta buckets vs RB-sort
+        {
+          const rxm::buckets::delta<std::uint32_t> fn(0u, 0xFFFFFFFFu, m);
+          nlohmann::json params = {{"n", n}, {"m", m}, {"buckets", "delta"}, {"lo", 0}, {"hi", 0xFFFFFFFFu},
+                                   {"value_bytes", value_bytes}, {"distribution", distribution}, {"key", "u32"}};
+          Case c("multisplit", params, double(n), pairs ? "pairs" : "keys");
+          std::size_t ours_bytes = 0, cub_bytes = 0;
+          auto run_ours = [&] {
+            auto status = pairs ? rxm::device::multisplit(temp.data(), ours_bytes, keys.data(), keys_out.data(),
+                                                          values.data(), values_out.data(), n, fn, m, offsets.data(),
+                                                          stream)
+                                : rxm::device::multisplit(temp.data(), ours_bytes, keys.data(), keys_out.data(), n, fn, m,
+                                                          offsets.data(), stream);
+            RXM_CUDA_CHECK(status);
+          };
+          const unsigned grid = unsigned(prop.multiProcessorCount * 8);
+          auto run_rb_sort = [&] {
+            label_delta_kernel<<<grid, 256, 0, stream>>>(keys.data(), values.data(), labels.data(),
+                                                         pairs ? packed.data() : nullptr, n, fn);
+            RXM_CUDA_CHECK_LAUNCH();
+            if (pairs) {
+              RXM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), cub_bytes, labels.data(), labels_out.data(),
+                                                             packed.data(), packed_out.data(), n, 0, bits, stream));
+              unpack_kernel<<<grid, 256, 0, stream>>>(packed_out.data(), peer_keys.data(), peer_values.data(), n);
+              RXM_CUDA_CHECK_LAUNCH();
+            } else {
+              RXM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), cub_bytes, labels.data(), labels_out.data(),
+                                                             keys.data(), peer_keys.data(), n, 0, bits, stream));
+            }
+          };
+          RXM_CUDA_CHECK(rxm::device::multisplit(nullptr, ours_bytes, keys.data(), keys_out.data(), values.data(),
+                                                 values_out.data(), n, fn, m, offsets.data(), stream));
+          RXM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, labels.data(), labels_out.data(),
+                                                         packed.data(), packed_out.data(), n, 0, bits, stream));
+          ensure_temp(std::max(ours_bytes, cub_bytes));
+          ours_bytes = cub_bytes = temp.bytes();
+          run_ours();
+          run_rb_sort();
+          RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+          const bool same = same_device_arrays(keys_out.data(), peer_keys.data(), n * 4) &&
+                            (!pairs || same_device_arrays(values_out.data(), peer_values.data(), n * 4));
+          if (!same) { std::printf("MISMATCH delta m=%u pairs=%d %s\n", m, int(pairs), distribution); ++failures; }
+          c.add("radixmesh device::multisplit(delta)", time_device(stream, run_ours, warmup, reps), true);
+          c.add(std::string("RB-sort: label + cub SortPairs on ") + std::to_string(bits) + " bits" +
+                    (pairs ? " + pack/unpack" : ""),
+                time_device(stream, run_rb_sort, warmup, reps));
+          c.set_floor(bytes_moved, bandwidth, pairs ? "20 B/pair over measured D2D copy bandwidth"
+                                                    : "12 B/key over measured D2D copy bandwidth");
+          c.print();
+          rxm::bench::append_results("multisplit.jsonl", info, c);
+        }
+      }
+    }
+  }
+  std::printf("%s\n", failures == 0 ? "all outputs matched the peers" : "SOME OUTPUTS DIFFERED FROM THE PEERS");
+  cudaStreamDestroy(stream);
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,368 @@
+// GPU multisplit against the CPU reference (rxm::multisplit on a CPU context): every bucket
+// function, key type and value width, m across the one-pass/two-pass edges, the paper's skewed
+// distributions, device- and host-resident data, the device-level entry points (user functor,
+// digit for gpusort, unaligned pointers), and bad input. Outputs are poisoned first; values are
+// original indices, so stability is checked element by element.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "common/gpu_skip.hpp"
+#include "common/random_keys.hpp"
+#include "cuda/multisplit/multisplit_digit.hpp"
+#include "cuda/runtime/cuda_check.hpp"
+#include "radixmesh/device/multisplit.cuh"
+#include "radixmesh/memory.hpp"
+#include "radixmesh/multisplit.hpp"
+
+namespace rxm = radixmesh;
+using rxm::testing::random_bit_patterns;
+using rxm::testing::test_seed;
+
+namespace {
+
+template <class T> std::vector<T> to_host(const T* device, std::size_t n) {
+  std::vector<T> host(n);
+  if (n) RXM_CUDA_CHECK(cudaMemcpy(host.data(), device, n * sizeof(T), cudaMemcpyDeviceToHost));
+  return host;
+}
+template <class T> rxm::DeviceArray<T> to_device(const std::vector<T>& host) {
+  rxm::DeviceArray<T> device(0, host.size());
+  if (!host.empty()) RXM_CUDA_CHECK(cudaMemcpy(device.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return device;
+}
+template <class T> rxm::DeviceArray<T> poisoned(std::size_t n) {
+  rxm::DeviceArray<T> device(0, n);
+  if (n) RXM_CUDA_CHECK(cudaMemset(device.data(), 0xA5, n * sizeof(T)));
+  return device;
+}
+template <class K> bool same_bits(const std::vector<K>& a, const std::vector<K>& b, std::size_t& first_difference) {
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (rxm::to_bits(a[i]) != rxm::to_bits(b[i])) { first_difference = i; return false; }
+  return a.size() == b.size();
+}
+
+rxm::Context& gpu_context() {
+  static rxm::Context ctx = rxm::Context::local({}, rxm::Backend::cuda);
+  return ctx;
+}
+rxm::Context& cpu_context() {
+  static rxm::Context ctx = rxm::Context::cpu();
+  return ctx;
+}
+
+// Device-resident keys (and values = index, when V is not void) through the host API vs the CPU.
+template <class K, class V, class F>
+void check_device_resident(const std::vector<K>& keys, const F& f, std::uint32_t m) {
+  const std::size_t n = keys.size();
+  std::vector<K> expected_keys(n);
+  std::vector<std::size_t> expected_offsets(m + 1);
+  std::vector<V> values(n), expected_values(n);
+  std::iota(values.begin(), values.end(), V(0));
+  rxm::multisplit(cpu_context(), std::span<const K>(keys), std::span<K>(expected_keys), std::span<const V>(values),
+                  std::span<V>(expected_values), f, std::span<std::size_t>(expected_offsets));
+
+  auto keys_in = to_device(keys);
+  auto keys_out = poisoned<K>(n);
+  auto values_in = to_device(values);
+  auto values_out = poisoned<V>(n);
+  rxm::DeviceArray<std::size_t> offsets = poisoned<std::size_t>(m + 1);
+  rxm::multisplit(gpu_context(), std::span<const K>(keys_in.data(), n), keys_out.span(),
+                  std::span<const V>(values_in.data(), n), values_out.span(), f, offsets.span());
+  ASSERT_EQ(to_host(offsets.data(), m + 1), expected_offsets);
+  std::size_t at = 0;
+  ASSERT_TRUE(same_bits(to_host(keys_out.data(), n), expected_keys, at)) << "first key difference at " << at;
+  ASSERT_EQ(to_host(values_out.data(), n), expected_values) << "values (original indices): stability";
+
+  // Keys only, offsets to host memory.
+  auto keys_only = poisoned<K>(n);
+  std::vector<std::size_t> host_offsets(m + 1, 99);
+  rxm::multisplit(gpu_context(), std::span<const K>(keys_in.data(), n), keys_only.span(), f,
+                  std::span<std::size_t>(host_offsets));
+  ASSERT_EQ(host_offsets, expected_offsets);
+  ASSERT_TRUE(same_bits(to_host(keys_only.data(), n), expected_keys, at)) << "keys only, first difference at " << at;
+}
+
+template <class K> std::vector<K> sorted_sample(const std::vector<K>& keys, std::size_t count, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<K> sample(count);
+  for (auto& s : sample) s = keys.empty() ? K{} : keys[rng() % keys.size()];
+  std::sort(sample.begin(), sample.end(), rxm::key_less<K>{});
+  return sample;
+}
+
+template <class K> void every_bucket_function(std::size_t n, std::uint64_t seed) {
+  SCOPED_TRACE(::testing::Message() << rxm::name_of(rxm::key_type_v<K>) << " n=" << n << " seed=" << seed);
+  const auto keys = random_bit_patterns<K>(n, seed);
+  constexpr int width = int(sizeof(K) * 8);
+  for (int bits : {1, 5, 8, 12}) {
+    if (bits > width) continue;
+    check_device_resident<K, std::uint32_t>(keys, rxm::buckets::radix_digit{width - bits, bits}, 1u << bits);
+    check_device_resident<K, std::uint64_t>(keys, rxm::buckets::radix_digit{0, bits}, 1u << bits);
+  }
+  for (std::uint32_t m : {1u, 3u, 33u, 257u, 4096u}) {
+    auto range = sorted_sample(keys, 2, seed + m);
+    if (!rxm::key_less<K>{}(range[0], range[1])) {
+      range[0] = rxm::decode_key<K>(rxm::key_bits_t<K>(0));
+      range[1] = rxm::decode_key<K>(rxm::key_bits_t<K>(~rxm::key_bits_t<K>(0)));
+    }
+    check_device_resident<K, std::uint32_t>(keys, rxm::buckets::delta<K>(range[0], range[1], m), m);
+    auto boundaries = sorted_sample(keys, m - 1, seed + 7 * m);
+    check_device_resident<K, std::uint64_t>(keys, rxm::buckets::splitters<K>{boundaries.data(), m - 1}, m);
+    if constexpr (std::is_integral_v<K>) {
+      std::vector<K> small(keys);
+      for (auto& k : small) k = K(rxm::to_bits(k) % std::min<std::uint64_t>(m, std::uint64_t(1) << (width - 1)));
+      check_device_resident<K, std::uint32_t>(small, rxm::buckets::identity{m}, m);
+    }
+  }
+}
+
+}  // namespace
+
+TEST(GpuMultisplit, EveryKeyTypeBucketFunctionAndValueWidth) {
+  RXM_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  for (std::size_t n : {0ul, 1ul, 31ul, 4095ul, (1ul << 20) + 7}) {
+    every_bucket_function<std::uint8_t>(n, seed);
+    every_bucket_function<std::uint16_t>(n, seed);
+    every_bucket_function<std::uint32_t>(n, seed);
+    every_bucket_function<std::uint64_t>(n, seed);
+    every_bucket_function<std::int8_t>(n, seed);
+    every_bucket_function<std::int16_t>(n, seed);
+    every_bucket_function<std::int32_t>(n, seed);
+    every_bucket_function<std::int64_t>(n, seed);
+    every_bucket_function<rxm::half_t>(n, seed);
+    every_bucket_function<rxm::bfloat16_t>(n, seed);
+    every_bucket_function<float>(n, seed);
+    every_bucket_function<double>(n, seed);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+// Identity buckets with ids drawn from the paper's distributions (§6.4), every m of the issue.
+TEST(GpuMultisplit, DistributionsAndBucketCounts) {
+  RXM_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed);
+  const std::size_t big = std::getenv("RXM_MULTISPLIT_QUICK") ? (1u << 20) : (1u << 26);
+  for (std::uint32_t m : {1u, 2u, 3u, 32u, 33u, 256u, 257u, 4096u, 65536u}) {
+    for (int distribution = 0; distribution < 5; ++distribution) {
+      for (std::size_t n : {4095ul, (1ul << 20) + 7}) {
+        const std::size_t size = (distribution == 0 && (m == 256 || m == 65536) && n > 4095) ? big : n;
+        SCOPED_TRACE(::testing::Message() << "m=" << m << " distribution=" << distribution << " n=" << size
+                                          << " seed=" << seed);
+        std::vector<std::uint32_t> keys(size);
+        std::binomial_distribution<std::uint32_t> binomial(m - 1, 0.5);
+        const std::uint32_t one_bucket = std::uint32_t(rng() % m);
+        for (std::size_t i = 0; i < size; ++i) {
+          switch (distribution) {
+            case 0: keys[i] = std::uint32_t(rng() % m); break;
+            case 1: keys[i] = one_bucket; break;
+            case 2: keys[i] = binomial(rng); break;
+            case 3: keys[i] = (rng() % 4 == 0) ? std::uint32_t(rng() % m) : one_bucket; break;
+            default: keys[i] = std::uint32_t(std::uint64_t(i) * m / size); break;
+          }
+        }
+        check_device_resident<std::uint32_t, std::uint32_t>(keys, rxm::buckets::identity{m}, m);
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+TEST(GpuMultisplit, HostResidentInputOnCudaContext) {
+  RXM_REQUIRE_GPU();
+  const auto keys = random_bit_patterns<float>(300'007, test_seed());
+  std::vector<std::uint64_t> values(keys.size());
+  std::iota(values.begin(), values.end(), 0ull);
+  const auto fn = rxm::buckets::radix_digit{24, 8};
+  std::vector<float> expected(keys.size()), got(keys.size());
+  std::vector<std::uint64_t> expected_values(keys.size()), got_values(keys.size(), ~0ull);
+  std::vector<std::size_t> expected_offsets(257), offsets(257);
+  rxm::multisplit(cpu_context(), std::span<const float>(keys), std::span<float>(expected),
+                  std::span<const std::uint64_t>(values), std::span<std::uint64_t>(expected_values), fn,
+                  std::span<std::size_t>(expected_offsets));
+  rxm::multisplit(gpu_context(), std::span<const float>(keys), std::span<float>(got),
+                  std::span<const std::uint64_t>(values), std::span<std::uint64_t>(got_values), fn,
+                  std::span<std::size_t>(offsets));
+  EXPECT_EQ(offsets, expected_offsets);
+  std::size_t at = 0;
+  EXPECT_TRUE(same_bits(got, expected, at)) << at;
+  EXPECT_EQ(got_values, expected_values);
+  std::vector<std::size_t> counts(256);
+  rxm::histogram(gpu_context(), std::span<const float>(keys), fn, std::span<std::size_t>(counts));
+  for (int b = 0; b < 256; ++b) EXPECT_EQ(counts[b], expected_offsets[b + 1] - expected_offsets[b]);
+}
+
+namespace {
+// A user's functor for the device-level entry point: a hash, so ids follow no key order.
+struct HashBuckets {
+  std::uint32_t m;
+  __host__ __device__ std::uint32_t operator()(std::uint32_t k) const { return (k * 2654435761u >> 7) % m; }
+};
+struct TooLarge {  // id m for keys divisible by 1000: the checked mode must find the first one
+  std::uint32_t m;
+  __host__ __device__ std::uint32_t operator()(std::uint32_t k) const { return k % 1000 == 999 ? m : k % m; }
+};
+}  // namespace
+
+TEST(GpuMultisplit, DeviceLevelUserFunctorCheckedModeAndUnalignedPointers) {
+  RXM_REQUIRE_GPU();
+  const std::size_t n = (1u << 20) + 3;
+  auto keys = random_bit_patterns<std::uint32_t>(n, test_seed());
+  for (std::uint32_t m : {7u, 300u, 5000u}) {
+    SCOPED_TRACE(m);
+    HashBuckets fn{m};
+    std::vector<std::uint32_t> expected(n);
+    std::vector<std::size_t> expected_offsets(m + 1);
+    rxm::multisplit(cpu_context(), std::span<const std::uint32_t>(keys), std::span<std::uint32_t>(expected), fn,
+                    std::span<std::size_t>(expected_offsets));
+    // Offset by one element: the kernels take the scalar (unaligned) load path.
+    auto keys_in = to_device(keys);
+    auto keys_out = poisoned<std::uint32_t>(n + 1);
+    auto offsets = poisoned<std::uint32_t>(m + 1);
+    std::size_t temp_bytes = 0;
+    ASSERT_EQ(rxm::device::multisplit(nullptr, temp_bytes, keys_in.data() + 1, keys_out.data() + 1, n - 1, fn, m,
+                                      offsets.data()), cudaSuccess);
+    rxm::DeviceBuffer temp(0, temp_bytes);
+    ASSERT_EQ(rxm::device::multisplit(temp.data(), temp_bytes, keys_in.data() + 1, keys_out.data() + 1, n - 1, fn, m,
+                                      offsets.data()), cudaSuccess);
+    std::vector<std::uint32_t> expected_shifted(n - 1);
+    std::vector<std::size_t> expected_shifted_offsets(m + 1);
+    rxm::multisplit(cpu_context(), std::span<const std::uint32_t>(keys).subspan(1),
+                    std::span<std::uint32_t>(expected_shifted), fn, std::span<std::size_t>(expected_shifted_offsets));
+    auto got = to_host(keys_out.data() + 1, n - 1);
+    EXPECT_EQ(got, expected_shifted);
+    auto got_offsets = to_host(offsets.data(), m + 1);
+    EXPECT_TRUE(std::equal(got_offsets.begin(), got_offsets.end(), expected_shifted_offsets.begin()));
+  }
+  // Checked mode: the smallest index with an id >= m comes back; ids are clamped meanwhile.
+  TooLarge bad{300};
+  auto keys_in = to_device(keys);
+  auto keys_out = poisoned<std::uint32_t>(n);
+  rxm::DeviceArray<unsigned long long> bad_index(0, 1);
+  std::size_t temp_bytes = 0;
+  ASSERT_EQ(rxm::device::multisplit(nullptr, temp_bytes, keys_in.data(), keys_out.data(), n, bad, 300u, nullptr),
+            cudaSuccess);
+  rxm::DeviceBuffer temp(0, temp_bytes);
+  ASSERT_EQ(rxm::device::multisplit(temp.data(), temp_bytes, keys_in.data(), keys_out.data(), n, bad, 300u, nullptr,
+                                    0, bad_index.data()), cudaSuccess);
+  const auto first = std::find_if(keys.begin(), keys.end(), [](std::uint32_t k) { return k % 1000 == 999; });
+  EXPECT_EQ(to_host(bad_index.data(), 1)[0], first == keys.end() ? ~0ull : std::uint64_t(first - keys.begin()));
+}
+
+// The digit entry point gpusort builds on, every key width and value width.
+template <int KeyBits, int ValueBytes> void check_digit(std::size_t n, int shift, int bits) {
+  using U = rxm::cuda::digit_key_t<KeyBits>;
+  using V = std::conditional_t<ValueBytes == 8, std::uint64_t, std::uint32_t>;
+  SCOPED_TRACE(::testing::Message() << "KeyBits=" << KeyBits << " ValueBytes=" << ValueBytes << " shift=" << shift
+                                    << " bits=" << bits);
+  const auto keys = random_bit_patterns<U>(n, test_seed());
+  std::vector<V> values(n);
+  std::iota(values.begin(), values.end(), V(0));
+  std::vector<U> expected(n);
+  std::vector<V> expected_values(n);
+  const std::uint32_t m = 1u << bits;
+  std::vector<std::size_t> expected_offsets(m + 1);
+  rxm::multisplit(cpu_context(), std::span<const U>(keys), std::span<U>(expected), std::span<const V>(values),
+                  std::span<V>(expected_values), rxm::buckets::radix_digit{shift, bits},
+                  std::span<std::size_t>(expected_offsets));
+  auto keys_in = to_device(keys);
+  auto values_in = to_device(values);
+  auto keys_out = poisoned<U>(n);
+  auto values_out = poisoned<V>(n);
+  auto offsets = poisoned<std::uint32_t>(m + 1);
+  std::size_t temp_bytes = 0;
+  ASSERT_EQ((rxm::cuda::multisplit_digit<KeyBits, ValueBytes>(nullptr, temp_bytes, keys_in.data(), keys_out.data(),
+                                                               values_in.data(), values_out.data(), n, shift, bits,
+                                                               offsets.data(), nullptr)), cudaSuccess);
+  rxm::DeviceBuffer temp(0, temp_bytes);
+  ASSERT_EQ((rxm::cuda::multisplit_digit<KeyBits, ValueBytes>(temp.data(), temp_bytes, keys_in.data(),
+                                                               keys_out.data(), values_in.data(), values_out.data(), n,
+                                                               shift, bits, offsets.data(), nullptr)), cudaSuccess);
+  RXM_CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_EQ(to_host(keys_out.data(), n), expected);
+  if (ValueBytes != 0) EXPECT_EQ(to_host(values_out.data(), n), expected_values);
+  auto got_offsets = to_host(offsets.data(), m + 1);
+  EXPECT_TRUE(std::equal(got_offsets.begin(), got_offsets.end(), expected_offsets.begin()));
+}
+
+TEST(GpuMultisplit, DigitEntryPointForSort) {
+  RXM_REQUIRE_GPU();
+  for (std::size_t n : {0ul, 1ul, 4097ul, (1ul << 20) + 7}) {
+    check_digit<8, 0>(n, 0, 8);
+    check_digit<8, 4>(n, 3, 5);
+    check_digit<16, 8>(n, 4, 12);
+    check_digit<16, 0>(n, 0, 16);
+    check_digit<32, 0>(n, 24, 8);
+    check_digit<32, 4>(n, 8, 8);
+    check_digit<32, 8>(n, 0, 4);
+    check_digit<32, 4>(n, 16, 16);
+    check_digit<64, 0>(n, 56, 8);
+    check_digit<64, 8>(n, 20, 11);
+    check_digit<64, 4>(n, 0, 0);
+  }
+}
+
+TEST(GpuMultisplit, BadInputLeavesOutputsUntouched) {
+  RXM_REQUIRE_GPU();
+  const std::size_t n = 10'000;
+  std::vector<std::uint32_t> keys(n);
+  std::iota(keys.begin(), keys.end(), 0u);
+  auto keys_in = to_device(keys);
+  auto keys_out = poisoned<std::uint32_t>(n);
+  auto untouched = [&] {
+    auto out = to_host(keys_out.data(), n);
+    return std::all_of(out.begin(), out.end(), [](auto v) { return v == 0xA5A5A5A5u; });
+  };
+  auto expect_error = [&](auto&& call, const char* needle, rxm::ErrorCode code) {
+    try {
+      call();
+      ADD_FAILURE() << "no error for " << needle;
+    } catch (const rxm::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_EQ(e.code(), code) << e.what();
+    }
+    EXPECT_TRUE(untouched()) << needle;
+  };
+  const std::span<const std::uint32_t> in(keys_in.data(), n);
+  std::vector<std::size_t> offsets(257), one(1), too_many(65538);
+  using E = rxm::ErrorCode;
+  expect_error([&] { rxm::multisplit(gpu_context(), in, keys_out.span(), rxm::buckets::identity{256}, std::span(offsets)); },
+               "key 256 at index 256 has bucket id 256", E::invalid_argument);
+  expect_error([&] { rxm::multisplit(gpu_context(), in, keys_out.span(), rxm::buckets::radix_digit{0, 8}, std::span(one)); },
+               "m = 0", E::invalid_argument);
+  expect_error([&] {
+    rxm::multisplit(gpu_context(), in, keys_out.span(), HashBuckets{65537}, std::span(too_many));
+  }, "m = 65537", E::invalid_argument);
+  expect_error([&] {
+    rxm::multisplit(gpu_context(), in, keys_out.span().first(n - 1), rxm::buckets::radix_digit{0, 8}, std::span(offsets));
+  }, "keys_out has 9999", E::invalid_argument);
+  std::vector<std::uint32_t> host_out(n);
+  expect_error([&] {
+    rxm::multisplit(gpu_context(), in, std::span<std::uint32_t>(host_out), rxm::buckets::radix_digit{0, 8}, std::span(offsets));
+  }, "keys_out is host memory", E::invalid_argument);
+  expect_error([&] { rxm::multisplit(gpu_context(), in, keys_out.span(), HashBuckets{256}, std::span(offsets)); },
+               "user bucket functor", E::invalid_argument);
+  // Fast mode sends id 256.. to the last bucket and reports nothing.
+  rxm::multisplit(gpu_context(), in, keys_out.span(), rxm::buckets::identity{256}, std::span(offsets), {.checked = false});
+  EXPECT_EQ(offsets[256], n);
+  EXPECT_EQ(offsets[255], 255u);
+  EXPECT_EQ(to_host(keys_out.data(), n), keys);
+}
+
+// Pointers of a device outside the context: needs two GPUs.
+TEST(GpuMultisplit, PointerFromDeviceOutsideContext) {
+  RXM_REQUIRE_GPU();
+  if (rxm::discover_cuda().topology.devices.size() < 2) GTEST_SKIP() << "needs two GPUs";
+  rxm::Context only_first = rxm::Context::local({0}, rxm::Backend::cuda);
+  rxm::DeviceArray<std::uint32_t> keys(1, 100), out(1, 100);
+  std::vector<std::size_t> offsets(3);
+  EXPECT_THROW(rxm::multisplit(only_first, std::span<const std::uint32_t>(keys.data(), 100), out.span(),
+                               rxm::buckets::radix_digit{0, 1}, std::span(offsets)),
+               rxm::Error);
+}
