@@ -32,13 +32,6 @@ constexpr std::size_t insertion_sort_below = 64;
 // Each extra thread must have at least this many keys to pay for its start and the barriers.
 constexpr std::size_t min_keys_per_thread = std::size_t(1) << 16;
 
-// 11-bit digits take a third fewer passes than 8-bit ones but need 2048 buckets, whose
-// histograms and line buffers only pay off once the data is far larger than the caches.
-int digit_bits_for(std::size_t n) {
-  if (const char* forced = std::getenv("RXM_CPU_SORT_DIGIT_BITS")) return std::clamp(std::atoi(forced), 1, 16);
-  return n >= (std::size_t(1) << 22) ? 11 : 8;
-}
-
 struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }
 };
