@@ -1,4 +1,5 @@
 // Stand-ins for the CUDA backend in a build without CUDA (RXM_ENABLE_CUDA=OFF).
+#include "core/backends.hpp"
 #include "core/context_state.hpp"
 #include "radixmesh/error.hpp"
 #include "radixmesh/memory.hpp"
@@ -27,5 +28,15 @@ DeviceBuffer::DeviceBuffer(int, std::size_t bytes) { if (bytes) no_cuda(); }
 DeviceBuffer::~DeviceBuffer() = default;
 PinnedBuffer::PinnedBuffer(std::size_t bytes) { if (bytes) no_cuda(); }
 PinnedBuffer::~PinnedBuffer() = default;
+
+// The sort's CUDA entry points (src/cuda/sort): a CUDA context cannot exist in this build, so only
+// device-resident input can reach them.
+namespace detail {
+void cuda_sort_host(Context&, const SortPlan&, void*, void*) { no_cuda(); }
+void sort_device(Context&, KeyType, void*, std::size_t, int, void*, std::size_t, int, std::size_t,
+                 const SortOptions&) {
+  no_cuda();
+}
+}  // namespace detail
 
 }  // namespace radixmesh
