@@ -1,16 +1,83 @@
-// Placeholder while the CUDA top-k lands: host input on a CUDA context runs the CPU reference.
+// The host-level top-k on a CUDA context: stage host input on the context's first device (or use
+// device-resident input where it lies), run the device-level top-k on the device's stream, bring
+// the results back. Every allocation is RAII; outputs are written only once all went well.
+#include <cstring>
+#include <string>
+
 #include "cpu/topk_plan.hpp"
 #include "cuda/runtime/cuda_check.hpp"
+#include "cuda/runtime/cuda_resources.hpp"
+#include "radixmesh/device/topk.cuh"
+#include "radixmesh/memory.hpp"
 
 namespace radixmesh::detail {
+
 std::vector<std::uint64_t> copy_offsets_to_host(const std::uint64_t* device_offsets, std::size_t count) {
   std::vector<std::uint64_t> host(count);
   RXM_CUDA_CHECK(cudaMemcpy(host.data(), device_offsets, count * sizeof(std::uint64_t), cudaMemcpyDeviceToHost));
   return host;
 }
+
 void cuda_topk_host(Context& ctx, const TopkPlan& plan, const TopkRequest& rq) {
-  require(rq.values_device < 0, "topk: device-resident input needs the CUDA top-k, not yet in this build",
-          "pass host memory");
-  cpu_topk(plan, rq.values, rq.input_indices, rq.out_values, rq.out_indices, ctx.cpu_threads());
+  auto& resources = cuda_resources(ctx);
+  const CudaResources::PerDevice* dev = &resources.devices.front();
+  if (rq.values_device >= 0) {
+    dev = nullptr;
+    for (const auto& d : resources.devices)
+      if (d.device == rq.values_device) dev = &d;
+    require(dev != nullptr, "topk: the values live on device " + std::to_string(rq.values_device) +
+                                ", which this context does not use",
+            "make the context with that device, or copy the values");
+  }
+  DeviceGuard guard(dev->device);
+  cudaStream_t stream = dev->stream;
+  const std::size_t key_bytes = size_of(plan.type), places = plan.rows * plan.k;
+
+  device::TopkProblem pr;
+  pr.type = plan.type;
+  pr.total = plan.total;
+  pr.rows = plan.rows;
+  pr.row_length = plan.uniform_length;
+  pr.max_row_length = plan.max_row_length;
+  pr.k = plan.k;
+  pr.options = plan.options;
+  pr.index_bytes = plan.index_bytes;
+
+  // Ask for everything first: not enough device memory fails before any work.
+  DeviceBuffer staged_values, staged_indices, offsets, out_values(dev->device, places * key_bytes),
+      out_indices(dev->device, places * plan.index_bytes);
+  if (rq.values_device < 0) {
+    staged_values = DeviceBuffer(dev->device, plan.total * key_bytes);
+    RXM_CUDA_CHECK(cudaMemcpyAsync(staged_values.data(), rq.values, plan.total * key_bytes, cudaMemcpyHostToDevice,
+                                   stream));
+    pr.values = staged_values.data();
+  } else {
+    pr.values = rq.values;
+  }
+  if (rq.input_indices) {
+    staged_indices = DeviceBuffer(dev->device, plan.total * plan.index_bytes);
+    RXM_CUDA_CHECK(cudaMemcpyAsync(staged_indices.data(), rq.input_indices, plan.total * plan.index_bytes,
+                                   cudaMemcpyHostToDevice, stream));
+    pr.input_indices = staged_indices.data();
+  }
+  if (!plan.offsets.empty()) {
+    offsets = DeviceBuffer(dev->device, plan.offsets.size() * sizeof(std::uint64_t));
+    RXM_CUDA_CHECK(cudaMemcpyAsync(offsets.data(), plan.offsets.data(), plan.offsets.size() * sizeof(std::uint64_t),
+                                   cudaMemcpyHostToDevice, stream));
+    pr.row_offsets = static_cast<const std::uint64_t*>(offsets.data());
+  }
+  pr.out_values = out_values.data();
+  pr.out_indices = out_indices.data();
+  if (plan.total == 0) {  // every row empty: nothing to read (and no pointer to read from)
+    pr.values = out_values.data();
+  }
+  const std::size_t temp_bytes = device::topk_temp_bytes(pr, dev->device);
+  DeviceBuffer temp(dev->device, temp_bytes);
+  device::topk(temp.data(), temp_bytes, pr, stream);
+  RXM_CUDA_CHECK(cudaMemcpyAsync(rq.out_values, out_values.data(), places * key_bytes, cudaMemcpyDeviceToHost, stream));
+  RXM_CUDA_CHECK(cudaMemcpyAsync(rq.out_indices, out_indices.data(), places * plan.index_bytes,
+                                 cudaMemcpyDeviceToHost, stream));
+  RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
+
 }  // namespace radixmesh::detail

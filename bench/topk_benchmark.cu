@@ -1,0 +1,248 @@
+// bench_topk: radixmesh's GPU top-k (device-level entry, temp storage allocated once) against
+// torch.topk (bench/peers/torch_topk.py, its own process, CUDA events, same shape) and CUB
+// sort-then-take (DeviceRadixSort / DeviceSegmentedRadixSort of (value, index) pairs, descending;
+// the take is free). Float32, largest, unsorted output, uniform in [0, 1) unless the case says.
+// Floor: one read of the input over the device-to-device copy bandwidth measured here.
+// Ours is checked against the CUB result in every case (same set of indices: CUB's sort is stable,
+// so its ties also come lowest index first).
+//
+//   bench_topk                 every shape of issue 4
+//   bench_topk --sweep         also sweep the delegate subrange 2^alpha at n = 2^28
+//   bench_topk --only NAME     cases whose name contains NAME
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_segmented_radix_sort.cuh>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuda/runtime/cuda_check.hpp"
+#include "harness/harness.hpp"
+#include "radixmesh/device/topk.cuh"
+#include "radixmesh/memory.hpp"
+
+namespace rxm = radixmesh;
+using rxm::bench::Case;
+using rxm::bench::Stats;
+
+namespace {
+
+struct Shape {
+  std::string name;
+  std::size_t rows, length, k;
+  rxm::KeyType type = rxm::KeyType::f32;
+  double lo = 0.0, hi = 1.0;
+  int alpha = -1;  // -1: automatic
+};
+
+__device__ __forceinline__ float uniform01(std::uint64_t i, std::uint64_t seed) {
+  std::uint64_t z = i * 0x9E3779B97F4A7C15ull + seed;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return float(z >> 40) * (1.0f / 16777216.0f);
+}
+
+template <class T> __global__ void fill_uniform(T* out, std::size_t n, float lo, float hi, std::uint64_t seed) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += gridDim.x * std::size_t(blockDim.x)) {
+    const float x = lo + (hi - lo) * uniform01(i, seed);
+    if constexpr (std::is_same_v<T, __half>) out[i] = __float2half_rn(x);
+    else if constexpr (std::is_same_v<T, __nv_bfloat16>) out[i] = __float2bfloat16_rn(x);
+    else out[i] = T(x);
+  }
+}
+
+__global__ void iota_rows(std::int32_t* out, std::size_t n, std::size_t length) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += gridDim.x * std::size_t(blockDim.x))
+    out[i] = std::int32_t(i % length);
+}
+
+__global__ void row_offsets(std::int64_t* out, std::size_t rows, std::size_t length) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i <= rows) out[i] = std::int64_t(i * length);
+}
+
+template <class F> Stats time_events(F&& run, cudaStream_t stream, int warmup, int reps) {
+  cudaEvent_t start, stop;
+  RXM_CUDA_CHECK(cudaEventCreate(&start));
+  RXM_CUDA_CHECK(cudaEventCreate(&stop));
+  for (int i = 0; i < warmup; ++i) run();
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    RXM_CUDA_CHECK(cudaEventRecord(start, stream));
+    run();
+    RXM_CUDA_CHECK(cudaEventRecord(stop, stream));
+    RXM_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    RXM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    times.push_back(ms);
+  }
+  RXM_CUDA_CHECK(cudaEventDestroy(start));
+  RXM_CUDA_CHECK(cudaEventDestroy(stop));
+  return rxm::bench::summarize(times);
+}
+
+double d2d_bandwidth(void* a, const void* b, std::size_t bytes, cudaStream_t stream) {
+  Stats s = time_events([&] { RXM_CUDA_CHECK(cudaMemcpyAsync(a, b, bytes, cudaMemcpyDeviceToDevice, stream)); },
+                        stream, 2, 10);
+  return 2.0 * double(bytes) / (s.median_ms * 1e-3);
+}
+
+const char* torch_dtype(rxm::KeyType t) {
+  return t == rxm::KeyType::f16 ? "float16" : t == rxm::KeyType::bf16 ? "bfloat16" : "float32";
+}
+
+std::optional<Stats> torch_topk(const Shape& s, int reps, std::string& what) {
+  std::string script = "bench/peers/torch_topk.py";
+  if (!std::filesystem::exists(script)) script = std::string(RXM_SOURCE_DIR) + "/bench/peers/torch_topk.py";
+  if (!std::filesystem::exists(script)) return std::nullopt;
+  char args[512];
+  std::snprintf(args, sizeof args, " --rows %zu --length %zu --k %zu --dtype %s --lo %.17g --hi %.17g --reps %d",
+                s.rows, s.length, s.k, torch_dtype(s.type), s.lo, s.hi, reps);
+  const std::string command = "python3 " + script + args + " 2>/dev/null";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  if (!pipe) return std::nullopt;
+  std::string out;
+  char buffer[512];
+  while (std::fgets(buffer, sizeof buffer, pipe.get())) out += buffer;
+  const auto json = nlohmann::json::parse(out, nullptr, false);
+  if (json.is_discarded() || !json.contains("median_ms")) return std::nullopt;
+  Stats st;
+  st.median_ms = json["median_ms"], st.min_ms = json["min_ms"], st.max_ms = json["max_ms"], st.reps = json["reps"];
+  what = "torch.topk " + std::string(json.value("dtype", "")) + " (torch " + json.value("torch", "?") + ")";
+  return st;
+}
+
+template <class T>
+void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stream, int reps, bool with_peers,
+              double& bandwidth) {
+  const std::size_t n = s.rows * s.length, places = s.rows * s.k;
+  rxm::DeviceArray<T> values(0, n), out_values(0, places);
+  rxm::DeviceArray<std::int64_t> out_indices(0, places);
+  fill_uniform<T><<<1024, 256, 0, stream>>>(values.data(), n, float(s.lo), float(s.hi), 42);
+  RXM_CUDA_CHECK_LAUNCH();
+  if (bandwidth == 0) {
+    rxm::DeviceArray<T> copy(0, n);
+    bandwidth = d2d_bandwidth(copy.data(), values.data(), n * sizeof(T), stream);
+  }
+
+  rxm::device::TopkProblem p;
+  p.type = s.type, p.values = values.data(), p.total = n, p.rows = s.rows, p.row_length = s.length;
+  p.max_row_length = s.length, p.k = s.k, p.out_values = out_values.data(), p.out_indices = out_indices.data();
+  p.delegate_log2 = s.alpha;
+  const std::size_t temp_bytes = rxm::device::topk_temp_bytes(p, 0);
+  rxm::DeviceBuffer temp(0, temp_bytes);
+  const Stats ours = time_events([&] { rxm::device::topk(temp.data(), temp_bytes, p, stream); }, stream, 3, reps);
+  std::vector<std::int64_t> our_idx(places);
+  RXM_CUDA_CHECK(cudaMemcpy(our_idx.data(), out_indices.data(), places * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
+
+  nlohmann::json params = {{"rows", s.rows}, {"n", s.length}, {"k", s.k}, {"type", std::string(rxm::name_of(s.type))},
+                           {"distribution", "uniform[" + std::to_string(s.lo) + "," + std::to_string(s.hi) + ")"},
+                           {"largest", true}, {"sorted", false}, {"case", s.name}};
+  if (s.alpha >= 0) params["alpha"] = s.alpha;
+  Case c("topk", params, double(n), "keys");
+  c.add("radixmesh::device::topk", ours, true);
+  c.set_floor(double(n) * sizeof(T), bandwidth, "one read of the input over the D2D copy bandwidth measured here");
+
+  bool verified = false;
+  if (with_peers) {
+    // CUB sort-then-take: (value, index) pairs sorted descending per row; the first k are the top-k.
+    std::size_t cub_bytes = 0;
+    rxm::DeviceArray<T> keys_out(0, n);
+    rxm::DeviceArray<std::int32_t> idx_in(0, n), idx_out(0, n);
+    rxm::DeviceArray<std::int64_t> offsets(0, s.rows + 1);
+    iota_rows<<<1024, 256, 0, stream>>>(idx_in.data(), n, s.length);
+    row_offsets<<<unsigned((s.rows + 256) / 256), 256, 0, stream>>>(offsets.data(), s.rows, s.length);
+    RXM_CUDA_CHECK_LAUNCH();
+    auto cub_sort = [&](void* t) {
+      if (s.rows == 1)
+        RXM_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(t, cub_bytes, values.data(), keys_out.data(),
+                                                                 idx_in.data(), idx_out.data(), n, 0,
+                                                                 int(sizeof(T) * 8), stream));
+      else
+        RXM_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairsDescending(
+            t, cub_bytes, values.data(), keys_out.data(), idx_in.data(), idx_out.data(), std::int64_t(n),
+            std::int64_t(s.rows), offsets.data(), offsets.data() + 1, 0, int(sizeof(T) * 8), stream));
+    };
+    cub_sort(nullptr);
+    rxm::DeviceBuffer cub_temp(0, cub_bytes);
+    c.add(s.rows == 1 ? "cub::DeviceRadixSort then take k" : "cub::DeviceSegmentedRadixSort then take k",
+          time_events([&] { cub_sort(cub_temp.data()); }, stream, 2, std::max(3, reps / 4)));
+    verified = true;
+    for (std::size_t r = 0; r < s.rows && verified; ++r) {
+      std::vector<std::int32_t> cub_idx(s.k);
+      RXM_CUDA_CHECK(cudaMemcpy(cub_idx.data(), idx_out.data() + r * s.length, s.k * sizeof(std::int32_t),
+                                cudaMemcpyDeviceToHost));
+      std::sort(cub_idx.begin(), cub_idx.end());
+      for (std::size_t j = 0; j < s.k; ++j)
+        if (cub_idx[j] != our_idx[r * s.k + j]) {
+          std::printf("MISMATCH %s row %zu place %zu: ours %lld, cub %d\n", s.name.c_str(), r, j,
+                      (long long)our_idx[r * s.k + j], cub_idx[j]);
+          verified = false;
+          break;
+        }
+    }
+  }
+  // torch runs in its own process after ours freed nothing: it has the rest of the device.
+  std::string what;
+  if (with_peers)
+    if (auto t = torch_topk(s, reps, what)) c.add(what, *t);
+  c.print();
+  std::printf("  verified against CUB: %s\n", with_peers ? (verified ? "yes" : "NO") : "not checked");
+  rxm::bench::append_results("topk.jsonl", info, c);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool sweep = false;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--sweep") sweep = true;
+    else if (a == "--only" && i + 1 < argc) only = argv[++i];
+  }
+  cudaDeviceProp prop{};
+  RXM_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  const auto info = rxm::bench::run_info(argc, argv, prop.name);
+  cudaStream_t stream;
+  RXM_CUDA_CHECK(cudaStreamCreate(&stream));
+  const std::size_t n28 = std::size_t(1) << 28;
+  std::vector<Shape> shapes = {
+      {"n2^28 k16", 1, n28, 16},
+      {"n2^28 k1024", 1, n28, 1024},
+      {"n2^28 k4096", 1, n28, 4096},
+      {"n2^28 k65536", 1, n28, 65536},
+      {"n2^28 k2^20", 1, n28, std::size_t(1) << 20},
+      {"n2^29 k1024", 1, n28 * 2, 1024},
+      {"16x2^22 k512", 16, std::size_t(1) << 22, 512},
+      {"64x2^22 k512", 64, std::size_t(1) << 22, 512},
+      {"4096x32768 k50", 4096, 32768, 50},
+      {"U[128.6,128.7] n2^28 k1024", 1, n28, 1024, rxm::KeyType::f32, 128.6, 128.7},
+      {"f16 n2^28 k1024", 1, n28, 1024, rxm::KeyType::f16},
+      {"bf16 n2^28 k1024", 1, n28, 1024, rxm::KeyType::bf16},
+  };
+  if (sweep)
+    for (std::size_t k : {std::size_t(1024), std::size_t(65536), std::size_t(1) << 20})
+      for (int alpha : {0, 4, 6, 8, 10, 12})
+        shapes.push_back({"sweep k" + std::to_string(k) + " alpha" + std::to_string(alpha), 1, n28, k,
+                          rxm::KeyType::f32, 0.0, 1.0, alpha});
+  double bandwidth = 0;
+  for (const auto& s : shapes) {
+    if (!only.empty() && s.name.find(only) == std::string::npos) continue;
+    const bool peers = s.alpha < 0;
+    switch (s.type) {
+      case rxm::KeyType::f16: run_case<__half>(s, info, stream, 20, peers, bandwidth); break;
+      case rxm::KeyType::bf16: run_case<__nv_bfloat16>(s, info, stream, 20, peers, bandwidth); break;
+      default: run_case<float>(s, info, stream, 20, peers, bandwidth); break;
+    }
+  }
+  RXM_CUDA_CHECK(cudaStreamDestroy(stream));
+  return 0;
+}

@@ -1,0 +1,50 @@
+// radixmesh/device/topk.cuh — the device-level top-k: stream-ordered, caller-provided temporary
+// storage, no allocation and no synchronization (CUB's contract). For users who keep their data
+// on the GPU and compose their own kernels; rxm::topk (topk.hpp) is built on it.
+//
+//   rxm::device::TopkProblem p{.type = rxm::KeyType::f32, .values = d_scores, .total = n, .rows = 1,
+//                              .row_length = n, .max_row_length = n, .k = 1024,
+//                              .out_values = d_vals, .out_indices = d_idx};
+//   size_t bytes = rxm::device::topk_temp_bytes(p, device);   // 1. ask
+//   rxm::DeviceBuffer temp(device, bytes);
+//   rxm::device::topk(temp.data(), bytes, p, stream);          // 2. run (stream-ordered)
+//
+// Semantics are those of topk.hpp (NaN policy, ties by lowest index, padding of short rows).
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "radixmesh/key_types.hpp"
+#include "radixmesh/topk.hpp"
+
+namespace radixmesh::device {
+
+struct TopkProblem {
+  KeyType type = KeyType::f32;
+  const void* values = nullptr;             // device memory, `total` elements
+  std::size_t total = 0;
+  std::size_t rows = 1;
+  std::size_t row_length = 0;               // rows of equal length, when row_offsets is null
+  const std::uint64_t* row_offsets = nullptr;  // device memory, rows + 1 non-decreasing entries <= total
+  std::size_t max_row_length = 0;           // the longest row (an upper bound is fine); sizes the work
+  std::size_t k = 0;
+  TopkOptions options;
+  std::size_t index_bytes = 8;              // 4 (int32) or 8 (int64) output indices
+  const void* input_indices = nullptr;      // device memory, `total` entries of index_bytes, or null
+  void* out_values = nullptr;               // device memory, rows * k values
+  void* out_indices = nullptr;              // device memory, rows * k indices
+  // Tuning (benchmarks, tests): log2 of the delegate subrange (Dr. Top-k's alpha); -1 chooses it
+  // from the row length and k, 0 turns the delegate filter off (radix select alone).
+  int delegate_log2 = -1;
+};
+
+// Bytes of temporary storage topk needs for this problem on `device`.
+std::size_t topk_temp_bytes(const TopkProblem& problem, int device);
+
+// Runs on `stream`; `temp` holds at least topk_temp_bytes(problem) bytes of device memory.
+// Arguments are checked (rxm::Error); device-resident offsets are trusted as documented.
+void topk(void* temp, std::size_t temp_bytes, const TopkProblem& problem, cudaStream_t stream);
+
+}  // namespace radixmesh::device

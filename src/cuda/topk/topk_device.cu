@@ -1,0 +1,265 @@
+// The device-level top-k (radixmesh/device/topk.cuh): plan the temporary storage, choose the path
+// (delegates + radix select, or radix select alone) and launch it, stream-ordered. One explicit
+// instantiation per key width (u16, u32, u64) keeps the build small.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_segmented_sort.cuh>
+#include <string>
+
+#include "cuda/runtime/cuda_check.hpp"
+#include "cuda/topk/topk_kernels.cuh"
+#include "cuda/topk/topk_plan_gpu.hpp"
+#include "radixmesh/device/topk.cuh"
+
+namespace radixmesh::detail::topk_gpu {
+
+namespace {
+
+std::size_t align_up(std::size_t x) { return (x + 255) & ~std::size_t(255); }
+
+// Dr. Top-k's subrange size, re-derived for this pipeline: the delegates cost about c1 * n / S
+// element-reads (written once, read by the select passes and the rescan), the rescan about
+// c2 * k * S (k qualifying subranges of S, plus their candidates' select passes). The sum is least
+// at S = sqrt(c1 * n / (c2 * k)); with c1 ~ 4 and c2 ~ 2 that is sqrt(2 n / k).
+int choose_alpha(std::uint64_t row_length, std::uint64_t k) {
+  if (row_length < kMinDelegateRow || k == 0) return 0;
+  const double s = std::sqrt(2.0 * double(row_length) / double(k));
+  int alpha = int(std::lround(std::log2(std::max(s, 1.0))));
+  alpha = std::clamp(alpha, 3, 12);
+  // Delegates pay only when the rescan is a small part of the row.
+  if ((k << alpha) * 4 > row_length) return 0;
+  return alpha;
+}
+
+}  // namespace
+
+GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
+  GpuPlan g;
+  const int width = int(size_of(pr.type));
+  g.key_bytes = std::size_t(width);
+  g.W = width * 8;
+  g.rows = pr.rows;
+  g.k = pr.k;
+  g.max_len = pr.row_offsets ? pr.max_row_length : pr.row_length;
+  g.IB = g.max_len > 1 ? int(std::bit_width(std::uint64_t(g.max_len - 1))) : 0;
+  g.alpha = pr.delegate_log2 < 0 ? choose_alpha(g.max_len, pr.k) : std::min(pr.delegate_log2, 20);
+  g.digit_bits = pr.rows > 64 ? 8 : kMaxDigitBits;
+  int sm_count = 132;
+  RXM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+  const std::uint64_t target_blocks = std::uint64_t(sm_count) * 8;
+  const std::uint64_t per_row = std::max<std::uint64_t>(1, (target_blocks + pr.rows - 1) / pr.rows);
+  g.grid_x = unsigned(std::max<std::uint64_t>(1, std::min<std::uint64_t>(per_row, (g.max_len + 4095) / 4096)));
+  g.cand_cap = g.alpha ? std::min<std::uint64_t>(g.max_len, std::uint64_t(pr.k) << g.alpha) : 0;
+  const int bins = 1 << g.digit_bits;
+  const std::size_t places = pr.rows * pr.k;
+  const std::size_t state_bytes = g.W == 16 ? sizeof(RowState<std::uint16_t>)
+                                  : g.W == 32 ? sizeof(RowState<std::uint32_t>)
+                                              : sizeof(RowState<std::uint64_t>);
+  // CUB's scratch for ordering the winners.
+  std::size_t cub_bytes = 0, b1 = 0, b2 = 0;
+  auto query = [&](auto rank_tag) {
+    using U = decltype(rank_tag);
+    if (pr.rows == 1) {
+      RXM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, b1, (std::uint64_t*)nullptr, (std::uint64_t*)nullptr,
+                                                     (U*)nullptr, (U*)nullptr, places));
+      RXM_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(nullptr, b2, (U*)nullptr, (U*)nullptr,
+                                                               (std::uint64_t*)nullptr, (std::uint64_t*)nullptr,
+                                                               places));
+    } else {
+      RXM_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(
+          nullptr, b1, (std::uint64_t*)nullptr, (std::uint64_t*)nullptr, (U*)nullptr, (U*)nullptr,
+          std::int64_t(places), std::int64_t(pr.rows), (std::uint64_t*)nullptr, (std::uint64_t*)nullptr));
+      RXM_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairsDescending(
+          nullptr, b2, (U*)nullptr, (U*)nullptr, (std::uint64_t*)nullptr, (std::uint64_t*)nullptr,
+          std::int64_t(places), std::int64_t(pr.rows), (std::uint64_t*)nullptr, (std::uint64_t*)nullptr));
+    }
+  };
+  if (g.W == 16) query(std::uint16_t{});
+  else if (g.W == 32) query(std::uint32_t{});
+  else query(std::uint64_t{});
+  cub_bytes = std::max(b1, b2);
+
+  std::size_t at = 0;
+  auto take = [&](std::size_t bytes) {
+    const std::size_t offset = at;
+    at += align_up(bytes);
+    return offset;
+  };
+  g.off_state = take(pr.rows * state_bytes);
+  g.off_dstate = take(pr.rows * state_bytes);
+  g.hist_bytes = pr.rows * bins * sizeof(unsigned long long);
+  g.off_hist = take(g.hist_bytes);
+  g.off_counters = take(pr.rows * sizeof(unsigned));
+  g.off_delegates = take(g.alpha ? ((pr.total >> g.alpha) + pr.rows + 1) * g.key_bytes : 0);
+  g.off_cand_rank = take(pr.rows * g.cand_cap * g.key_bytes);
+  g.off_cand_idx = take(pr.rows * g.cand_cap * sizeof(std::uint64_t));
+  g.off_cand_count = take(pr.rows * sizeof(unsigned long long));
+  g.off_win_count = take(pr.rows * sizeof(unsigned long long));
+  g.off_win_rank = take(places * g.key_bytes);
+  g.off_win_idx = take(places * sizeof(std::uint64_t));
+  g.off_alt_rank = take(places * g.key_bytes);
+  g.off_alt_idx = take(places * sizeof(std::uint64_t));
+  g.off_segments = take((pr.rows + 1) * sizeof(std::uint64_t));
+  g.off_cub = take(cub_bytes);
+  g.cub_bytes = cub_bytes;
+  g.temp_bytes = at;
+  return g;
+}
+
+template <class U>
+void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStream_t stream) {
+  char* base = static_cast<char*>(temp);
+  Params<U> p{};
+  p.values = static_cast<const U*>(pr.values);
+  p.type = pr.type;
+  p.options = pr.options;
+  p.rows = {pr.row_offsets, pr.row_offsets ? 0 : pr.row_length};
+  p.k = pr.k;
+  p.W = g.W;
+  p.IB = g.IB;
+  p.digit_bits = g.digit_bits;
+  p.alpha = g.alpha;
+  p.state = reinterpret_cast<RowState<U>*>(base + g.off_state);
+  p.dstate = reinterpret_cast<RowState<U>*>(base + g.off_dstate);
+  p.hist = reinterpret_cast<unsigned long long*>(base + g.off_hist);
+  p.counters = reinterpret_cast<unsigned*>(base + g.off_counters);
+  p.delegates = reinterpret_cast<U*>(base + g.off_delegates);
+  p.cand_rank = reinterpret_cast<U*>(base + g.off_cand_rank);
+  p.cand_idx = reinterpret_cast<std::uint64_t*>(base + g.off_cand_idx);
+  p.cand_count = reinterpret_cast<unsigned long long*>(base + g.off_cand_count);
+  p.cand_cap = g.cand_cap;
+  p.win_rank = reinterpret_cast<U*>(base + g.off_win_rank);
+  p.win_idx = reinterpret_cast<std::uint64_t*>(base + g.off_win_idx);
+  p.win_count = reinterpret_cast<unsigned long long*>(base + g.off_win_count);
+  U* alt_rank = reinterpret_cast<U*>(base + g.off_alt_rank);
+  auto* alt_idx = reinterpret_cast<std::uint64_t*>(base + g.off_alt_idx);
+  auto* segments = reinterpret_cast<std::uint64_t*>(base + g.off_segments);
+  void* cub_temp = base + g.off_cub;
+
+  const std::size_t rows = pr.rows, places = rows * pr.k;
+  RXM_CUDA_CHECK(cudaMemsetAsync(p.hist, 0, g.hist_bytes, stream));
+  RXM_CUDA_CHECK(cudaMemsetAsync(p.counters, 0, rows * sizeof(unsigned), stream));
+  init_rows<U><<<unsigned((rows + 255) / 256), 256, 0, stream>>>(p, rows, g.alpha ? kMinDelegateRow : ~0ull);
+  RXM_CUDA_CHECK_LAUNCH();
+  const dim3 grid(g.grid_x, unsigned(rows));
+  if (g.alpha) {
+    delegate_pass<U><<<grid, kThreads, 0, stream>>>(p);
+    RXM_CUDA_CHECK_LAUNCH();
+    const int delegate_passes = (g.W + g.digit_bits - 1) / g.digit_bits;
+    // The delegates are n / 2^alpha: fewer blocks read them.
+    const dim3 small_grid(std::max(1u, g.grid_x >> std::min(g.alpha, 4)), unsigned(rows));
+    for (int pass = 1; pass < delegate_passes; ++pass) {
+      delegate_select_pass<U><<<small_grid, kThreads, 0, stream>>>(p, pass);
+      RXM_CUDA_CHECK_LAUNCH();
+    }
+    gather_candidates<U><<<grid, kThreads, 0, stream>>>(p);
+    RXM_CUDA_CHECK_LAUNCH();
+  }
+  const int passes = (g.W + g.IB + g.digit_bits - 1) / g.digit_bits;
+  for (int pass = 0; pass < passes; ++pass) {
+    select_pass<U><<<grid, kThreads, 0, stream>>>(p, pass);
+    RXM_CUDA_CHECK_LAUNCH();
+  }
+  gather_winners<U><<<grid, kThreads, 0, stream>>>(p);
+  RXM_CUDA_CHECK_LAUNCH();
+  const std::uint64_t pad = std::uint64_t(1) << g.IB;  // after every real index
+  const unsigned place_blocks = unsigned((places + 255) / 256);
+  if (pr.row_offsets) {
+    pad_winners<U><<<place_blocks, 256, 0, stream>>>(p, rows, pad);
+    RXM_CUDA_CHECK_LAUNCH();
+  }
+  // Deterministic order: by index (stable), then for sorted output stably by rank, best first.
+  std::size_t cub_bytes = g.cub_bytes;
+  const U* final_rank = alt_rank;
+  const std::uint64_t* final_idx = alt_idx;
+  if (rows == 1) {
+    RXM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_temp, cub_bytes, p.win_idx, alt_idx, p.win_rank, alt_rank,
+                                                   places, 0, g.IB + 1, stream));
+    if (pr.options.sorted) {
+      RXM_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(cub_temp, cub_bytes, alt_rank, p.win_rank, alt_idx,
+                                                               p.win_idx, places, 0, g.W, stream));
+      final_rank = p.win_rank, final_idx = p.win_idx;
+    }
+  } else {
+    segment_offsets<<<unsigned((rows + 1 + 255) / 256), 256, 0, stream>>>(segments, rows, pr.k);
+    RXM_CUDA_CHECK_LAUNCH();
+    RXM_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(cub_temp, cub_bytes, p.win_idx, alt_idx, p.win_rank,
+                                                             alt_rank, std::int64_t(places), std::int64_t(rows),
+                                                             segments, segments + 1, stream));
+    if (pr.options.sorted) {
+      RXM_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairsDescending(
+          cub_temp, cub_bytes, alt_rank, p.win_rank, alt_idx, p.win_idx, std::int64_t(places), std::int64_t(rows),
+          segments, segments + 1, stream));
+      final_rank = p.win_rank, final_idx = p.win_idx;
+    }
+  }
+  if (pr.index_bytes == 4)
+    write_output<U, std::int32_t><<<place_blocks, 256, 0, stream>>>(
+        p, rows, final_rank, final_idx, pad, static_cast<const std::int32_t*>(pr.input_indices),
+        static_cast<U*>(pr.out_values), static_cast<std::int32_t*>(pr.out_indices));
+  else
+    write_output<U, std::int64_t><<<place_blocks, 256, 0, stream>>>(
+        p, rows, final_rank, final_idx, pad, static_cast<const std::int64_t*>(pr.input_indices),
+        static_cast<U*>(pr.out_values), static_cast<std::int64_t*>(pr.out_indices));
+  RXM_CUDA_CHECK_LAUNCH();
+}
+
+template void launch<std::uint16_t>(const GpuPlan&, void*, const device::TopkProblem&, cudaStream_t);
+template void launch<std::uint32_t>(const GpuPlan&, void*, const device::TopkProblem&, cudaStream_t);
+template void launch<std::uint64_t>(const GpuPlan&, void*, const device::TopkProblem&, cudaStream_t);
+
+}  // namespace radixmesh::detail::topk_gpu
+
+namespace radixmesh::device {
+
+namespace {
+void check_problem(const TopkProblem& pr) {
+  require(size_of(pr.type) >= 2, "device::topk: key type " + std::string(name_of(pr.type)) + " is not supported",
+          "use a 16-, 32- or 64-bit type");
+  require(pr.rows > 0, "device::topk: no rows", "pass at least one row");
+  require(pr.rows <= 65535, "device::topk: " + std::to_string(pr.rows) + " rows in one call (a grid dimension)",
+          "split the batch into calls of at most 65535 rows");
+  require(pr.k > 0, "device::topk: k = 0 (n = " + std::to_string(pr.total) + ")", "ask for 1 <= k <= n");
+  require(pr.index_bytes == 4 || pr.index_bytes == 8, "device::topk: indices must be 4 or 8 bytes",
+          "set index_bytes to 4 or 8");
+  if (!pr.row_offsets) {
+    require(pr.row_length > 0 && pr.rows * pr.row_length == pr.total,
+            "device::topk: " + std::to_string(pr.rows) + " rows of " + std::to_string(pr.row_length) +
+                " values do not cover the " + std::to_string(pr.total) + " values",
+            "pass rows * row_length == total");
+    require(pr.k <= pr.row_length,
+            "device::topk: k = " + std::to_string(pr.k) + " is larger than n = " + std::to_string(pr.row_length),
+            "ask for k <= n");
+  } else {
+    require(pr.max_row_length <= pr.total, "device::topk: max_row_length exceeds the values",
+            "pass the longest row's length");
+  }
+  require(pr.values && pr.out_values && pr.out_indices, "device::topk: a pointer is null",
+          "pass device memory for values and both outputs");
+}
+}  // namespace
+
+std::size_t topk_temp_bytes(const TopkProblem& problem, int device) {
+  check_problem(problem);
+  return detail::topk_gpu::plan_gpu(problem, device).temp_bytes;
+}
+
+void topk(void* temp, std::size_t temp_bytes, const TopkProblem& problem, cudaStream_t stream) {
+  check_problem(problem);
+  int device = 0;
+  RXM_CUDA_CHECK(cudaGetDevice(&device));
+  const auto g = detail::topk_gpu::plan_gpu(problem, device);
+  require(temp_bytes >= g.temp_bytes,
+          "device::topk: " + std::to_string(temp_bytes) + " bytes of temporary storage, " +
+              std::to_string(g.temp_bytes) + " needed",
+          "size it with device::topk_temp_bytes");
+  switch (g.W) {
+    case 16: detail::topk_gpu::launch<std::uint16_t>(g, temp, problem, stream); break;
+    case 32: detail::topk_gpu::launch<std::uint32_t>(g, temp, problem, stream); break;
+    default: detail::topk_gpu::launch<std::uint64_t>(g, temp, problem, stream); break;
+  }
+}
+
+}  // namespace radixmesh::device

@@ -1,0 +1,520 @@
+// Top-k kernels, instantiated per key width U (u16, u32, u64), never per key type: the type only
+// picks the rank transform (topk_rank, topk.hpp) at run time.
+//
+// The select works on a combined key per element: its W-bit rank, then IB bits of the complement
+// of its position, so that the composite is unique and a larger composite is better (higher rank,
+// then lower index). MSD radix passes over the composite find a lower bound L with exactly k
+// elements >= L (RadiK §2.3.1, with the index digits making ties deterministic instead of atomic-
+// order dependent). Each pass: block histograms in shared memory merged into a global histogram
+// (RadiK §3.1.1 hierarchical atomics); the last block to finish picks the bucket and updates the
+// row's state, so a pass is one launch and nothing returns to the host. A row whose bucket count
+// equals the places left is done (early exit) and later passes skip it.
+//
+// Delegates (Dr. Top-k): a pass over the input writes the maximum rank of every subrange of S = 2^α
+// elements and, fused into it, the first digit histogram of those delegates. The k-th largest
+// delegate T is a lower bound of the k-th largest element (k subranges each hold an element >= T),
+// so only subranges whose delegate is >= T hold winners: they are rescanned and their elements
+// >= T compacted into candidates, and the exact select runs on those alone.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cub/block/block_scan.cuh>
+
+#include "radixmesh/keys.hpp"
+#include "radixmesh/topk.hpp"
+
+namespace radixmesh::detail::topk_gpu {
+
+constexpr int kThreads = 256;
+constexpr int kMaxDigitBits = 11;
+constexpr int kMaxBins = 1 << kMaxDigitBits;
+
+enum Mode : int { kRaw = 0, kDelegates = 1 };
+
+template <class U> struct RowState {
+  U rank_prefix;            // resolved top bits of the rank, the rest 0
+  std::uint64_t nidx_prefix;// resolved top bits of the complemented index (within IB bits)
+  std::uint64_t k_left;     // places still to fill among elements matching the prefix
+  int resolved;             // composite bits resolved so far
+  int done;                 // winners = composite top `resolved` bits >= prefix
+  int mode;                 // kRaw: select over the row; kDelegates: over its candidates
+  int pad_;
+};
+
+// The rows of a batch: equal lengths, or offsets in device memory.
+struct RowsView {
+  const std::uint64_t* offsets;
+  std::uint64_t length;
+  __device__ std::uint64_t begin(std::size_t r) const { return offsets ? offsets[r] : r * length; }
+  __device__ std::uint64_t end(std::size_t r) const { return offsets ? offsets[r + 1] : (r + 1) * length; }
+};
+
+// Everything a kernel needs, passed by value.
+template <class U> struct Params {
+  const U* values;          // raw bits of the input
+  KeyType type;
+  TopkOptions options;
+  RowsView rows;
+  std::uint64_t k;
+  int W, IB;                // rank bits, index bits of the composite
+  int digit_bits;           // per pass
+  int alpha;                // log2 of the delegate subrange
+  RowState<U>* state;       // main select, one per row
+  RowState<U>* dstate;      // delegate select, one per row
+  unsigned long long* hist; // rows * kMaxBins
+  unsigned* counters;       // rows: blocks finished in the current pass
+  U* delegates;
+  U* cand_rank;
+  std::uint64_t* cand_idx;
+  unsigned long long* cand_count;  // rows
+  std::uint64_t cand_cap;          // per row
+  U* win_rank;
+  std::uint64_t* win_idx;
+  unsigned long long* win_count;   // rows
+};
+
+// ---- rank transform: the run-time type picks topk_rank<T>; inverse for the output.
+template <class U, class F> __device__ __forceinline__ auto with_type(KeyType t, F&& f) {
+  if constexpr (sizeof(U) == 2) {
+    switch (t) {
+      case KeyType::f16: return f(half_t{});
+      case KeyType::bf16: return f(bfloat16_t{});
+      case KeyType::i16: return f(std::int16_t{});
+      default: return f(std::uint16_t{});
+    }
+  } else if constexpr (sizeof(U) == 4) {
+    switch (t) {
+      case KeyType::f32: return f(float{});
+      case KeyType::i32: return f(std::int32_t{});
+      default: return f(std::uint32_t{});
+    }
+  } else {
+    switch (t) {
+      case KeyType::f64: return f(double{});
+      case KeyType::i64: return f(std::int64_t{});
+      default: return f(std::uint64_t{});
+    }
+  }
+}
+
+template <class U> __device__ __forceinline__ U rank_of(U raw, KeyType t, const TopkOptions& o) {
+  return with_type<U>(t, [&](auto tag) -> U {
+    using T = decltype(tag);
+    return U(topk_rank(from_bits<T>(key_bits_t<T>(raw)), o));
+  });
+}
+
+template <class U> __device__ __forceinline__ U raw_of_rank(U rank, KeyType t, const TopkOptions& o) {
+  return with_type<U>(t, [&](auto tag) -> U {
+    using T = decltype(tag);
+    U e = rank;
+    if (!o.largest) {
+      e = U(~rank);
+    } else if constexpr (key_traits<T>::is_float) {
+      if (!o.include_nan) e = U(rank - U(2 * ((U(1) << key_traits<T>::mantissa_bits) - 1)));
+    }
+    return U(key_traits<T>::decode_bits(e));
+  });
+}
+
+// ---- the composite key (rank, ~index): bit arithmetic over W + IB <= 128 bits.
+__device__ __forceinline__ std::uint64_t low_mask(int bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
+
+// Bits [low, low + width) of the composite (width <= 16).
+template <class U>
+__device__ __forceinline__ unsigned composite_digit(U rank, std::uint64_t nidx, int IB, int low, int width) {
+  std::uint64_t r;
+  if (low >= IB) {
+    r = std::uint64_t(rank) >> (low - IB);
+  } else {
+    const int shift = IB - low;
+    r = (nidx >> low) | (shift < 64 ? std::uint64_t(rank) << shift : 0);
+  }
+  return unsigned(r & low_mask(width));
+}
+
+// Do the top `resolved` composite bits equal (ge: are they >=) the prefix's?
+template <class U, bool GreaterEqual>
+__device__ __forceinline__ bool compare_top(U rank, std::uint64_t nidx, const RowState<U>& s, int W, int IB) {
+  const int R = s.resolved;
+  if (R == 0) return true;
+  if (R <= W) {
+    const std::uint64_t a = std::uint64_t(rank) >> (W - R), b = std::uint64_t(s.rank_prefix) >> (W - R);
+    return GreaterEqual ? a >= b : a == b;
+  }
+  if (rank != s.rank_prefix) return GreaterEqual && rank > s.rank_prefix;
+  const int shift = IB - (R - W);
+  const std::uint64_t a = nidx >> shift, b = s.nidx_prefix >> shift;
+  return GreaterEqual ? a >= b : a == b;
+}
+
+template <class U>
+__device__ __forceinline__ void set_digit(RowState<U>& s, unsigned d, int IB, int low, int width) {
+  if (low >= IB) {
+    s.rank_prefix = U(s.rank_prefix | (U(d) << (low - IB)));
+  } else if (low + width <= IB) {
+    s.nidx_prefix |= std::uint64_t(d) << low;
+  } else {
+    const int in_idx = IB - low;
+    s.rank_prefix = U(s.rank_prefix | U(d >> in_idx));
+    s.nidx_prefix |= (std::uint64_t(d) & low_mask(in_idx)) << low;
+  }
+}
+
+// The pass's bit range in the composite of `total_bits`: [low, low + width).
+struct PassBits {
+  int low, width;
+};
+__device__ __forceinline__ PassBits pass_bits(int pass, int total_bits, int digit_bits) {
+  const int hi = total_bits - pass * digit_bits;
+  const int low = hi > digit_bits ? hi - digit_bits : 0;
+  return {low, hi - low};
+}
+
+// ---- one histogram pass's tail: merge the block's shared histogram, and the last block of the
+// row picks the bucket holding the k_left-th best, updating the row's state.
+template <class U>
+__device__ void merge_and_pick(unsigned* smem_hist, int bins, unsigned long long* hist, unsigned* counter,
+                               RowState<U>* state, int total_bits, int IB, PassBits pb) {
+  __syncthreads();
+  for (int b = threadIdx.x; b < bins; b += blockDim.x)
+    if (smem_hist[b]) atomicAdd(hist + b, (unsigned long long)smem_hist[b]);
+  __threadfence();
+  __syncthreads();
+  __shared__ bool last;
+  if (threadIdx.x == 0) last = atomicAdd(counter, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  using Scan = cub::BlockScan<unsigned long long, kThreads>;
+  __shared__ typename Scan::TempStorage scan_storage;
+  const int per = (bins + kThreads - 1) / kThreads;  // <= 8
+  unsigned long long local[kMaxBins / kThreads];
+  unsigned long long sum = 0;
+#pragma unroll
+  for (int j = 0; j < kMaxBins / kThreads; ++j) {
+    const int b = bins - 1 - (int(threadIdx.x) * per + j);  // thread 0 owns the top bins
+    local[j] = (j < per && b >= 0) ? __ldcg(hist + b) : 0ull;
+    sum += local[j];
+  }
+  unsigned long long above;
+  Scan(scan_storage).ExclusiveSum(sum, above);
+  RowState<U> s = *state;
+  if (above < s.k_left && s.k_left <= above + sum) {
+    unsigned long long running = above;
+#pragma unroll
+    for (int j = 0; j < kMaxBins / kThreads; ++j) {
+      if (j < per && running + local[j] >= s.k_left) {
+        const unsigned d = unsigned(bins - 1 - (int(threadIdx.x) * per + j));
+        s.k_left -= running;
+        set_digit(s, d, IB, pb.low, pb.width);
+        s.resolved = total_bits - pb.low;
+        s.done = (local[j] == s.k_left || pb.low == 0) ? 1 : 0;
+        *state = s;
+        break;
+      }
+      running += local[j];
+    }
+  }
+  __syncthreads();
+  for (int b = threadIdx.x; b < bins; b += blockDim.x) hist[b] = 0;
+  if (threadIdx.x == 0) *counter = 0;
+}
+
+__device__ __forceinline__ void zero_smem(unsigned* h, int bins) {
+  for (int b = threadIdx.x; b < bins; b += blockDim.x) h[b] = 0;
+  __syncthreads();
+}
+
+template <class U> __device__ __forceinline__ U max_over_lanes(U v, int group) {
+  for (int offset = group / 2; offset > 0; offset /= 2) {
+    U other = U(__shfl_xor_sync(0xffffffffu, std::uint64_t(v), offset));
+    v = other > v ? other : v;
+  }
+  return v;
+}
+
+// Rows that need no select (length <= k) are done at once; others start empty.
+template <class U> __global__ void init_rows(Params<U> p, std::size_t row_count, std::uint64_t min_delegate_length) {
+  const std::size_t r = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (r >= row_count) return;
+  const std::uint64_t length = p.rows.end(r) - p.rows.begin(r);
+  RowState<U> s{};
+  s.k_left = length < p.k ? length : p.k;
+  s.done = length <= p.k;
+  s.mode = (!s.done && p.alpha > 0 && length >= min_delegate_length) ? kDelegates : kRaw;
+  p.state[r] = s;
+  RowState<U> d{};
+  d.k_left = p.k;
+  d.done = s.mode != kDelegates;
+  d.mode = s.mode;
+  p.dstate[r] = d;
+  p.cand_count[r] = 0;
+  p.win_count[r] = 0;
+}
+
+// Delegates of every subrange of 2^alpha elements (its largest rank), and the delegates' first
+// digit histogram, fused: the delegate select's first pass costs no extra read. A warp reads
+// tiles of 256 elements, 8 coalesced loads per lane in flight; a subrange of >= 256 elements is
+// one warp's run of tiles, smaller ones are folded inside a tile (across loads, then lanes).
+template <class U> __global__ void __launch_bounds__(kThreads) delegate_pass(Params<U> p) {
+  constexpr int kLoads = 8, kTile = 32 * kLoads;
+  __shared__ unsigned smem_hist[kMaxBins];
+  const std::size_t r = blockIdx.y;
+  if (p.dstate[r].done) return;
+  const int bins = 1 << p.digit_bits;
+  zero_smem(smem_hist, bins);
+  const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
+  const int alpha = p.alpha;
+  const std::uint64_t S = 1ull << alpha, subranges = (length + S - 1) >> alpha;
+  U* delegates = p.delegates + (begin >> alpha) + r;
+  const U* values = p.values + begin;
+  const int lane = threadIdx.x & 31;
+  const std::uint64_t warp = (blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x) >> 5;
+  const std::uint64_t warps = (gridDim.x * std::uint64_t(blockDim.x)) >> 5;
+  const PassBits pb = pass_bits(0, p.W, p.digit_bits);
+  auto emit = [&](std::uint64_t sub, U best) {
+    delegates[sub] = best;
+    atomicAdd(smem_hist + composite_digit(best, 0, 0, pb.low, pb.width), 1u);
+  };
+  auto load_tile = [&](std::uint64_t base, U (&v)[kLoads]) {
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const std::uint64_t i = base + lane + 32 * u;
+      v[u] = i < length ? values[i] : U(0);
+    }
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const std::uint64_t i = base + lane + 32 * u;
+      v[u] = i < length ? rank_of<U>(v[u], p.type, p.options) : U(0);
+    }
+  };
+  if (S >= kTile) {
+    for (std::uint64_t sub = warp; sub < subranges; sub += warps) {
+      U best = 0;
+      for (std::uint64_t t = 0; t < S; t += kTile) {
+        U v[kLoads];
+        load_tile((sub << alpha) + t, v);
+#pragma unroll
+        for (int u = 0; u < kLoads; ++u) best = v[u] > best ? v[u] : best;
+      }
+      best = max_over_lanes(best, 32);
+      if (lane == 0) emit(sub, best);
+    }
+  } else {
+    const std::uint64_t tiles = (length + kTile - 1) / kTile;
+    for (std::uint64_t tile = warp; tile < tiles; tile += warps) {
+      const std::uint64_t base = tile * kTile;
+      U v[kLoads];
+      load_tile(base, v);
+      if (S >= 32) {  // fold loads that share a subrange, then the 32 lanes
+#pragma unroll
+        for (int step = 1; step < kLoads; step *= 2)
+          if (std::uint64_t(64 * step) <= S) {
+#pragma unroll
+            for (int u = 0; u + step < kLoads; u += 2 * step) v[u] = v[u + step] > v[u] ? v[u + step] : v[u];
+          }
+        const int loads_per_sub = int(S / 32);
+#pragma unroll
+        for (int u = 0; u < kLoads; ++u)
+          if (u % loads_per_sub == 0) {
+            const U best = max_over_lanes(v[u], 32);
+            const std::uint64_t sub = (base + 32 * u) >> alpha;
+            if (lane == 0 && sub < subranges) emit(sub, best);
+          }
+      } else {  // a subrange is a group of S lanes of one load
+#pragma unroll
+        for (int u = 0; u < kLoads; ++u) {
+          const U best = max_over_lanes(v[u], int(S));
+          const std::uint64_t i = base + lane + 32 * u;
+          if (lane % int(S) == 0 && i < length) emit(i >> alpha, best);
+        }
+      }
+    }
+  }
+  merge_and_pick(smem_hist, bins, p.hist + r * bins, p.counters + r, p.dstate + r, p.W, 0, pb);
+}
+
+// A later pass of the delegate select (ranks only: IB = 0).
+template <class U> __global__ void __launch_bounds__(kThreads) delegate_select_pass(Params<U> p, int pass) {
+  __shared__ unsigned smem_hist[kMaxBins];
+  const std::size_t r = blockIdx.y;
+  const RowState<U> s = p.dstate[r];
+  if (s.done) return;
+  const int bins = 1 << p.digit_bits;
+  zero_smem(smem_hist, bins);
+  const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
+  const std::uint64_t subranges = (length + (1ull << p.alpha) - 1) >> p.alpha;
+  const U* delegates = p.delegates + (begin >> p.alpha) + r;
+  const PassBits pb = pass_bits(pass, p.W, p.digit_bits);
+  for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < subranges;
+       i += gridDim.x * std::uint64_t(blockDim.x)) {
+    const U d = delegates[i];
+    if (compare_top<U, false>(d, 0, s, p.W, 0))
+      atomicAdd(smem_hist + composite_digit(d, 0, 0, pb.low, pb.width), 1u);
+  }
+  merge_and_pick(smem_hist, bins, p.hist + r * bins, p.counters + r, p.dstate + r, p.W, 0, pb);
+}
+
+// Appends the lanes' flagged (rank, index) pairs to a row's list with one atomic per warp.
+template <class U>
+__device__ __forceinline__ void warp_append(bool flag, U rank, std::uint64_t idx, unsigned long long* count,
+                                            U* out_rank, std::uint64_t* out_idx, std::uint64_t cap) {
+  const unsigned mask = __ballot_sync(0xffffffffu, flag);
+  if (!mask) return;
+  const int lane = threadIdx.x & 31;
+  unsigned long long base = 0;
+  if (lane == __ffs(mask) - 1) base = atomicAdd(count, (unsigned long long)__popc(mask));
+  base = __shfl_sync(0xffffffffu, base, __ffs(mask) - 1);
+  if (flag) {
+    const unsigned long long at = base + __popc(mask & ((1u << lane) - 1));
+    if (at < cap) {
+      out_rank[at] = rank;
+      out_idx[at] = idx;
+    }
+  }
+}
+
+// Rescans the subranges whose delegate is >= T (the k-th largest delegate) and compacts their
+// elements >= T into the row's candidates. A warp tests 32 delegates at once, then reads each
+// qualifying subrange together.
+template <class U> __global__ void __launch_bounds__(kThreads) gather_candidates(Params<U> p) {
+  const std::size_t r = blockIdx.y;
+  if (p.state[r].mode != kDelegates) return;
+  const U T = p.dstate[r].rank_prefix;
+  const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
+  const std::uint64_t S = 1ull << p.alpha, subranges = (length + S - 1) >> p.alpha;
+  const U* delegates = p.delegates + (begin >> p.alpha) + r;
+  const int lane = threadIdx.x & 31;
+  const std::uint64_t warp = (blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x) >> 5;
+  const std::uint64_t warps = (gridDim.x * std::uint64_t(blockDim.x)) >> 5;
+  U* out_rank = p.cand_rank + r * p.cand_cap;
+  std::uint64_t* out_idx = p.cand_idx + r * p.cand_cap;
+  for (std::uint64_t g = warp * 32; g < subranges; g += warps * 32) {
+    const std::uint64_t mine = g + lane;
+    unsigned qualifying = __ballot_sync(0xffffffffu, mine < subranges && delegates[mine] >= T);
+    while (qualifying) {
+      const int q = __ffs(qualifying) - 1;
+      qualifying &= qualifying - 1;
+      const std::uint64_t base = (g + q) << p.alpha;
+      for (std::uint64_t j = 0; j < S; j += 32) {
+        const std::uint64_t i = base + j + lane;
+        const bool in_row = j + lane < S && i < length;
+        const U rank = in_row ? rank_of<U>(p.values[begin + i], p.type, p.options) : U(0);
+        warp_append(in_row && rank >= T, rank, i, p.cand_count + r, out_rank, out_idx, p.cand_cap);
+      }
+    }
+  }
+}
+
+// Where a row's select reads from: its candidates when the delegates produced them (and they
+// fit), else the whole row.
+template <class U> struct RowSource {
+  const U* raw;
+  const U* cand_rank;
+  const std::uint64_t* cand_idx;
+  std::uint64_t count;
+  bool candidates;
+  KeyType type;
+  TopkOptions options;
+  __device__ __forceinline__ void load(std::uint64_t i, U& rank, std::uint64_t& idx) const {
+    if (candidates) {
+      rank = cand_rank[i];
+      idx = cand_idx[i];
+    } else {
+      rank = rank_of<U>(raw[i], type, options);
+      idx = i;
+    }
+  }
+};
+
+template <class U> __device__ __forceinline__ RowSource<U> row_source(const Params<U>& p, std::size_t r) {
+  const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
+  const bool cand = p.state[r].mode == kDelegates && p.cand_count[r] <= p.cand_cap;
+  return {p.values + begin, p.cand_rank + r * p.cand_cap, p.cand_idx + r * p.cand_cap,
+          cand ? std::uint64_t(p.cand_count[r]) : length, cand, p.type, p.options};
+}
+
+// One pass of the main select over a row's source.
+template <class U> __global__ void __launch_bounds__(kThreads) select_pass(Params<U> p, int pass) {
+  __shared__ unsigned smem_hist[kMaxBins];
+  const std::size_t r = blockIdx.y;
+  const RowState<U> s = p.state[r];
+  if (s.done) return;
+  const int bins = 1 << p.digit_bits;
+  zero_smem(smem_hist, bins);
+  const RowSource<U> src = row_source(p, r);
+  const int total_bits = p.W + p.IB;
+  const PassBits pb = pass_bits(pass, total_bits, p.digit_bits);
+  const std::uint64_t idx_mask = low_mask(p.IB);
+  constexpr int kLoads = 4;  // loads in flight per thread
+  const std::uint64_t stride = gridDim.x * std::uint64_t(blockDim.x);
+  for (std::uint64_t i0 = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i0 < src.count;
+       i0 += kLoads * stride) {
+    U rank[kLoads];
+    std::uint64_t idx[kLoads];
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u)
+      if (i0 + u * stride < src.count) src.load(i0 + u * stride, rank[u], idx[u]);
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const std::uint64_t nidx = ~idx[u] & idx_mask;
+      if (i0 + u * stride < src.count && compare_top<U, false>(rank[u], nidx, s, p.W, p.IB))
+        atomicAdd(smem_hist + composite_digit(rank[u], nidx, p.IB, pb.low, pb.width), 1u);
+    }
+  }
+  merge_and_pick(smem_hist, bins, p.hist + r * bins, p.counters + r, p.state + r, total_bits, p.IB, pb);
+}
+
+// Writes each row's winners (exactly min(k, length)) in any order; the sort that follows fixes it.
+template <class U> __global__ void __launch_bounds__(kThreads) gather_winners(Params<U> p) {
+  const std::size_t r = blockIdx.y;
+  const RowState<U> s = p.state[r];
+  const RowSource<U> src = row_source(p, r);
+  const std::uint64_t idx_mask = low_mask(p.IB);
+  const std::uint64_t rounded = (src.count + 31) & ~31ull;  // whole warps reach the ballot
+  for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < rounded;
+       i += gridDim.x * std::uint64_t(blockDim.x)) {
+    U rank = 0;
+    std::uint64_t idx = 0;
+    const bool in = i < src.count;
+    if (in) src.load(i, rank, idx);
+    const bool win = in && compare_top<U, true>(rank, ~idx & idx_mask, s, p.W, p.IB);
+    warp_append(win, rank, idx, p.win_count + r, p.win_rank + r * p.k, p.win_idx + r * p.k, p.k);
+  }
+}
+
+// Places past a short row's winners: index `pad` (sorts after every real index), rank 0.
+template <class U> __global__ void pad_winners(Params<U> p, std::size_t row_count, std::uint64_t pad) {
+  const std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x;
+  if (i >= row_count * p.k) return;
+  const std::uint64_t r = i / p.k, j = i % p.k;
+  if (j >= p.win_count[r]) {
+    p.win_rank[i] = 0;
+    p.win_idx[i] = pad;
+  }
+}
+
+// Final output: values from their ranks (the transform is a bijection), indices as asked.
+template <class U, class Index>
+__global__ void write_output(Params<U> p, std::size_t row_count, const U* ranks, const std::uint64_t* idx,
+                             std::uint64_t pad, const Index* input_indices, U* out_values, Index* out_indices) {
+  const std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x;
+  if (i >= row_count * p.k) return;
+  const std::uint64_t position = idx[i];
+  if (position == pad) {
+    out_values[i] = 0;
+    out_indices[i] = Index(-1);
+    return;
+  }
+  out_values[i] = raw_of_rank<U>(ranks[i], p.type, p.options);
+  out_indices[i] = input_indices ? input_indices[p.rows.begin(i / p.k) + position] : Index(position);
+}
+
+__global__ inline void segment_offsets(std::uint64_t* offsets, std::size_t row_count, std::uint64_t k) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i <= row_count) offsets[i] = i * k;
+}
+
+}  // namespace radixmesh::detail::topk_gpu

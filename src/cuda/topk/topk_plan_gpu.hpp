@@ -1,0 +1,30 @@
+// The GPU top-k's plan: the path's parameters and the layout of the caller's temporary storage.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "radixmesh/device/topk.cuh"
+
+namespace radixmesh::detail::topk_gpu {
+
+// Rows shorter than this never take the delegate path (one or two radix passes cost less).
+constexpr std::uint64_t kMinDelegateRow = std::uint64_t(1) << 15;
+
+struct GpuPlan {
+  std::size_t key_bytes = 4, rows = 1, k = 1, max_len = 0;
+  int W = 32, IB = 0, alpha = 0, digit_bits = 11;
+  unsigned grid_x = 1;
+  std::uint64_t cand_cap = 0;
+  std::size_t off_state = 0, off_dstate = 0, off_hist = 0, hist_bytes = 0, off_counters = 0, off_delegates = 0,
+              off_cand_rank = 0, off_cand_idx = 0, off_cand_count = 0, off_win_count = 0, off_win_rank = 0,
+              off_win_idx = 0, off_alt_rank = 0, off_alt_idx = 0, off_segments = 0, off_cub = 0, cub_bytes = 0;
+  std::size_t temp_bytes = 0;
+};
+
+GpuPlan plan_gpu(const device::TopkProblem& problem, int device);
+
+template <class U> void launch(const GpuPlan& plan, void* temp, const device::TopkProblem& problem, cudaStream_t stream);
+
+}  // namespace radixmesh::detail::topk_gpu

@@ -1,0 +1,213 @@
+// The CUDA top-k against the CPU reference (itself checked against a model in test_topk_cpu):
+// exact values (bit for bit) and indices, every type, the issue's sizes, k and distributions,
+// batches with empty, short and mixed rows, host and device input, and bad input.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "common/gpu_skip.hpp"
+#include "common/random_keys.hpp"
+#include "common/topk_inputs.hpp"
+#include "cuda/runtime/cuda_check.hpp"
+#include "radixmesh/device/topk.cuh"
+#include "radixmesh/memory.hpp"
+#include "radixmesh/topk.hpp"
+
+namespace rxm = radixmesh;
+using rxm::testing::test_seed;
+
+namespace {
+
+rxm::Context& gpu() {
+  static rxm::Context ctx = rxm::Context::local({}, rxm::Backend::cuda);
+  return ctx;
+}
+rxm::Context& cpu() {
+  static rxm::Context ctx = rxm::Context::cpu();
+  return ctx;
+}
+
+template <class T, class Index>
+void expect_equal(const rxm::TopkResult<T, Index>& got, const rxm::TopkResult<T, Index>& want) {
+  ASSERT_EQ(got.values.size(), want.values.size());
+  ASSERT_EQ(got.indices.size(), want.indices.size());
+  for (std::size_t i = 0; i < want.values.size(); ++i) {
+    ASSERT_EQ(got.indices[i], want.indices[i]) << "place " << i;
+    ASSERT_EQ(rxm::to_bits(got.values[i]), rxm::to_bits(want.values[i])) << "place " << i;
+  }
+}
+
+std::string describe(const std::string& what, std::size_t n, std::size_t k, const rxm::TopkOptions& o) {
+  return what + " n=" + std::to_string(n) + " k=" + std::to_string(k) + " largest=" + std::to_string(o.largest) +
+         " sorted=" + std::to_string(o.sorted) + " nan=" + std::to_string(o.include_nan) +
+         " seed=" + std::to_string(test_seed());
+}
+
+const rxm::TopkOptions some_options[] = {{.largest = true, .sorted = false},
+                                         {.largest = false, .sorted = true},
+                                         {.largest = true, .sorted = true, .include_nan = true}};
+
+template <class T> void check_type(const std::vector<std::size_t>& sizes, bool every_input) {
+  for (const auto& input : rxm::testing::topk_inputs(test_seed())) {
+    if (!every_input && input.name != "uniform" && input.name != "all-equal" && input.name != "specials" &&
+        input.name != "U[128.6,128.7]")
+      continue;
+    for (std::size_t n : sizes) {
+      const auto v = rxm::testing::make_topk_input<T>(input, n);
+      for (std::size_t k : rxm::testing::topk_ks(n))
+        for (const auto& o : some_options) {
+          SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + input.name, n, k, o));
+          expect_equal(rxm::topk(gpu(), std::span<const T>(v), k, o), rxm::topk(cpu(), std::span<const T>(v), k, o));
+        }
+    }
+  }
+}
+
+const std::vector<std::size_t> issue_sizes = {1, 2, 1023, (1 << 20) + 3};
+
+}  // namespace
+
+TEST(GpuTopk, F32) { RXM_REQUIRE_GPU(); check_type<float>(issue_sizes, true); }
+TEST(GpuTopk, F64) { RXM_REQUIRE_GPU(); check_type<double>(issue_sizes, false); }
+TEST(GpuTopk, F16) { RXM_REQUIRE_GPU(); check_type<rxm::half_t>(issue_sizes, true); }
+TEST(GpuTopk, BF16) { RXM_REQUIRE_GPU(); check_type<rxm::bfloat16_t>(issue_sizes, false); }
+TEST(GpuTopk, I32) { RXM_REQUIRE_GPU(); check_type<std::int32_t>(issue_sizes, false); }
+TEST(GpuTopk, U32) { RXM_REQUIRE_GPU(); check_type<std::uint32_t>(issue_sizes, false); }
+TEST(GpuTopk, I64) { RXM_REQUIRE_GPU(); check_type<std::int64_t>(issue_sizes, false); }
+TEST(GpuTopk, U64) { RXM_REQUIRE_GPU(); check_type<std::uint64_t>(issue_sizes, false); }
+TEST(GpuTopk, I16U16) {
+  RXM_REQUIRE_GPU();
+  check_type<std::int16_t>({1023, 70001}, false);
+  check_type<std::uint16_t>({1023, 70001}, false);
+}
+
+TEST(GpuTopk, Large) {  // 2^26 float32: the delegate path, every k of the issue
+  RXM_REQUIRE_GPU();
+  const std::size_t n = std::size_t(1) << 26;
+  for (const auto& input : rxm::testing::topk_inputs(test_seed())) {
+    if (input.name != "uniform" && input.name != "U[128.6,128.7]" && input.name != "zipf(1.1)") continue;
+    const auto v = rxm::testing::make_topk_input<float>(input, n);
+    for (std::size_t k : {std::size_t(1), std::size_t(1024), std::size_t(1) << 20, n - 1}) {
+      const rxm::TopkOptions o{};
+      SCOPED_TRACE(describe("f32 " + input.name, n, k, o));
+      expect_equal(rxm::topk(gpu(), std::span<const float>(v), k, o), rxm::topk(cpu(), std::span<const float>(v), k, o));
+    }
+  }
+}
+
+TEST(GpuTopk, BatchesMixedRows) {
+  RXM_REQUIRE_GPU();
+  const auto inputs = rxm::testing::topk_inputs(test_seed());
+  // Empty, one-element, short and long rows (one long enough for delegates).
+  const std::vector<std::uint64_t> offsets = {0, 0, 1, 1, 5, 1029, 1030, 201030, 201030, 301030, 400000};
+  for (const auto& input : inputs) {
+    const auto v = rxm::testing::make_topk_input<float>(input, 400000);
+    for (std::size_t k : {1, 3, 100, 5000})
+      for (const auto& o : some_options) {
+        SCOPED_TRACE(describe("batch " + input.name, v.size(), k, o));
+        auto rows = rxm::Rows::from_offsets(offsets);
+        expect_equal(rxm::topk_batched(gpu(), std::span<const float>(v), rows, k, o),
+                     rxm::topk_batched(cpu(), std::span<const float>(v), rows, k, o));
+      }
+  }
+}
+
+TEST(GpuTopk, UniformBatches) {
+  RXM_REQUIRE_GPU();
+  struct Shape { std::size_t rows, length, k; };
+  for (const Shape& s : {Shape{16, 1 << 17, 512}, Shape{300, 5000, 50}, Shape{100, 32768, 50}, Shape{7, 3, 3}}) {
+    const auto v = rxm::testing::make_topk_input<float>(rxm::testing::topk_inputs(test_seed())[0], s.rows * s.length);
+    for (const auto& o : some_options) {
+      SCOPED_TRACE(describe("rows=" + std::to_string(s.rows), s.length, s.k, o));
+      const auto rows = rxm::Rows::uniform(s.rows, s.length);
+      expect_equal(rxm::topk_batched<float, std::int32_t>(gpu(), std::span<const float>(v), rows, s.k, o),
+                   rxm::topk_batched<float, std::int32_t>(cpu(), std::span<const float>(v), rows, s.k, o));
+    }
+  }
+}
+
+TEST(GpuTopk, DeviceInputAndInputIndices) {
+  RXM_REQUIRE_GPU();
+  const std::size_t n = 300000, k = 777;
+  const auto v = rxm::testing::random_bit_patterns<double>(n, test_seed());
+  rxm::DeviceArray<double> d(0, n);
+  RXM_CUDA_CHECK(cudaMemcpy(d.data(), v.data(), n * sizeof(double), cudaMemcpyHostToDevice));
+  expect_equal(rxm::topk(gpu(), rxm::device_span<const double>(d), k), rxm::topk(cpu(), std::span<const double>(v), k));
+  std::vector<std::int64_t> caller(n);
+  for (std::size_t i = 0; i < n; ++i) caller[i] = std::int64_t(5 * i + 11);
+  expect_equal(rxm::topk(gpu(), std::span<const double>(v), k, {}, std::span<const std::int64_t>(caller)),
+               rxm::topk(cpu(), std::span<const double>(v), k, {}, std::span<const std::int64_t>(caller)));
+}
+
+TEST(GpuTopk, DeviceLevelEntryIsStreamOrdered) {
+  RXM_REQUIRE_GPU();
+  const std::size_t n = (1 << 20) + 3, k = 64;
+  const auto v = rxm::testing::make_topk_input<float>(rxm::testing::topk_inputs(test_seed())[3], n);
+  rxm::DeviceArray<float> d(0, n), out_v(0, k);
+  rxm::DeviceArray<std::int64_t> out_i(0, k);
+  RXM_CUDA_CHECK(cudaMemcpy(d.data(), v.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  RXM_CUDA_CHECK(cudaMemset(out_v.data(), 0xA5, k * sizeof(float)));  // poison
+  RXM_CUDA_CHECK(cudaMemset(out_i.data(), 0xA5, k * sizeof(std::int64_t)));
+  rxm::device::TopkProblem p;
+  p.type = rxm::KeyType::f32, p.values = d.data(), p.total = n, p.rows = 1, p.row_length = n, p.max_row_length = n;
+  p.k = k, p.out_values = out_v.data(), p.out_indices = out_i.data();
+  const std::size_t bytes = rxm::device::topk_temp_bytes(p, 0);
+  rxm::DeviceBuffer temp(0, bytes);
+  cudaStream_t stream;
+  RXM_CUDA_CHECK(cudaStreamCreate(&stream));
+  for (int repeat = 0; repeat < 3; ++repeat) rxm::device::topk(temp.data(), bytes, p, stream);  // state resets
+  RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  RXM_CUDA_CHECK(cudaStreamDestroy(stream));
+  rxm::TopkResult<float, std::int64_t> got;
+  got.values.resize(k), got.indices.resize(k);
+  RXM_CUDA_CHECK(cudaMemcpy(got.values.data(), out_v.data(), k * sizeof(float), cudaMemcpyDeviceToHost));
+  RXM_CUDA_CHECK(cudaMemcpy(got.indices.data(), out_i.data(), k * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
+  expect_equal(got, rxm::topk(cpu(), std::span<const float>(v), k));
+  EXPECT_THROW(rxm::device::topk(temp.data(), bytes / 2, p, nullptr), rxm::Error);  // too little temp
+}
+
+TEST(GpuTopk, BadInput) {
+  RXM_REQUIRE_GPU();
+  const std::vector<float> v(100, 1.0f);
+  auto message = [&](auto&& call) -> std::string {
+    try {
+      call();
+    } catch (const rxm::Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_NE(message([&] { rxm::topk(gpu(), std::span<const float>(v), 0); }).find("k = 0"), std::string::npos);
+  const auto big = message([&] { rxm::topk(gpu(), std::span<const float>(v), 101); });
+  EXPECT_NE(big.find("k = 101"), std::string::npos) << big;
+  EXPECT_NE(big.find("n = 100"), std::string::npos) << big;
+  EXPECT_NE(message([&] { rxm::topk(gpu(), std::span<const float>(), 1); }).find("empty"), std::string::npos);
+  const std::vector<std::uint64_t> decreasing = {0, 50, 40, 100};
+  EXPECT_NE(message([&] { rxm::topk_batched(gpu(), std::span<const float>(v), rxm::Rows::from_offsets(decreasing), 5); })
+                .find("decrease"),
+            std::string::npos);
+  rxm::DeviceArray<std::uint64_t> d_past(0, 3);
+  const std::vector<std::uint64_t> past = {0, 50, 101};
+  RXM_CUDA_CHECK(cudaMemcpy(d_past.data(), past.data(), 3 * sizeof(std::uint64_t), cudaMemcpyHostToDevice));
+  EXPECT_NE(message([&] {
+              rxm::topk_batched(gpu(), std::span<const float>(v),
+                                rxm::Rows::from_offsets(rxm::device_span<const std::uint64_t>(d_past)), 5);
+            }).find("past"),
+            std::string::npos);
+  const std::vector<std::uint8_t> bytes(10, 1);
+  EXPECT_NE(message([&] { rxm::topk(gpu(), std::span<const std::uint8_t>(bytes), 1); }).find("not supported"),
+            std::string::npos);
+  // Not enough device memory: a request far beyond the device fails before any work.
+  rxm::device::TopkProblem p;
+  p.type = rxm::KeyType::f32, p.values = v.data(), p.total = std::size_t(1) << 40, p.rows = 1;
+  p.row_length = p.total, p.max_row_length = p.total, p.k = std::size_t(1) << 39;
+  p.out_values = (void*)1, p.out_indices = (void*)1;
+  const std::size_t need = rxm::device::topk_temp_bytes(p, 0);
+  try {
+    rxm::DeviceBuffer temp(0, need);
+    FAIL() << "expected out of memory for " << need << " bytes";
+  } catch (const rxm::Error& e) {
+    EXPECT_EQ(e.code(), rxm::ErrorCode::out_of_memory) << e.what();
+  }
+}
