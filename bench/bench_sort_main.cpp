@@ -86,9 +86,14 @@ int main(int argc, char** argv) {
       const unsigned cpu_threads = rxm::Context::cpu(threads).cpu_threads();
       result = rxm::bench::run_cpu_sort_benchmark(options, rxm::bench::run_info(argc, argv, ""), cpu_threads);
     } else if (backend == "cuda") {
-      // ---- GPU variant: run_cuda_sort_benchmark (bench/cuda_sort_benchmark.cu) plugs in here once
-      // it exists, e.g. under #if RXM_BENCH_HAS_CUDA_SORT with a Context::local({}, Backend::cuda).
-      bad_flag("--backend cuda: the CUDA sort benchmark is not built yet");
+      // ---- GPU variant: run_cuda_sort_benchmark (bench/cuda_sort_benchmark.cu), in CUDA builds.
+#if RXM_BENCH_HAS_CUDA_SORT
+      auto ctx = rxm::Context::local({}, rxm::Backend::cuda);
+      result = rxm::bench::run_cuda_sort_benchmark(options, rxm::bench::run_info(argc, argv, ctx.devices().at(0).name),
+                                                   ctx);
+#else
+      bad_flag("--backend cuda: this build has no CUDA sort benchmark (configure with RXM_ENABLE_CUDA=ON)");
+#endif
     } else {
       bad_flag("--backend must be cpu or cuda");
     }

@@ -292,6 +292,22 @@ TYPED_TEST(GpuSort, DeviceApiSeparateOutputsEveryEngine) {
       }
 }
 
+// Host input of 2^22 keys and more takes the split plan (sort_host.cpp): a top-digit multisplit,
+// then per-bucket sorts overlapped with the download. Skew puts everything in one bucket.
+TEST(GpuSortSplitPlan, HostInputSkewedAndBitRanges) {
+  RXM_REQUIRE_GPU();
+  const std::size_t n = (std::size_t(1) << 22) + 3;
+  std::uint64_t seed = rxm::testing::test_seed();
+  for (Shape shape : {Shape::uniform_bits, Shape::all_equal, Shape::few_distinct, Shape::shared_high_bits,
+                      Shape::reverse_sorted}) {
+    check_host(make_keys<std::uint32_t>(shape, n, seed++), {Order::ascending, 0}, name_of(shape));
+    check_host(make_keys<std::int64_t>(shape, n, seed++), {Order::descending, 8}, name_of(shape));
+  }
+  check_host(make_keys<float>(Shape::float_specials, n, seed++), {Order::ascending, 4}, "float-specials");
+  check_host(make_keys<std::uint32_t>(Shape::uniform_bits, n, seed++), {Order::ascending, 4, 5, 29}, "uniform-bits");
+  check_host(make_keys<double>(Shape::uniform_bits, n, seed++), {Order::descending, 0, 40, 64}, "uniform-bits");
+}
+
 // 2^26 keys: several chunks of the host pipeline, and CUB's multi-portion path.
 TEST(GpuSortLarge, TwoToThe26KeysAndPairs) {
   RXM_REQUIRE_GPU();

@@ -133,7 +133,7 @@ struct HostStaging::Impl {
 };
 
 HostStaging::HostStaging(cudaStream_t stream, unsigned host_threads)
-    : impl_(std::make_unique<Impl>(stream, std::min(host_threads, 8u))) {}
+    : impl_(std::make_unique<Impl>(stream, std::min(host_threads, 16u))) {}
 
 HostStaging::~HostStaging() {
   if (!impl_->ring.data()) return;

@@ -1,9 +1,22 @@
-// rxm::sort on host-resident keys with a CUDA context: staged to the context's first device
-// through pinned memory (host_staging.hpp), encoded as each chunk lands, sorted on the device,
-// decoded as each chunk leaves.
+// rxm::sort on host-resident keys with a CUDA context, on the context's first device.
+//
+// Keys (and values) go up through pinned chunks (host_staging.hpp), each chunk encoded as it
+// lands. Then one of two plans:
+//   whole: sort everything with the engine, then bring it back, decoding each chunk as it leaves.
+//   split (large inputs): one stable multisplit on the top split_bits bits of the range cuts the
+//     keys into 16 buckets that are already in their final order relative to each other; each
+//     bucket is then sorted on the remaining bits while the buckets before it travel back to the
+//     host on a second stream. The download (as long as the upload, at PCIe speed) hides all
+//     sorting but the split and the first bucket: the single-GPU form of RMG's "local sort
+//     overlapped with the copy back" (Ilic et al., RMG sort, section 4).
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/backends.hpp"
 #include "cuda/runtime/cuda_check.hpp"
@@ -12,54 +25,207 @@
 #include "cuda/sort/engine.hpp"
 #include "cuda/sort/host_staging.hpp"
 #include "cuda/sort/key_codec.hpp"
+#include "cuda/sort/lsd_engine.hpp"
 #include "radixmesh/memory.hpp"
 
 namespace radixmesh::detail {
 
+namespace {
+
+constexpr int split_bits = 4;                                   // 16 buckets
+constexpr std::size_t split_min_items = std::size_t(1) << 22;  // below this, transfers are too short to hide much
+
+// The split pays when the sort left after it still takes a while (at least two digits) and the
+// multisplit can take the array. RXM_CUDA_SORT_HOST_PLAN=whole|split overrides the choice, so that
+// a benchmark can time both plans on the same input.
+bool worth_splitting(const SortPlan& plan) {
+  const bool possible = plan.n <= lsd_max_items && plan.end_bit - plan.begin_bit > split_bits;
+  if (const char* forced = std::getenv("RXM_CUDA_SORT_HOST_PLAN")) {
+    if (std::string_view(forced) == "whole") return false;
+    if (std::string_view(forced) == "split") return possible;
+  }
+  return possible && plan.n >= split_min_items && plan.end_bit - plan.begin_bit > 16;
+}
+
+std::string describe(const SortPlan& plan) {
+  return "sorting " + std::to_string(plan.n) + " " + std::string(name_of(plan.type)) + " keys" +
+         (plan.value_bytes ? " with " + std::to_string(plan.value_bytes) + "-byte values" : "") + " on the GPU";
+}
+
+// Encoding (or decoding) a chunk of keys at `base` in place, queued on `stream`; no work at all
+// where the encoding is the identity.
+ChunkWork transcode_chunks(const SortPlan& plan, bool encode, void* base, cudaStream_t stream) {
+  if (encoding_is_identity(plan.type, plan.order)) return {};
+  const std::size_t key_bytes = size_of(plan.type);
+  const KeyType type = plan.type;
+  const Order order = plan.order;
+  return [=](std::size_t first, std::size_t count) {
+    void* chunk = static_cast<char*>(base) + first * key_bytes;
+    if (encode)
+      launch_encode_keys(type, order, chunk, chunk, count, stream);
+    else
+      launch_decode_keys(type, order, chunk, chunk, count, stream);
+  };
+}
+
+// Two buffers each for keys and values, plus the engines' temp, checked against free memory first.
+struct DeviceSortBuffers {
+  DeviceBuffer keys[2], values[2], temp;
+  DeviceSortBuffers(int device, const SortPlan& plan, std::size_t temp_bytes) {
+    const std::size_t key_bytes = size_of(plan.type);
+    require_device_memory(device, 2 * plan.n * (key_bytes + plan.value_bytes) + temp_bytes + 8 * TempCarver::alignment,
+                          describe(plan));
+    for (int i = 0; i < 2; ++i) {
+      keys[i] = DeviceBuffer(device, plan.n * key_bytes);
+      values[i] = DeviceBuffer(device, plan.n * plan.value_bytes);
+    }
+    temp = DeviceBuffer(device, temp_bytes);
+  }
+  char* key_ptr(int i) const { return static_cast<char*>(keys[i].data()); }
+  char* value_ptr(int i) const { return static_cast<char*>(values[i].data()); }
+};
+
+class OwnedStream {
+ public:
+  OwnedStream() { RXM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  ~OwnedStream() { cudaStreamDestroy(stream_); }
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+class OwnedEvents {
+ public:
+  explicit OwnedEvents(std::size_t count) : events_(count, nullptr) {
+    for (auto& e : events_) RXM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  }
+  ~OwnedEvents() {
+    for (auto e : events_)
+      if (e) cudaEventDestroy(e);
+  }
+  OwnedEvents(const OwnedEvents&) = delete;
+  OwnedEvents& operator=(const OwnedEvents&) = delete;
+  cudaEvent_t operator[](std::size_t i) const { return events_[i]; }
+
+ private:
+  std::vector<cudaEvent_t> events_;
+};
+
+void sort_whole(const SortPlan& plan, void* keys, void* values, int device, cudaStream_t stream, unsigned threads) {
+  const std::size_t key_bytes = size_of(plan.type);
+  const EncodedSortShape shape{plan.n, int(key_bytes), int(plan.value_bytes), plan.begin_bit, plan.end_bit};
+  const SortEngine engine = choose_engine(SortEngine::automatic, shape);
+  EncodedDoubleBuffer buffers;
+  std::size_t temp_bytes = 0;
+  sort_encoded_double_buffer(engine, nullptr, temp_bytes, buffers, shape, stream);
+  DeviceSortBuffers d(device, plan, temp_bytes);
+  for (int i = 0; i < 2; ++i) {
+    buffers.keys[i] = d.key_ptr(i);
+    buffers.values[i] = d.value_ptr(i);
+  }
+  HostStaging staging(stream, threads);
+  staging.upload(d.key_ptr(0), keys, plan.n, key_bytes, transcode_chunks(plan, true, d.key_ptr(0), stream));
+  if (plan.value_bytes) staging.upload(d.value_ptr(0), values, plan.n, plan.value_bytes);
+  sort_encoded_double_buffer(engine, d.temp.data(), temp_bytes, buffers, shape, stream);
+  void* sorted_keys = buffers.keys[buffers.selector];
+  staging.download(keys, sorted_keys, plan.n, key_bytes, transcode_chunks(plan, false, sorted_keys, stream));
+  if (plan.value_bytes) staging.download(values, buffers.values[buffers.selector], plan.n, plan.value_bytes);
+}
+
+void sort_split(const SortPlan& plan, void* keys, void* values, int device, cudaStream_t stream, unsigned threads) {
+  const std::size_t n = plan.n, key_bytes = size_of(plan.type), value_bytes = plan.value_bytes;
+  constexpr std::size_t buckets = std::size_t(1) << split_bits;
+  const int split_shift = plan.end_bit - split_bits;
+  const EncodedSortShape whole{n, int(key_bytes), int(value_bytes), plan.begin_bit, plan.end_bit};
+  // Every bucket sorts on the bits below the split; n bounds every bucket's size for the temp query.
+  const EncodedSortShape rest{n, int(key_bytes), int(value_bytes), plan.begin_bit, split_shift};
+  const SortEngine engine = choose_engine(SortEngine::automatic, rest);
+  std::size_t split_temp = 0, sort_temp = 0;
+  multisplit_digit_pass(nullptr, split_temp, nullptr, nullptr, nullptr, nullptr, whole, split_shift, split_bits,
+                        nullptr, stream);
+  EncodedDoubleBuffer query;
+  sort_encoded_double_buffer(engine, nullptr, sort_temp, query, rest, stream);
+  std::size_t temp_bytes = std::max(split_temp, sort_temp);
+  DeviceSortBuffers d(device, plan, temp_bytes);
+  DeviceArray<std::uint32_t> device_offsets(device, buckets + 1);
+
+  {
+    HostStaging up(stream, threads);
+    up.upload(d.key_ptr(0), keys, n, key_bytes, transcode_chunks(plan, true, d.key_ptr(0), stream));
+    if (value_bytes) up.upload(d.value_ptr(0), values, n, value_bytes);
+  }
+  // Keys and values from buffer 0 to buffer 1, grouped by their top split_bits bits.
+  multisplit_digit_pass(d.temp.data(), split_temp, d.key_ptr(0), d.key_ptr(1), d.value_ptr(0), d.value_ptr(1), whole,
+                        split_shift, split_bits, device_offsets.data(), stream);
+  std::vector<std::uint32_t> offsets(buckets + 1);
+  RXM_CUDA_CHECK(cudaMemcpyAsync(offsets.data(), device_offsets.data(), offsets.size() * sizeof(std::uint32_t),
+                                 cudaMemcpyDeviceToHost, stream));
+  RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  // Each bucket sorts in place between buffer 1 (its keys) and buffer 0 (scratch); `done[b]`
+  // marks the end of its work on `stream`.
+  OwnedEvents done(buckets);
+  std::vector<int> result_in(buckets, 1);
+  std::size_t keys_in_buffer_0 = 0;
+  for (std::size_t b = 0; b < buckets; ++b) {
+    const std::size_t first = offsets[b], count = offsets[b + 1] - offsets[b];
+    if (count > 1) {
+      EncodedDoubleBuffer bucket;
+      bucket.keys[0] = d.key_ptr(1) + first * key_bytes;
+      bucket.keys[1] = d.key_ptr(0) + first * key_bytes;
+      bucket.values[0] = d.value_ptr(1) + first * value_bytes;
+      bucket.values[1] = d.value_ptr(0) + first * value_bytes;
+      EncodedSortShape shape = rest;
+      shape.n = count;
+      std::size_t bytes = temp_bytes;
+      sort_encoded_double_buffer(engine, d.temp.data(), bytes, bucket, shape, stream);
+      result_in[b] = bucket.selector == 0 ? 1 : 0;
+      if (result_in[b] == 0) keys_in_buffer_0 += count;
+    }
+    RXM_CUDA_CHECK(cudaEventRecord(done[b], stream));
+  }
+  // The download reads one buffer: move the buckets that ended in the other one (few, or small).
+  const int final_buffer = keys_in_buffer_0 * 2 > n ? 0 : 1;
+  for (std::size_t b = 0; b < buckets; ++b) {
+    if (result_in[b] == final_buffer) continue;
+    const std::size_t first = offsets[b], count = offsets[b + 1] - offsets[b];
+    RXM_CUDA_CHECK(cudaMemcpyAsync(d.key_ptr(final_buffer) + first * key_bytes, d.key_ptr(result_in[b]) + first * key_bytes,
+                                   count * key_bytes, cudaMemcpyDeviceToDevice, stream));
+    if (value_bytes)
+      RXM_CUDA_CHECK(cudaMemcpyAsync(d.value_ptr(final_buffer) + first * value_bytes,
+                                     d.value_ptr(result_in[b]) + first * value_bytes, count * value_bytes,
+                                     cudaMemcpyDeviceToDevice, stream));
+    RXM_CUDA_CHECK(cudaEventRecord(done[b], stream));
+  }
+
+  // Back to the host on a second stream: each chunk waits only for the buckets it overlaps.
+  OwnedStream copy_stream;
+  auto wait_for_buckets = [&](std::size_t first, std::size_t count) {
+    for (std::size_t b = 0; b < buckets; ++b)
+      if (offsets[b] < first + count && offsets[b + 1] > first && offsets[b + 1] > offsets[b])
+        RXM_CUDA_CHECK(cudaStreamWaitEvent(copy_stream.get(), done[b], 0));
+  };
+  const ChunkWork decode = transcode_chunks(plan, false, d.key_ptr(final_buffer), copy_stream.get());
+  HostStaging down(copy_stream.get(), threads);
+  down.download(keys, d.key_ptr(final_buffer), n, key_bytes, [&](std::size_t first, std::size_t count) {
+    wait_for_buckets(first, count);
+    if (decode) decode(first, count);
+  });
+  if (value_bytes) down.download(values, d.value_ptr(final_buffer), n, value_bytes, wait_for_buckets);
+}
+
+}  // namespace
+
 void cuda_sort_host(Context& ctx, const SortPlan& plan, void* keys, void* values) {
   const auto& device = cuda_resources(ctx).devices.at(0);
-  const std::size_t n = plan.n, key_bytes = size_of(plan.type), value_bytes = plan.value_bytes;
-  const EncodedSortShape shape{n, int(key_bytes), int(value_bytes), plan.begin_bit, plan.end_bit};
-  const SortEngine engine = choose_engine(SortEngine::automatic, shape);
   DeviceGuard guard(device.device);
-  cudaStream_t stream = device.stream;
-
-  EncodedDoubleBuffer buffers;
-  std::size_t engine_bytes = 0;
-  sort_encoded_double_buffer(engine, nullptr, engine_bytes, buffers, shape, stream);
-  require_device_memory(device.device,
-                        2 * n * (key_bytes + value_bytes) + engine_bytes + 4 * TempCarver::alignment,
-                        "sorting " + std::to_string(n) + " " + std::string(name_of(plan.type)) + " keys" +
-                            (value_bytes ? " with " + std::to_string(value_bytes) + "-byte values" : "") +
-                            " on the GPU");
-  DeviceBuffer keys_a(device.device, n * key_bytes), keys_b(device.device, n * key_bytes);
-  DeviceBuffer values_a(device.device, n * value_bytes), values_b(device.device, n * value_bytes);
-  DeviceBuffer engine_temp(device.device, engine_bytes);
-  buffers.keys[0] = keys_a.data();
-  buffers.keys[1] = keys_b.data();
-  buffers.values[0] = values_a.data();
-  buffers.values[1] = values_b.data();
-
-  const bool identity = encoding_is_identity(plan.type, plan.order);
-  // Encoding (and decoding) one chunk in place, queued right behind the chunk's copy.
-  auto transcode_chunk = [&](bool encode, void* base) -> ChunkWork {
-    if (identity) return {};
-    return [=, &plan](std::size_t first, std::size_t count) {
-      void* chunk = static_cast<char*>(base) + first * key_bytes;
-      if (encode)
-        launch_encode_keys(plan.type, plan.order, chunk, chunk, count, stream);
-      else
-        launch_decode_keys(plan.type, plan.order, chunk, chunk, count, stream);
-    };
-  };
-
-  HostStaging staging(stream, ctx.cpu_threads());
-  staging.upload(keys_a.data(), keys, n, key_bytes, transcode_chunk(true, keys_a.data()));
-  if (value_bytes) staging.upload(values_a.data(), values, n, value_bytes);
-  sort_encoded_double_buffer(engine, engine_temp.data(), engine_bytes, buffers, shape, stream);
-  void* sorted_keys = buffers.keys[buffers.selector];
-  staging.download(keys, sorted_keys, n, key_bytes, transcode_chunk(false, sorted_keys));
-  if (value_bytes) staging.download(values, buffers.values[buffers.selector], n, value_bytes);
+  if (worth_splitting(plan))
+    sort_split(plan, keys, values, device.device, device.stream, ctx.cpu_threads());
+  else
+    sort_whole(plan, keys, values, device.device, device.stream, ctx.cpu_threads());
 }
 
 }  // namespace radixmesh::detail

@@ -1,0 +1,80 @@
+// bench_sort_cuda: the GPU sort benchmark (bench/cuda_sort_benchmark.cu) from the command line.
+//
+//   bench_sort_cuda [--n N] [--type u32] [--values 0|4|8] [--order asc|desc] [--dist uniform]
+//                   [--reps R] [--no-verify]
+//   bench_sort_cuda --suite [--n N]   the issue-3 cases: u32 keys, u32/u32 pairs, f32 keys,
+//                                     u64 keys, u64/u64 pairs, u32 keys Zipf(1.0)
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "radixmesh/context.hpp"
+#include "radixmesh/error.hpp"
+#include "radixmesh/sort.hpp"  // Order, before sort_benchmark.hpp, which uses it
+#include "sort_benchmark.hpp"
+
+namespace rxm = radixmesh;
+
+int main(int argc, char** argv) try {
+  rxm::bench::SortBenchOptions base;
+  base.n = std::size_t(1) << 28;
+  base.reps = 10;
+  base.warmup = 2;
+  bool suite = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      rxm::require(i + 1 < argc, a + " needs a value", "see the usage at the top of bench_sort_cuda_main.cpp");
+      return argv[++i];
+    };
+    if (a == "--n") base.n = std::stoull(next());
+    else if (a == "--type") {
+      auto t = rxm::key_type_from_name(next());
+      rxm::require(t.has_value(), "unknown key type", "use u8..u64, i8..i64, f16, bf16, f32, f64");
+      base.type = *t;
+    } else if (a == "--values") base.value_bytes = std::stoul(next());
+    else if (a == "--order") base.order = next() == "desc" ? rxm::Order::descending : rxm::Order::ascending;
+    else if (a == "--dist") {
+      auto d = rxm::distribution_from_name(next());
+      rxm::require(d.has_value(), "unknown distribution", "use uniform, zipf, sorted, ...");
+      base.distribution = *d;
+    } else if (a == "--reps") base.reps = std::stoi(next());
+    else if (a == "--no-verify") base.verify = false;
+    else if (a == "--suite") suite = true;
+    else rxm::require(false, "unknown argument " + a, "see the usage at the top of bench_sort_cuda_main.cpp");
+  }
+  auto ctx = rxm::Context::local({}, rxm::Backend::cuda);
+  const auto info = rxm::bench::run_info(argc, argv, ctx.devices().at(0).name);
+
+  std::vector<rxm::bench::SortBenchOptions> cases{base};
+  if (suite) {
+    cases.clear();
+    auto with = [&](rxm::KeyType t, std::size_t values, rxm::Distribution d = rxm::Distribution::uniform) {
+      auto o = base;
+      o.type = t;
+      o.value_bytes = values;
+      o.distribution = d;
+      cases.push_back(o);
+    };
+    with(rxm::KeyType::u32, 0);
+    with(rxm::KeyType::u32, 4);
+    with(rxm::KeyType::f32, 0);
+    with(rxm::KeyType::u64, 0);
+    with(rxm::KeyType::u64, 8);
+    with(rxm::KeyType::u32, 0, rxm::Distribution::zipf);
+  }
+  bool all_verified = true;
+  for (const auto& o : cases) {
+    auto r = rxm::bench::run_cuda_sort_benchmark(o, info, ctx);
+    all_verified &= r.verified || !o.verify;
+    std::printf("  => %s %s values=%zu: ours %.3f ms, best peer %s %.3f ms, ours %.2fx\n", r.device.c_str(),
+                std::string(rxm::name_of(o.type)).c_str(), o.value_bytes, r.ours_median_ms, r.best_peer.c_str(),
+                r.best_peer_median_ms, r.speedup_over_best_peer);
+    std::fflush(stdout);
+  }
+  return all_verified ? 0 : 1;
+} catch (const rxm::Error& e) {
+  std::fprintf(stderr, "bench_sort_cuda: %s\n", e.what());
+  return 2;
+}

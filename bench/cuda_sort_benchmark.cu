@@ -1,0 +1,408 @@
+// The GPU sort benchmark: radixmesh's CUDA sort against CUB DeviceRadixSort and torch.sort, on the
+// same data in the same run. Two cases per input:
+//   device-resident: keys (and values) already on the GPU. Ours through the device-level API
+//     (radixmesh::cuda::sort_keys/sort_pairs, preallocated temp, like CUB's) per engine and with the
+//     automatic choice, and rxm::sort(ctx, device_span) in place (its scratch allocation included);
+//     CUB SortKeys/SortPairs on the key's unsigned bits of the same width (CUB's own int/float
+//     twiddling is free in registers, so this is CUB's time for the native type too); torch.sort.
+//     Floor: 2 x n x (key + value bytes) over the device-to-device copy bandwidth measured here.
+//   host-resident: keys in pageable host memory, sorted back into it. Ours: rxm::sort(ctx, std::span);
+//     peer: cudaMemcpy to the device, CUB, cudaMemcpy back (device buffers preallocated). Floor:
+//     the bytes each way over the pinned host<->device bandwidth measured here.
+// Every output of ours is compared element by element with the CPU backend's sort.
+#include <cub/device/device_radix_sort.cuh>
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cuda/runtime/cuda_check.hpp"
+#include "radixmesh/device/sort.cuh"
+#include "radixmesh/generate.hpp"
+#include "radixmesh/memory.hpp"
+#include "radixmesh/sort.hpp"
+#include "sort_benchmark.hpp"
+
+namespace radixmesh::bench {
+
+namespace {
+
+// Times `run` on `stream` with CUDA events; `setup` is queued before the start event (untimed).
+Stats time_device(cudaStream_t stream, const std::function<void()>& setup, const std::function<void()>& run,
+                  int warmup, int reps) {
+  cudaEvent_t start, stop;
+  RXM_CUDA_CHECK(cudaEventCreate(&start));
+  RXM_CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> times;
+  for (int i = 0; i < warmup + reps; ++i) {
+    if (setup) setup();
+    RXM_CUDA_CHECK(cudaEventRecord(start, stream));
+    run();
+    RXM_CUDA_CHECK(cudaEventRecord(stop, stream));
+    RXM_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    RXM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (i >= warmup) times.push_back(ms);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return summarize(times);
+}
+
+// Device-to-device copy bandwidth, read + write bytes per second: the floor's yardstick.
+double measure_d2d_bandwidth(void* a, const void* b, std::size_t bytes, cudaStream_t stream) {
+  Stats s = time_device(
+      stream, {}, [&] { RXM_CUDA_CHECK(cudaMemcpyAsync(a, b, bytes, cudaMemcpyDeviceToDevice, stream)); }, 2, 10);
+  return 2.0 * double(bytes) / (s.median_ms * 1e-3);
+}
+
+struct PcieBandwidth {
+  double h2d = 0, d2h = 0;  // bytes per second, pinned, one direction
+};
+PcieBandwidth measure_pcie(int device, cudaStream_t stream) {
+  const std::size_t bytes = std::size_t(1) << 30;
+  PinnedBuffer host(bytes);
+  std::memset(host.data(), 1, bytes);
+  DeviceBuffer dev(device, bytes);
+  PcieBandwidth bw;
+  Stats up = time_device(
+      stream, {}, [&] { RXM_CUDA_CHECK(cudaMemcpyAsync(dev.data(), host.data(), bytes, cudaMemcpyHostToDevice, stream)); },
+      1, 5);
+  Stats down = time_device(
+      stream, {}, [&] { RXM_CUDA_CHECK(cudaMemcpyAsync(host.data(), dev.data(), bytes, cudaMemcpyDeviceToHost, stream)); },
+      1, 5);
+  bw.h2d = double(bytes) / (up.median_ms * 1e-3);
+  bw.d2h = double(bytes) / (down.median_ms * 1e-3);
+  return bw;
+}
+
+// torch.sort in a child process (bench/peers/torch_sort.py), when python3 has torch.
+std::optional<Stats> torch_sort(const SortBenchOptions& o, int reps, std::string& what) {
+  std::string script = "bench/peers/torch_sort.py";
+#ifdef RXM_SOURCE_DIR
+  if (!std::filesystem::exists(script)) script = std::string(RXM_SOURCE_DIR) + "/bench/peers/torch_sort.py";
+#endif
+  if (!std::filesystem::exists(script)) return std::nullopt;
+  const std::string command = "python3 " + script + " --n " + std::to_string(o.n) + " --type " +
+                              std::string(name_of(o.type)) + " --values " + std::to_string(o.value_bytes) +
+                              (o.order == Order::descending ? " --descending" : "") + " --reps " +
+                              std::to_string(reps) + " 2>/dev/null";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  if (!pipe) return std::nullopt;
+  std::string out;
+  char buffer[512];
+  while (std::fgets(buffer, sizeof buffer, pipe.get())) out += buffer;
+  const auto json = nlohmann::json::parse(out, nullptr, false);
+  if (json.is_discarded() || !json.contains("median_ms")) return std::nullopt;
+  Stats s;
+  s.median_ms = json["median_ms"];
+  s.min_ms = json["min_ms"];
+  s.max_ms = json["max_ms"];
+  s.reps = json["reps"];
+  what = std::string(json.value("what", "torch.sort")) + " " + json.value("dtype", "") + " (torch " +
+         json.value("torch", "?") + ")";
+  return s;
+}
+
+// CUB in ascending order only: its descending sort runs the same passes (the bits are flipped in
+// registers), and leaving it out halves the CUB instantiations this file compiles.
+template <class Bits, class V>
+void cub_sort(void* temp, std::size_t& temp_bytes, const Bits* keys_in, Bits* keys_out, const V* values_in,
+              V* values_out, int n, bool pairs, cudaStream_t stream) {
+  const int end_bit = int(sizeof(Bits) * 8);
+  if (!pairs)
+    RXM_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp, temp_bytes, keys_in, keys_out, n, 0, end_bit, stream));
+  else
+    RXM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, 0,
+                                                   end_bit, stream));
+}
+
+const char* engine_name(SortEngine e) {
+  switch (e) {
+    case SortEngine::automatic: return "automatic";
+    case SortEngine::cub_onesweep: return "cub_onesweep";
+    case SortEngine::multisplit_lsd: return "multisplit_lsd";
+  }
+  return "?";
+}
+
+template <class K, class V> struct Reference {
+  std::vector<K> keys;
+  std::vector<V> values;
+};
+
+// Element-by-element check of ours against the CPU backend (bits, so NaNs compare too).
+template <class K, class V>
+bool matches(const Reference<K, V>& ref, const std::vector<K>& keys, const std::vector<V>* values, const char* what) {
+  for (std::size_t i = 0; i < ref.keys.size(); ++i) {
+    if (std::memcmp(&ref.keys[i], &keys[i], sizeof(K)) != 0 || (values && ref.values[i] != (*values)[i])) {
+      std::fprintf(stderr, "MISMATCH (%s) at element %zu of %zu\n", what, i, ref.keys.size());
+      return false;
+    }
+  }
+  return true;
+}
+
+template <class T> std::vector<T> download(const void* device, std::size_t n) {
+  std::vector<T> out(n);
+  RXM_CUDA_CHECK(cudaMemcpy(out.data(), device, n * sizeof(T), cudaMemcpyDeviceToHost));
+  return out;
+}
+
+template <class K, int ValueBytes>
+SortBenchResult run_typed(const SortBenchOptions& o, const RunInfo& info, Context& ctx) {
+  using V = std::conditional_t<ValueBytes == 8, std::uint64_t, std::uint32_t>;
+  using Bits = key_bits_t<K>;
+  constexpr bool pairs = ValueBytes != 0;
+  const std::size_t n = o.n;
+  const int reps = std::max(o.reps, 10), warmup = std::max(o.warmup, 2);
+  const bool descending = o.order == Order::descending;
+  const int device = ctx.devices().at(0).id;
+  SortBenchResult result;
+  result.device = ctx.devices().at(0).name;
+
+  // Input: keys from the generator, values = original index (which makes stability visible).
+  std::vector<K> keys(n);
+  GenerateOptions g;
+  g.distribution = o.distribution;
+  g.seed = o.seed;
+  g.zipf_s = o.zipf_s;
+  generate(std::span<K>(keys), g);
+  std::vector<V> values(pairs ? n : 0);
+  std::iota(values.begin(), values.end(), V(0));
+
+  Reference<K, V> ref{keys, values};
+  if (o.verify) {
+    auto cpu = Context::cpu();
+    SortOptions so{.order = o.order};
+    if (pairs)
+      sort(cpu, std::span<K>(ref.keys), std::span<V>(ref.values), so);
+    else
+      sort(cpu, std::span<K>(ref.keys), so);
+  }
+  bool verified = o.verify;
+
+  nlohmann::json params = {{"n", n},
+                           {"type", std::string(name_of(o.type))},
+                           {"distribution", std::string(name_of(o.distribution))},
+                           {"value_bytes", ValueBytes},
+                           {"order", descending ? "descending" : "ascending"}};
+  const double bytes_per_item = double(sizeof(K) + (pairs ? sizeof(V) : 0));
+
+  cudaStream_t stream;
+  RXM_CUDA_CHECK(cudaSetDevice(device));
+  RXM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+  // ---------------- device-resident ----------------
+  nlohmann::json device_params = params;
+  device_params["input"] = "device-resident";
+  Case dev_case("sort-gpu", device_params, double(n), "keys");
+  {
+    DeviceArray<K> keys_in(device, n), keys_out(device, n), keys_work(device, n);
+    DeviceArray<V> values_in(device, pairs ? n : 0), values_out(device, pairs ? n : 0),
+        values_work(device, pairs ? n : 0);
+    RXM_CUDA_CHECK(cudaMemcpy(keys_in.data(), keys.data(), n * sizeof(K), cudaMemcpyHostToDevice));
+    if (pairs) RXM_CUDA_CHECK(cudaMemcpy(values_in.data(), values.data(), n * sizeof(V), cudaMemcpyHostToDevice));
+
+    const double d2d = measure_d2d_bandwidth(keys_out.data(), keys_in.data(), n * sizeof(K), stream);
+    dev_case.set_floor(2.0 * double(n) * bytes_per_item, d2d,
+                       "read + write every key and value once; device-to-device cudaMemcpy measured in this run");
+
+    // Ours through the device-level API, per engine.
+    auto ours = [&](void* temp, std::size_t& temp_bytes, SortEngine engine) {
+      const int end_bit = int(sizeof(K) * 8);
+      if (!pairs && !descending)
+        cuda::sort_keys(temp, temp_bytes, keys_in.data(), keys_out.data(), n, 0, end_bit, stream, engine);
+      else if (!pairs)
+        cuda::sort_keys_descending(temp, temp_bytes, keys_in.data(), keys_out.data(), n, 0, end_bit, stream, engine);
+      else if (!descending)
+        cuda::sort_pairs(temp, temp_bytes, keys_in.data(), keys_out.data(), values_in.data(), values_out.data(), n, 0,
+                         end_bit, stream, engine);
+      else
+        cuda::sort_pairs_descending(temp, temp_bytes, keys_in.data(), keys_out.data(), values_in.data(),
+                                    values_out.data(), n, 0, end_bit, stream, engine);
+    };
+    for (SortEngine engine : {SortEngine::automatic, SortEngine::cub_onesweep, SortEngine::multisplit_lsd}) {
+      std::size_t temp_bytes = 0;
+      try {
+        ours(nullptr, temp_bytes, engine);
+      } catch (const Error& e) {
+        std::printf("  (engine %s not measured: %s)\n", engine_name(engine), e.what());
+        continue;
+      }
+      DeviceBuffer temp(device, temp_bytes);
+      RXM_CUDA_CHECK(cudaMemset(keys_out.data(), 0xA5, n * sizeof(K)));  // poison: every element must be written
+      Stats s = time_device(stream, {}, [&] { ours(temp.data(), temp_bytes, engine); }, warmup, reps);
+      const std::string name = std::string("radixmesh::cuda::sort_") + (pairs ? "pairs" : "keys") + " [" +
+                               engine_name(engine) + "]";
+      dev_case.add(name, s, true);
+      if (engine == SortEngine::automatic) {
+        result.ours_median_ms = s.median_ms;
+      }
+      if (o.verify) {
+        auto got_keys = download<K>(keys_out.data(), n);
+        auto got_values = pairs ? download<V>(values_out.data(), n) : std::vector<V>{};
+        verified &= matches(ref, got_keys, pairs ? &got_values : nullptr, name.c_str());
+      }
+    }
+
+    // Ours in place through the host-level call on device memory (scratch allocation included).
+    {
+      auto restore = [&] {
+        RXM_CUDA_CHECK(cudaMemcpy(keys_work.data(), keys_in.data(), n * sizeof(K), cudaMemcpyDeviceToDevice));
+        if (pairs)
+          RXM_CUDA_CHECK(cudaMemcpy(values_work.data(), values_in.data(), n * sizeof(V), cudaMemcpyDeviceToDevice));
+      };
+      auto run = [&] {
+        if (pairs)
+          sort(ctx, device_span(keys_work), device_span(values_work), SortOptions{.order = o.order});
+        else
+          sort(ctx, device_span(keys_work), SortOptions{.order = o.order});
+      };
+      Stats s = time_host(restore, run, warmup, reps);
+      dev_case.add("rxm::sort(device_span) in place, incl. scratch alloc", s, true);
+      if (o.verify) {
+        auto got_keys = download<K>(keys_work.data(), n);
+        auto got_values = pairs ? download<V>(values_work.data(), n) : std::vector<V>{};
+        verified &= matches(ref, got_keys, pairs ? &got_values : nullptr, "device_span in place");
+      }
+    }
+
+    // CUB on the same device-resident data (same width; 32-bit item count, as users call it).
+    if (n <= std::size_t(std::numeric_limits<int>::max())) {
+      const Bits* bits_in = reinterpret_cast<const Bits*>(keys_in.data());
+      Bits* bits_out = reinterpret_cast<Bits*>(keys_out.data());
+      std::size_t temp_bytes = 0;
+      cub_sort<Bits, V>(nullptr, temp_bytes, bits_in, bits_out, values_in.data(), values_out.data(), int(n), pairs,
+                        stream);
+      DeviceBuffer temp(device, temp_bytes);
+      Stats s = time_device(
+          stream, {},
+          [&] {
+            cub_sort<Bits, V>(temp.data(), temp_bytes, bits_in, bits_out, values_in.data(), values_out.data(), int(n),
+                              pairs, stream);
+          },
+          warmup, reps);
+      dev_case.add(std::string("cub::DeviceRadixSort::Sort") + (pairs ? "Pairs" : "Keys") + " (u" +
+                       std::to_string(sizeof(Bits) * 8) + " bits, ascending)",
+                   s);
+    }
+  }
+  // torch.sort, in its own process, on data of the same size and width (after ours freed its memory).
+  {
+    std::string what;
+    if (auto s = torch_sort(o, reps, what)) dev_case.add(what, *s);
+  }
+
+  // ---------------- host-resident ----------------
+  nlohmann::json host_params = params;
+  host_params["input"] = "host-pageable";
+  Case host_case("sort-gpu", host_params, double(n), "keys");
+  {
+    const PcieBandwidth pcie = measure_pcie(device, stream);
+    const double bytes = double(n) * bytes_per_item;
+    // Bytes in over H2D and out over D2H: one number of bytes over their harmonic bandwidth.
+    host_case.set_floor(2.0 * bytes, 2.0 / (1.0 / pcie.h2d + 1.0 / pcie.d2h),
+                        "every key and value over PCIe once each way; pinned cudaMemcpy H2D " +
+                            std::to_string(pcie.h2d / 1e9).substr(0, 5) + " GB/s, D2H " +
+                            std::to_string(pcie.d2h / 1e9).substr(0, 5) + " GB/s measured in this run");
+    std::vector<K> work_keys(n);
+    std::vector<V> work_values(pairs ? n : 0);
+    auto restore = [&] {
+      std::memcpy(work_keys.data(), keys.data(), n * sizeof(K));
+      if (pairs) std::memcpy(work_values.data(), values.data(), n * sizeof(V));
+    };
+    // The automatic plan, then each plan forced (src/cuda/sort/sort_host.cpp reads the variable).
+    for (const char* plan : {"automatic", "whole", "split"}) {
+      if (std::string(plan) != "automatic") setenv("RXM_CUDA_SORT_HOST_PLAN", plan, 1);
+      Stats s = time_host(
+          restore,
+          [&] {
+            if (pairs)
+              sort(ctx, std::span<K>(work_keys), std::span<V>(work_values), SortOptions{.order = o.order});
+            else
+              sort(ctx, std::span<K>(work_keys), SortOptions{.order = o.order});
+          },
+          1, std::max(3, reps / 2));
+      unsetenv("RXM_CUDA_SORT_HOST_PLAN");
+      const std::string name = std::string("rxm::sort(std::span) host->GPU->host [") + plan + " plan]";
+      host_case.add(name, s, true);
+      if (o.verify) verified &= matches(ref, work_keys, pairs ? &work_values : nullptr, name.c_str());
+    }
+
+    // The naive peer: pageable cudaMemcpy, CUB, cudaMemcpy back (buffers allocated beforehand).
+    if (n <= std::size_t(std::numeric_limits<int>::max())) {
+      DeviceArray<Bits> d_in(device, n), d_out(device, n);
+      DeviceArray<V> v_in(device, pairs ? n : 0), v_out(device, pairs ? n : 0);
+      std::size_t temp_bytes = 0;
+      cub_sort<Bits, V>(nullptr, temp_bytes, d_in.data(), d_out.data(), v_in.data(), v_out.data(), int(n), pairs,
+                        stream);
+      DeviceBuffer temp(device, temp_bytes);
+      Stats s = time_host(
+          restore,
+          [&] {
+            RXM_CUDA_CHECK(cudaMemcpyAsync(d_in.data(), work_keys.data(), n * sizeof(K), cudaMemcpyHostToDevice, stream));
+            if (pairs)
+              RXM_CUDA_CHECK(
+                  cudaMemcpyAsync(v_in.data(), work_values.data(), n * sizeof(V), cudaMemcpyHostToDevice, stream));
+            cub_sort<Bits, V>(temp.data(), temp_bytes, d_in.data(), d_out.data(), v_in.data(), v_out.data(), int(n),
+                              pairs, stream);
+            RXM_CUDA_CHECK(cudaMemcpyAsync(work_keys.data(), d_out.data(), n * sizeof(K), cudaMemcpyDeviceToHost, stream));
+            if (pairs)
+              RXM_CUDA_CHECK(
+                  cudaMemcpyAsync(work_values.data(), v_out.data(), n * sizeof(V), cudaMemcpyDeviceToHost, stream));
+            RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+          },
+          1, std::max(3, reps / 2));
+      host_case.add("cudaMemcpy(pageable) + CUB + cudaMemcpy back", s);
+    }
+  }
+  RXM_CUDA_CHECK(cudaStreamDestroy(stream));
+
+  result.verified = verified;
+  result.best_peer = dev_case.best_peer();
+  result.speedup_over_best_peer = dev_case.speedup_over_best_peer();
+  for (const auto& e : dev_case.entries())
+    if (!e.ours && e.implementation == result.best_peer) result.best_peer_median_ms = e.stats.median_ms;
+  if (!o.quiet) {
+    dev_case.print();
+    host_case.print();
+    std::printf("  verified against the CPU backend, element by element: %s\n",
+                o.verify ? (verified ? "yes" : "NO - MISMATCH") : "not checked");
+  }
+  if (o.write_results) {
+    append_results(o.results_file, info, dev_case);
+    append_results(o.results_file, info, host_case);
+  }
+  result.table = dev_case;
+  return result;
+}
+
+}  // namespace
+
+SortBenchResult run_cuda_sort_benchmark(const SortBenchOptions& options, const RunInfo& info, Context& ctx) {
+  require(ctx.backend() == Backend::cuda, "the GPU sort benchmark needs a CUDA context",
+          "run it on a machine with a GPU (Context::local())");
+  require(options.value_bytes == 0 || options.value_bytes == 4 || options.value_bytes == 8,
+          "sort benchmark: values must be 0, 4 or 8 bytes", "pass --values 0, 4 or 8");
+  return visit_key_type(options.type, [&](auto tag) {
+    using K = decltype(tag);
+    switch (options.value_bytes) {
+      case 4: return run_typed<K, 4>(options, info, ctx);
+      case 8: return run_typed<K, 8>(options, info, ctx);
+      default: return run_typed<K, 0>(options, info, ctx);
+    }
+  });
+}
+
+}  // namespace radixmesh::bench
