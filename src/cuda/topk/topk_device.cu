@@ -92,7 +92,10 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
   g.hist_bytes = pr.rows * bins * sizeof(unsigned long long);
   g.off_hist = take(g.hist_bytes);
   g.off_counters = take(pr.rows * sizeof(unsigned));
-  g.off_delegates = take(g.alpha ? ((pr.total >> g.alpha) + pr.rows + 1) * g.key_bytes : 0);
+  const std::size_t delegate_count = g.alpha ? (pr.total >> g.alpha) + pr.rows + 1 : 0;
+  g.off_delegates = take(delegate_count * g.key_bytes);
+  g.off_delegate_off = take(delegate_count * sizeof(std::uint32_t));
+  g.off_row_max = take(pr.rows * sizeof(unsigned long long));
   g.off_cand_rank = take(pr.rows * g.cand_cap * g.key_bytes);
   g.off_cand_idx = take(pr.rows * g.cand_cap * sizeof(std::uint64_t));
   g.off_cand_count = take(pr.rows * sizeof(unsigned long long));
@@ -126,6 +129,8 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
   p.hist = reinterpret_cast<unsigned long long*>(base + g.off_hist);
   p.counters = reinterpret_cast<unsigned*>(base + g.off_counters);
   p.delegates = reinterpret_cast<U*>(base + g.off_delegates);
+  p.delegate_off = reinterpret_cast<std::uint32_t*>(base + g.off_delegate_off);
+  p.row_max = reinterpret_cast<unsigned long long*>(base + g.off_row_max);
   p.cand_rank = reinterpret_cast<U*>(base + g.off_cand_rank);
   p.cand_idx = reinterpret_cast<std::uint64_t*>(base + g.off_cand_idx);
   p.cand_count = reinterpret_cast<unsigned long long*>(base + g.off_cand_count);
@@ -144,22 +149,21 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
   init_rows<U><<<unsigned((rows + 255) / 256), 256, 0, stream>>>(p, rows, g.alpha ? kMinDelegateRow : ~0ull);
   RXM_CUDA_CHECK_LAUNCH();
   const dim3 grid(g.grid_x, unsigned(rows));
+  const int passes = (g.W + g.IB + g.digit_bits - 1) / g.digit_bits;  // at most; done rows skip
   if (g.alpha) {
     delegate_pass<U><<<grid, kThreads, 0, stream>>>(p);
     RXM_CUDA_CHECK_LAUNCH();
-    const int delegate_passes = (g.W + g.digit_bits - 1) / g.digit_bits;
     // The delegates are n / 2^alpha: fewer blocks read them.
     const dim3 small_grid(std::max(1u, g.grid_x >> std::min(g.alpha, 4)), unsigned(rows));
-    for (int pass = 1; pass < delegate_passes; ++pass) {
-      delegate_select_pass<U><<<small_grid, kThreads, 0, stream>>>(p, pass);
+    for (int pass = 1; pass < passes; ++pass) {
+      select_pass<U, true><<<small_grid, kThreads, 0, stream>>>(p);
       RXM_CUDA_CHECK_LAUNCH();
     }
     gather_candidates<U><<<grid, kThreads, 0, stream>>>(p);
     RXM_CUDA_CHECK_LAUNCH();
   }
-  const int passes = (g.W + g.IB + g.digit_bits - 1) / g.digit_bits;
   for (int pass = 0; pass < passes; ++pass) {
-    select_pass<U><<<grid, kThreads, 0, stream>>>(p, pass);
+    select_pass<U, false><<<grid, kThreads, 0, stream>>>(p);
     RXM_CUDA_CHECK_LAUNCH();
   }
   gather_winners<U><<<grid, kThreads, 0, stream>>>(p);

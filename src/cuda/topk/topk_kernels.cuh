@@ -64,7 +64,9 @@ template <class U> struct Params {
   RowState<U>* dstate;      // delegate select, one per row
   unsigned long long* hist; // rows * kMaxBins
   unsigned* counters;       // rows: blocks finished in the current pass
-  U* delegates;
+  U* delegates;             // best rank of each subrange
+  std::uint32_t* delegate_off;  // its lowest offset within the subrange: the delegate's index
+  unsigned long long* row_max;  // rows: the largest rank (from the delegates)
   U* cand_rank;
   std::uint64_t* cand_idx;
   unsigned long long* cand_count;  // rows
@@ -166,8 +168,9 @@ __device__ __forceinline__ void set_digit(RowState<U>& s, unsigned d, int IB, in
 struct PassBits {
   int low, width;
 };
-__device__ __forceinline__ PassBits pass_bits(int pass, int total_bits, int digit_bits) {
-  const int hi = total_bits - pass * digit_bits;
+// The next digit below the `resolved` top bits (the range-adaptive start may resolve any count).
+__device__ __forceinline__ PassBits next_bits(int resolved, int total_bits, int digit_bits) {
+  const int hi = total_bits - resolved;
   const int low = hi > digit_bits ? hi - digit_bits : 0;
   return {low, hi - low};
 }
@@ -252,31 +255,57 @@ template <class U> __global__ void init_rows(Params<U> p, std::size_t row_count,
   p.dstate[r] = d;
   p.cand_count[r] = 0;
   p.win_count[r] = 0;
+  p.row_max[r] = 0;
 }
 
-// Delegates of every subrange of 2^alpha elements (its largest rank), and the delegates' first
-// digit histogram, fused: the delegate select's first pass costs no extra read. A warp reads
-// tiles of 256 elements, 8 coalesced loads per lane in flight; a subrange of >= 256 elements is
-// one warp's run of tiles, smaller ones are folded inside a tile (across loads, then lanes).
+// (rank, offset) pairs: the better is the higher rank, then the lower offset (lowest index wins).
+template <class U> struct Best {
+  U rank;
+  std::uint32_t off;
+  __device__ __forceinline__ void take(U r, std::uint32_t o) {
+    if (r > rank || (r == rank && o < off)) rank = r, off = o;
+  }
+};
+template <class U> __device__ __forceinline__ Best<U> best_over_lanes(Best<U> b, int group) {
+  for (int offset = group / 2; offset > 0; offset /= 2) {
+    const U r = U(__shfl_xor_sync(0xffffffffu, std::uint64_t(b.rank), offset));
+    const std::uint32_t o = __shfl_xor_sync(0xffffffffu, b.off, offset);
+    b.take(r, o);
+  }
+  return b;
+}
+
+// Delegates of every subrange of 2^alpha elements: its best (rank, lowest index) — a composite
+// like the elements', so delegates never tie and exactly k subranges qualify (Dr. Top-k's
+// delegates, made deterministic). Fused: the delegates' first digit histogram (the delegate
+// select's first pass costs no extra read) and the row's largest rank (the range-adaptive start).
+// A warp reads tiles of 256 elements, 8 coalesced loads per lane in flight; a subrange of >= 256
+// elements is one warp's run of tiles, smaller ones are folded inside a tile (loads, then lanes).
 template <class U> __global__ void __launch_bounds__(kThreads) delegate_pass(Params<U> p) {
   constexpr int kLoads = 8, kTile = 32 * kLoads;
   __shared__ unsigned smem_hist[kMaxBins];
+  __shared__ unsigned long long block_max;
   const std::size_t r = blockIdx.y;
   if (p.dstate[r].done) return;
   const int bins = 1 << p.digit_bits;
+  if (threadIdx.x == 0) block_max = 0;
   zero_smem(smem_hist, bins);
   const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
   const int alpha = p.alpha;
   const std::uint64_t S = 1ull << alpha, subranges = (length + S - 1) >> alpha;
   U* delegates = p.delegates + (begin >> alpha) + r;
+  std::uint32_t* delegate_off = p.delegate_off + (begin >> alpha) + r;
   const U* values = p.values + begin;
   const int lane = threadIdx.x & 31;
   const std::uint64_t warp = (blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x) >> 5;
   const std::uint64_t warps = (gridDim.x * std::uint64_t(blockDim.x)) >> 5;
-  const PassBits pb = pass_bits(0, p.W, p.digit_bits);
-  auto emit = [&](std::uint64_t sub, U best) {
-    delegates[sub] = best;
-    atomicAdd(smem_hist + composite_digit(best, 0, 0, pb.low, pb.width), 1u);
+  const PassBits pb = next_bits(0, p.W + p.IB, p.digit_bits);  // within the rank bits: W >= digit
+  unsigned long long lane_max = 0;
+  auto emit = [&](std::uint64_t sub, const Best<U>& b) {
+    delegates[sub] = b.rank;
+    delegate_off[sub] = b.off;
+    lane_max = b.rank > lane_max ? b.rank : lane_max;
+    atomicAdd(smem_hist + composite_digit(b.rank, 0, p.IB, pb.low, pb.width), 1u);
   };
   auto load_tile = [&](std::uint64_t base, U (&v)[kLoads]) {
 #pragma unroll
@@ -292,14 +321,14 @@ template <class U> __global__ void __launch_bounds__(kThreads) delegate_pass(Par
   };
   if (S >= kTile) {
     for (std::uint64_t sub = warp; sub < subranges; sub += warps) {
-      U best = 0;
+      Best<U> best{0, 0xffffffffu};
       for (std::uint64_t t = 0; t < S; t += kTile) {
         U v[kLoads];
         load_tile((sub << alpha) + t, v);
 #pragma unroll
-        for (int u = 0; u < kLoads; ++u) best = v[u] > best ? v[u] : best;
+        for (int u = 0; u < kLoads; ++u) best.take(v[u], std::uint32_t(t + lane + 32 * u));
       }
-      best = max_over_lanes(best, 32);
+      best = best_over_lanes(best, 32);
       if (lane == 0) emit(sub, best);
     }
   } else {
@@ -308,53 +337,38 @@ template <class U> __global__ void __launch_bounds__(kThreads) delegate_pass(Par
       const std::uint64_t base = tile * kTile;
       U v[kLoads];
       load_tile(base, v);
+      Best<U> b[kLoads];
+#pragma unroll
+      for (int u = 0; u < kLoads; ++u) b[u] = {v[u], std::uint32_t((lane + 32 * u) & (S - 1))};
       if (S >= 32) {  // fold loads that share a subrange, then the 32 lanes
 #pragma unroll
         for (int step = 1; step < kLoads; step *= 2)
           if (std::uint64_t(64 * step) <= S) {
 #pragma unroll
-            for (int u = 0; u + step < kLoads; u += 2 * step) v[u] = v[u + step] > v[u] ? v[u + step] : v[u];
+            for (int u = 0; u + step < kLoads; u += 2 * step) b[u].take(b[u + step].rank, b[u + step].off);
           }
         const int loads_per_sub = int(S / 32);
 #pragma unroll
         for (int u = 0; u < kLoads; ++u)
           if (u % loads_per_sub == 0) {
-            const U best = max_over_lanes(v[u], 32);
+            const Best<U> best = best_over_lanes(b[u], 32);
             const std::uint64_t sub = (base + 32 * u) >> alpha;
             if (lane == 0 && sub < subranges) emit(sub, best);
           }
       } else {  // a subrange is a group of S lanes of one load
 #pragma unroll
         for (int u = 0; u < kLoads; ++u) {
-          const U best = max_over_lanes(v[u], int(S));
+          const Best<U> best = best_over_lanes(b[u], int(S));
           const std::uint64_t i = base + lane + 32 * u;
           if (lane % int(S) == 0 && i < length) emit(i >> alpha, best);
         }
       }
     }
   }
-  merge_and_pick(smem_hist, bins, p.hist + r * bins, p.counters + r, p.dstate + r, p.W, 0, pb);
-}
-
-// A later pass of the delegate select (ranks only: IB = 0).
-template <class U> __global__ void __launch_bounds__(kThreads) delegate_select_pass(Params<U> p, int pass) {
-  __shared__ unsigned smem_hist[kMaxBins];
-  const std::size_t r = blockIdx.y;
-  const RowState<U> s = p.dstate[r];
-  if (s.done) return;
-  const int bins = 1 << p.digit_bits;
-  zero_smem(smem_hist, bins);
-  const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
-  const std::uint64_t subranges = (length + (1ull << p.alpha) - 1) >> p.alpha;
-  const U* delegates = p.delegates + (begin >> p.alpha) + r;
-  const PassBits pb = pass_bits(pass, p.W, p.digit_bits);
-  for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < subranges;
-       i += gridDim.x * std::uint64_t(blockDim.x)) {
-    const U d = delegates[i];
-    if (compare_top<U, false>(d, 0, s, p.W, 0))
-      atomicAdd(smem_hist + composite_digit(d, 0, 0, pb.low, pb.width), 1u);
-  }
-  merge_and_pick(smem_hist, bins, p.hist + r * bins, p.counters + r, p.dstate + r, p.W, 0, pb);
+  if (lane_max) atomicMax(&block_max, lane_max);
+  __syncthreads();
+  if (threadIdx.x == 0 && block_max) atomicMax(p.row_max + r, block_max);
+  merge_and_pick(smem_hist, bins, p.hist + r * bins, p.counters + r, p.dstate + r, p.W + p.IB, p.IB, pb);
 }
 
 // Appends the lanes' flagged (rank, index) pairs to a row's list with one atomic per warp.
@@ -376,16 +390,31 @@ __device__ __forceinline__ void warp_append(bool flag, U rank, std::uint64_t idx
   }
 }
 
-// Rescans the subranges whose delegate is >= T (the k-th largest delegate) and compacts their
-// elements >= T into the row's candidates. A warp tests 32 delegates at once, then reads each
-// qualifying subrange together.
+// Rescans the subranges whose delegate is >= T' (the k-th best delegate, a composite: exactly k
+// subranges qualify) and compacts their elements >= T' into the row's candidates: at most
+// k * 2^alpha, the capacity. A warp tests 32 delegates at once, then reads each qualifying
+// subrange together. Block 0 also starts the main select where the candidates' ranks diverge:
+// they all lie in [T'.rank, row max], so the bits those two share are resolved for free (the
+// range-adaptive digits that replace RadiK's scaling, §4.3: inputs that share high bits, such as
+// U[128.6, 128.7], lose no pass to them).
 template <class U> __global__ void __launch_bounds__(kThreads) gather_candidates(Params<U> p) {
   const std::size_t r = blockIdx.y;
-  if (p.state[r].mode != kDelegates) return;
-  const U T = p.dstate[r].rank_prefix;
+  const RowState<U> t = p.dstate[r];
+  if (t.mode != kDelegates) return;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    const U lo = t.rank_prefix, hi = U(p.row_max[r]);
+    const std::uint64_t diff = std::uint64_t(lo ^ hi);
+    const int common = diff ? p.W - (64 - __clzll((long long)diff)) : p.W;
+    RowState<U> m = p.state[r];
+    m.resolved = common;
+    m.rank_prefix = common ? U(hi & ~U(low_mask(p.W - common))) : U(0);
+    p.state[r] = m;
+  }
   const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
   const std::uint64_t S = 1ull << p.alpha, subranges = (length + S - 1) >> p.alpha;
   const U* delegates = p.delegates + (begin >> p.alpha) + r;
+  const std::uint32_t* delegate_off = p.delegate_off + (begin >> p.alpha) + r;
+  const std::uint64_t idx_mask = low_mask(p.IB);
   const int lane = threadIdx.x & 31;
   const std::uint64_t warp = (blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x) >> 5;
   const std::uint64_t warps = (gridDim.x * std::uint64_t(blockDim.x)) >> 5;
@@ -393,7 +422,10 @@ template <class U> __global__ void __launch_bounds__(kThreads) gather_candidates
   std::uint64_t* out_idx = p.cand_idx + r * p.cand_cap;
   for (std::uint64_t g = warp * 32; g < subranges; g += warps * 32) {
     const std::uint64_t mine = g + lane;
-    unsigned qualifying = __ballot_sync(0xffffffffu, mine < subranges && delegates[mine] >= T);
+    const bool qualifies = mine < subranges &&
+                           compare_top<U, true>(delegates[mine], ~((mine << p.alpha) + delegate_off[mine]) & idx_mask,
+                                                t, p.W, p.IB);
+    unsigned qualifying = __ballot_sync(0xffffffffu, qualifies);
     while (qualifying) {
       const int q = __ffs(qualifying) - 1;
       qualifying &= qualifying - 1;
@@ -402,76 +434,100 @@ template <class U> __global__ void __launch_bounds__(kThreads) gather_candidates
         const std::uint64_t i = base + j + lane;
         const bool in_row = j + lane < S && i < length;
         const U rank = in_row ? rank_of<U>(p.values[begin + i], p.type, p.options) : U(0);
-        warp_append(in_row && rank >= T, rank, i, p.cand_count + r, out_rank, out_idx, p.cand_cap);
+        const bool take = in_row && compare_top<U, true>(rank, ~i & idx_mask, t, p.W, p.IB);
+        warp_append(take, rank, i, p.cand_count + r, out_rank, out_idx, p.cand_cap);
       }
     }
   }
 }
 
-// Where a row's select reads from: its candidates when the delegates produced them (and they
-// fit), else the whole row.
-template <class U> struct RowSource {
+enum class SourceKind { row, candidates, delegates };
+
+// Where a select reads (rank, index) pairs from: a row's raw values, its candidates, or its
+// delegates (index = subrange start + the delegate's offset).
+template <class U> struct Source {
   const U* raw;
-  const U* cand_rank;
-  const std::uint64_t* cand_idx;
+  const U* ranks;
+  const std::uint64_t* idx;
+  const std::uint32_t* off;
   std::uint64_t count;
-  bool candidates;
+  SourceKind kind;
+  int alpha;
   KeyType type;
   TopkOptions options;
-  __device__ __forceinline__ void load(std::uint64_t i, U& rank, std::uint64_t& idx) const {
-    if (candidates) {
-      rank = cand_rank[i];
-      idx = cand_idx[i];
-    } else {
-      rank = rank_of<U>(raw[i], type, options);
-      idx = i;
+  __device__ __forceinline__ void load(std::uint64_t i, U& rank, std::uint64_t& index) const {
+    switch (kind) {
+      case SourceKind::candidates: rank = ranks[i], index = idx[i]; break;
+      case SourceKind::delegates: rank = ranks[i], index = (i << alpha) + off[i]; break;
+      default: rank = rank_of<U>(raw[i], type, options), index = i; break;
     }
   }
 };
 
-template <class U> __device__ __forceinline__ RowSource<U> row_source(const Params<U>& p, std::size_t r) {
+// A row's main source: its candidates when the delegates produced them (they always fit: the
+// capacity check is a guard), else the whole row.
+template <class U> __device__ __forceinline__ Source<U> row_source(const Params<U>& p, std::size_t r) {
   const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
-  const bool cand = p.state[r].mode == kDelegates && p.cand_count[r] <= p.cand_cap;
-  return {p.values + begin, p.cand_rank + r * p.cand_cap, p.cand_idx + r * p.cand_cap,
-          cand ? std::uint64_t(p.cand_count[r]) : length, cand, p.type, p.options};
+  const bool cand = p.dstate[r].mode == kDelegates && p.cand_count[r] <= p.cand_cap;
+  return {p.values + begin, p.cand_rank + r * p.cand_cap, p.cand_idx + r * p.cand_cap, nullptr,
+          cand ? std::uint64_t(p.cand_count[r]) : length, cand ? SourceKind::candidates : SourceKind::row,
+          p.alpha, p.type, p.options};
+}
+template <class U> __device__ __forceinline__ Source<U> delegate_source(const Params<U>& p, std::size_t r) {
+  const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
+  const std::uint64_t first = (begin >> p.alpha) + r;
+  return {nullptr, p.delegates + first, nullptr, p.delegate_off + first, (length + (1ull << p.alpha) - 1) >> p.alpha,
+          SourceKind::delegates, p.alpha, p.type, p.options};
 }
 
-// One pass of the main select over a row's source.
-template <class U> __global__ void __launch_bounds__(kThreads) select_pass(Params<U> p, int pass) {
+// One pass of a select (over the delegates, or a row's main source): the next digit below the
+// bits resolved so far. Lanes with the same digit add once (warp-aggregated, RadiK §3.1.1): the
+// candidates share their high digits, and one shared counter taking 32 adds at once would
+// serialize.
+template <class U, bool OnDelegates>
+__global__ void __launch_bounds__(kThreads) select_pass(Params<U> p) {
   __shared__ unsigned smem_hist[kMaxBins];
   const std::size_t r = blockIdx.y;
-  const RowState<U> s = p.state[r];
+  RowState<U>* state = (OnDelegates ? p.dstate : p.state) + r;
+  const RowState<U> s = *state;
   if (s.done) return;
   const int bins = 1 << p.digit_bits;
   zero_smem(smem_hist, bins);
-  const RowSource<U> src = row_source(p, r);
+  const Source<U> src = OnDelegates ? delegate_source(p, r) : row_source(p, r);
   const int total_bits = p.W + p.IB;
-  const PassBits pb = pass_bits(pass, total_bits, p.digit_bits);
+  const PassBits pb = next_bits(s.resolved, total_bits, p.digit_bits);
   const std::uint64_t idx_mask = low_mask(p.IB);
+  const int lane = threadIdx.x & 31;
   constexpr int kLoads = 4;  // loads in flight per thread
   const std::uint64_t stride = gridDim.x * std::uint64_t(blockDim.x);
-  for (std::uint64_t i0 = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i0 < src.count;
+  const std::uint64_t rounded = (src.count + 31) & ~31ull;  // whole warps in every iteration
+  for (std::uint64_t i0 = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i0 < rounded;
        i0 += kLoads * stride) {
     U rank[kLoads];
     std::uint64_t idx[kLoads];
 #pragma unroll
-    for (int u = 0; u < kLoads; ++u)
+    for (int u = 0; u < kLoads; ++u) {
+      rank[u] = 0, idx[u] = 0;
       if (i0 + u * stride < src.count) src.load(i0 + u * stride, rank[u], idx[u]);
+    }
 #pragma unroll
     for (int u = 0; u < kLoads; ++u) {
+      if (i0 + u * stride >= rounded) break;  // warp-uniform
       const std::uint64_t nidx = ~idx[u] & idx_mask;
-      if (i0 + u * stride < src.count && compare_top<U, false>(rank[u], nidx, s, p.W, p.IB))
-        atomicAdd(smem_hist + composite_digit(rank[u], nidx, p.IB, pb.low, pb.width), 1u);
+      const bool alive = i0 + u * stride < src.count && compare_top<U, false>(rank[u], nidx, s, p.W, p.IB);
+      const unsigned digit = alive ? composite_digit(rank[u], nidx, p.IB, pb.low, pb.width) : 0xffffffffu;
+      const unsigned peers = __match_any_sync(0xffffffffu, digit);
+      if (alive && lane == __ffs(peers) - 1) atomicAdd(smem_hist + digit, unsigned(__popc(peers)));
     }
   }
-  merge_and_pick(smem_hist, bins, p.hist + r * bins, p.counters + r, p.state + r, total_bits, p.IB, pb);
+  merge_and_pick(smem_hist, bins, p.hist + r * bins, p.counters + r, state, total_bits, p.IB, pb);
 }
 
 // Writes each row's winners (exactly min(k, length)) in any order; the sort that follows fixes it.
 template <class U> __global__ void __launch_bounds__(kThreads) gather_winners(Params<U> p) {
   const std::size_t r = blockIdx.y;
   const RowState<U> s = p.state[r];
-  const RowSource<U> src = row_source(p, r);
+  const Source<U> src = row_source(p, r);
   const std::uint64_t idx_mask = low_mask(p.IB);
   const std::uint64_t rounded = (src.count + 31) & ~31ull;  // whole warps reach the ballot
   for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < rounded;
