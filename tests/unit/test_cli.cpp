@@ -31,7 +31,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
+struct CliRun {
   int exit_code = -1;
   std::string out, err;
 };
@@ -44,7 +44,7 @@ std::string slurp(const fs::path& p) {
 }
 
 // Runs the CLI with `args` (no shell), capturing stdout and stderr through files in `scratch`.
-Run run_cli(const std::vector<std::string>& args, const fs::path& scratch) {
+CliRun run_cli(const std::vector<std::string>& args, const fs::path& scratch) {
   const fs::path out_file = scratch / "cli.stdout", err_file = scratch / "cli.stderr";
   std::vector<std::string> argv_storage = {RXM_CLI_PATH};
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
@@ -60,7 +60,7 @@ Run run_cli(const std::vector<std::string>& args, const fs::path& scratch) {
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
-  Run run;
+  CliRun run;
   int status = 0;
   ::waitpid(pid, &status, 0);
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -71,7 +71,7 @@ Run run_cli(const std::vector<std::string>& args, const fs::path& scratch) {
   return run;
 }
 
-std::string describe(const Run& r) {
+std::string describe(const CliRun& r) {
   return "exit " + std::to_string(r.exit_code) + "\nstdout: " + r.out + "\nstderr: " + r.err;
 }
 
@@ -86,12 +86,12 @@ class Cli : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  Run run(const std::vector<std::string>& args) { return run_cli(args, dir_); }
+  CliRun run(const std::vector<std::string>& args) { return run_cli(args, dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   // A failed command: the exit code, one "radixmesh: error:" line naming `needle`, nothing on
   // stdout, and no file in the scratch directory beyond `inputs` (no output, no temporary).
-  void expect_failure(const Run& r, int exit_code, const std::string& needle, const std::vector<std::string>& inputs) {
+  void expect_failure(const CliRun& r, int exit_code, const std::string& needle, const std::vector<std::string>& inputs) {
     SCOPED_TRACE(describe(r));
     EXPECT_EQ(r.exit_code, exit_code);
     EXPECT_EQ(r.err.rfind("radixmesh: error: ", 0), 0u);
@@ -153,7 +153,7 @@ TEST_F(Cli, RawInputNeedsAType) {
 
 TEST_F(Cli, RawSizeNotAMultipleOfTheElementSize) {
   std::ofstream(path("keys.bin")) << "0123456789";  // 10 bytes: not whole u32s
-  Run r = run({"sort", "--in", path("keys.bin"), "--type", "u32", "--out", path("out.bin")});
+  CliRun r = run({"sort", "--in", path("keys.bin"), "--type", "u32", "--out", path("out.bin")});
   expect_failure(r, 2, "keys.bin", {"keys.bin"});
 }
 
@@ -178,7 +178,7 @@ TEST_F(Cli, ValuesWithoutValuesOut) {
 }
 
 TEST_F(Cli, CountTooLargeForMemoryIsRefusedBeforeAllocating) {
-  Run r = run({"generate", "--n", "2^50", "--type", "u64", "--out", path("huge.bin")});
+  CliRun r = run({"generate", "--n", "2^50", "--type", "u64", "--out", path("huge.bin")});
   expect_failure(r, 3, "host memory", {});
   EXPECT_NE(r.err.find("available"), std::string::npos);
   EXPECT_NE(r.err.find("needs"), std::string::npos) << "names the bytes needed";
@@ -191,7 +191,7 @@ TEST_F(Cli, MalformedCount) {
 
 TEST_F(Cli, UnknownDeviceId) {
   write("keys.npy", std::vector<std::uint32_t>{3, 1, 2});
-  Run r = run({"sort", "--in", path("keys.npy"), "--out", path("out.npy"), "--devices", "9999"});
+  CliRun r = run({"sort", "--in", path("keys.npy"), "--out", path("out.npy"), "--devices", "9999"});
   if (gpu_visible())
     expect_failure(r, 1, "unknown CUDA device id 9999", {"keys.npy"});
   else
@@ -211,7 +211,7 @@ TEST_F(Cli, SpecialFractionNeedsAFloatType) {
 
 TEST_F(Cli, HelpListsTheExitCodes) {
   for (std::vector<std::string> args : {std::vector<std::string>{"--help"}, {"sort", "--help"}, {"bench", "sort", "--help"}}) {
-    Run r = run(args);
+    CliRun r = run(args);
     SCOPED_TRACE(describe(r));
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_NE(r.out.find("Exit codes: 0 ok, 1 invalid argument"), std::string::npos);
@@ -221,9 +221,9 @@ TEST_F(Cli, HelpListsTheExitCodes) {
 // ------------------------------------------------------------------ happy paths
 
 TEST_F(Cli, GenerateThenSortU32) {
-  Run g = run({"generate", "--dist", "uniform", "--n", "100K", "--type", "u32", "--seed", "7", "--out", path("k.npy")});
+  CliRun g = run({"generate", "--dist", "uniform", "--n", "100K", "--type", "u32", "--seed", "7", "--out", path("k.npy")});
   ASSERT_EQ(g.exit_code, 0) << describe(g);
-  Run s = run({"sort", "--in", path("k.npy"), "--out", path("sorted.npy"), "--backend", "cpu"});
+  CliRun s = run({"sort", "--in", path("k.npy"), "--out", path("sorted.npy"), "--backend", "cpu"});
   ASSERT_EQ(s.exit_code, 0) << describe(s);
   EXPECT_NE(s.out.find("sorted 100000 u32 keys ascending on cpu"), std::string::npos) << s.out;
   auto in = read_back<std::uint32_t>(path("k.npy"));
@@ -234,13 +234,13 @@ TEST_F(Cli, GenerateThenSortU32) {
 }
 
 TEST_F(Cli, GenerateThenSortF32WithSpecialsAsRawFiles) {
-  Run g = run({"generate", "--dist", "normal", "--n", "2^16", "--type", "f32", "--special-fraction", "0.05",
+  CliRun g = run({"generate", "--dist", "normal", "--n", "2^16", "--type", "f32", "--special-fraction", "0.05",
                "--out", path("k.bin"), "--json"});
   ASSERT_EQ(g.exit_code, 0) << describe(g);
   auto generated = nlohmann::json::parse(g.out);
   EXPECT_EQ(generated["n"], 65536);
   EXPECT_EQ(generated["type"], "f32");
-  Run s = run({"sort", "--in", path("k.bin"), "--type", "f32", "--out", path("sorted.bin"), "--json"});
+  CliRun s = run({"sort", "--in", path("k.bin"), "--type", "f32", "--out", path("sorted.bin"), "--json"});
   ASSERT_EQ(s.exit_code, 0) << describe(s);
   auto summary = nlohmann::json::parse(s.out);
   EXPECT_EQ(summary["n"], 65536);
@@ -260,14 +260,14 @@ TEST_F(Cli, GenerateThenSortF32WithSpecialsAsRawFiles) {
 TEST_F(Cli, SortI64DescendingWithValues) {
   const std::uint64_t seed = rxm::testing::test_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  Run g = run({"generate", "--dist", "few-distinct", "--distinct", "50", "--n", "30011", "--type", "i64", "--seed",
+  CliRun g = run({"generate", "--dist", "few-distinct", "--distinct", "50", "--n", "30011", "--type", "i64", "--seed",
                std::to_string(seed), "--out", path("k.npy")});
   ASSERT_EQ(g.exit_code, 0) << describe(g);
   auto keys = read_back<std::int64_t>(path("k.npy"));
   std::vector<std::uint64_t> index(keys.size());
   std::iota(index.begin(), index.end(), 0);
   write("v.npy", index);
-  Run s = run({"sort", "--in", path("k.npy"), "--out", path("ks.npy"), "--order", "desc", "--values", path("v.npy"),
+  CliRun s = run({"sort", "--in", path("k.npy"), "--out", path("ks.npy"), "--order", "desc", "--values", path("v.npy"),
                "--values-out", path("vs.npy"), "--backend", "cpu"});
   ASSERT_EQ(s.exit_code, 0) << describe(s);
   auto sorted_keys = read_back<std::int64_t>(path("ks.npy"));
@@ -283,7 +283,7 @@ TEST_F(Cli, RawValuesWidthFollowsTheFileSize) {
   write("k.npy", std::vector<std::uint16_t>{5, 3, 9, 3});
   std::vector<std::uint32_t> values = {50, 30, 90, 31};
   std::ofstream(path("v.bin"), std::ios::binary).write(reinterpret_cast<const char*>(values.data()), 16);
-  Run s = run({"sort", "--in", path("k.npy"), "--out", path("ks.npy"), "--values", path("v.bin"), "--values-out",
+  CliRun s = run({"sort", "--in", path("k.npy"), "--out", path("ks.npy"), "--values", path("v.bin"), "--values-out",
                path("vs.bin")});
   ASSERT_EQ(s.exit_code, 0) << describe(s);
   EXPECT_EQ(read_back<std::uint16_t>(path("ks.npy")), (std::vector<std::uint16_t>{3, 3, 5, 9}));
@@ -293,20 +293,22 @@ TEST_F(Cli, RawValuesWidthFollowsTheFileSize) {
 }
 
 TEST_F(Cli, InfoDescribesTheMachine) {
-  Run r = run({"info"});
+  CliRun r = run({"info"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_NE(r.out.find("CPU:"), std::string::npos);
   EXPECT_NE(r.out.find("CUDA:"), std::string::npos);
-  Run j = run({"info", "--json"});
+  CliRun j = run({"info", "--json"});
   ASSERT_EQ(j.exit_code, 0) << describe(j);
   auto info = nlohmann::json::parse(j.out);
   EXPECT_GT(info["cpu"]["threads"].get<unsigned>(), 0u);
-  if (info["cuda"]["devices"].empty()) EXPECT_FALSE(info["cuda"]["reason"].get<std::string>().empty());
+  if (info["cuda"]["devices"].empty()) {
+    EXPECT_FALSE(info["cuda"]["reason"].get<std::string>().empty());
+  }
 }
 
 TEST_F(Cli, BenchSortSmallOnTheCpu) {
 #if RXM_CLI_HAS_CPU_SORT_BENCH
-  Run r = run({"bench", "sort", "--n", "50K", "--reps", "1", "--backend", "cpu", "--no-results", "--json"});
+  CliRun r = run({"bench", "sort", "--n", "50K", "--reps", "1", "--backend", "cpu", "--no-results", "--json"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   auto result = nlohmann::json::parse(r.out);
   EXPECT_TRUE(result["verified"].get<bool>());

@@ -331,6 +331,7 @@ void ProgressLine::phase(const std::string& what) {
   end_phase_locked();
   what_ = what;
   started_ = std::chrono::steady_clock::now();
+  shown_second_ = -1;
 }
 
 void ProgressLine::finish() {
@@ -352,7 +353,9 @@ void ProgressLine::tick_until_stopped() {
     wake_.wait_for(lock, progress_interval);
     if (stopping_ || what_.empty()) continue;
     double elapsed = seconds_since(started_);
-    if (elapsed < progress_delay_s) continue;
+    // Redraw only when the shown second changes: a log captured with --progress stays short.
+    if (elapsed < progress_delay_s || (shown_ && long(elapsed) == shown_second_)) continue;
+    shown_second_ = long(elapsed);
     std::fprintf(stderr, "\rradixmesh: %s ... %.0f s", what_.c_str(), elapsed);
     std::fflush(stderr);
     shown_ = true;

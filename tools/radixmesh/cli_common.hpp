@@ -131,6 +131,7 @@ class ProgressLine {
   std::string what_;  // empty: no phase running
   std::chrono::steady_clock::time_point started_;
   bool shown_ = false;  // this phase has printed its line
+  long shown_second_ = -1;
   bool stopping_ = false;
   std::thread ticker_;
 };

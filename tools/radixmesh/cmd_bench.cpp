@@ -12,6 +12,13 @@
 #include "sort_benchmark.hpp"
 #endif
 
+// rxm_bench_sort defines RXM_BENCH_HAS_CUDA_SORT when it holds run_cuda_sort_benchmark.
+#if RXM_CLI_HAS_CPU_SORT_BENCH && defined(RXM_BENCH_HAS_CUDA_SORT) && RXM_BENCH_HAS_CUDA_SORT
+#define RXM_CLI_HAS_CUDA_SORT_BENCH 1
+#else
+#define RXM_CLI_HAS_CUDA_SORT_BENCH 0
+#endif
+
 namespace radixmesh::cli {
 
 namespace {
@@ -46,7 +53,7 @@ Backend choose_backend(Backend asked) {
   CudaDiscovery cuda = discover_cuda();
   if (cuda.topology.devices.empty()) return Backend::cpu;
   if (!cuda_sort_bench_built) {
-    std::fprintf(stderr, "radixmesh: note: a GPU is visible but the CUDA sort benchmark is not built yet; "
+    std::fprintf(stderr, "radixmesh: note: a GPU is visible but this radixmesh has no CUDA sort benchmark; "
                          "benchmarking the CPU backend\n");
     return Backend::cpu;
   }
@@ -73,11 +80,9 @@ bench::SortBenchResult run_on_cuda(const bench::SortBenchOptions& options, const
   return bench::run_cuda_sort_benchmark(options, bench::run_info(invocation.argc, invocation.argv, ctx.devices()[0].name),
                                         ctx);
 #else
-  // TODO(issue 3): run_cuda_sort_benchmark (bench/cuda_sort_benchmark.cu) comes with the CUDA
-  // sort; until it exists --backend cuda says so instead of linking a stand-in.
-  (void)options, (void)invocation;
-  throw_error(ErrorCode::unsupported, "the CUDA sort benchmark is not built yet (it comes with the CUDA sort, issue 3)",
-              "use --backend cpu for now");
+  (void)options, (void)invocation, (void)ctx;
+  throw_error(ErrorCode::unsupported, "this radixmesh has no CUDA sort benchmark (built without CUDA or without rxm_bench_sort)",
+              "rebuild with -DRXM_ENABLE_CUDA=ON -DRXM_BUILD_BENCH=ON, or use --backend cpu");
 #endif
 }
 

@@ -11,5 +11,6 @@ std::vector<Command> register_sort(CLI::App& root, const Invocation& invocation)
 std::vector<Command> register_generate(CLI::App& root, const Invocation& invocation);  // cmd_generate.cpp
 std::vector<Command> register_info(CLI::App& root, const Invocation& invocation);      // cmd_info.cpp
 std::vector<Command> register_bench(CLI::App& root, const Invocation& invocation);     // cmd_bench.cpp
+std::vector<Command> register_multisplit(CLI::App& root, const Invocation& invocation);  // cmd_multisplit.cpp
 
 }  // namespace radixmesh::cli

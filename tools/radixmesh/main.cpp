@@ -22,6 +22,7 @@ constexpr cli::CommandRegistrar registrars[] = {
     cli::register_generate,
     cli::register_info,
     cli::register_bench,
+    cli::register_multisplit,
 };
 
 int fail(int code, std::string message) {

@@ -1,0 +1,204 @@
+// radixmesh multisplit: read keys (and optionally values), split them stably into buckets, write
+// the permuted keys/values and (optionally) the m + 1 bucket offsets as u64.
+//   --buckets radix:SHIFT:BITS | delta:LO:HI:M | splitters:FILE (m - 1 sorted keys of --in's type)
+// Everything that can be checked is checked before the outputs are written (StagedOutputs).
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "radixmesh/multisplit.hpp"
+
+namespace radixmesh::cli {
+
+namespace {
+
+struct MultisplitFlags {
+  std::string in, out, type, buckets, values, values_out, offsets_out;
+  std::string backend = "auto";
+  std::string devices;
+  OutputFlags output;
+};
+
+std::vector<std::string> split_colons(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream stream(text);
+  for (std::string part; std::getline(stream, part, ':');) parts.push_back(part);
+  return parts;
+}
+
+const char* buckets_fix = "use --buckets radix:SHIFT:BITS, delta:LO:HI:M or splitters:FILE";
+
+long long parse_integer(const std::string& text, const std::string& what) {
+  try {
+    std::size_t used = 0;
+    const long long v = std::stoll(text, &used, 0);
+    if (used == text.size()) return v;
+  } catch (const std::exception&) {
+  }
+  throw_error(ErrorCode::invalid_argument, "--buckets: " + what + " '" + text + "' is not an integer", buckets_fix);
+}
+
+double parse_number(const std::string& text, const std::string& what) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size()) return v;
+  } catch (const std::exception&) {
+  }
+  throw_error(ErrorCode::invalid_argument, "--buckets: " + what + " '" + text + "' is not a number", buckets_fix);
+}
+
+template <class K> K key_from_number(double value) {
+  if constexpr (std::is_same_v<K, half_t>) return half_from_float(float(value));
+  else if constexpr (std::is_same_v<K, bfloat16_t>) return bfloat16_from_float(float(value));
+  else return K(value);
+}
+
+// Runs the split for key type K with the bucket function the flag names; returns m.
+template <class K>
+std::uint32_t split(Context& ctx, const std::string& spec, const HostArray& keys, HostArray& keys_out,
+                    const HostArray* values, HostArray* values_out, std::vector<std::size_t>& offsets) {
+  const auto parts = split_colons(spec);
+  require(!parts.empty(), "--buckets is empty", buckets_fix);
+  const std::span<const K> in(keys.as<K>(), keys.size());
+  const std::span<K> out(keys_out.as<K>(), keys_out.size());
+  auto run = [&](const auto& fn, std::uint32_t m) {
+    offsets.assign(std::size_t(m) + 1, 0);
+    if (values == nullptr) {
+      multisplit(ctx, in, out, fn, std::span<std::size_t>(offsets));
+    } else if (size_of(values->type()) == 4) {
+      multisplit(ctx, in, out, std::span<const std::uint32_t>(values->as<std::uint32_t>(), values->size()),
+                 std::span<std::uint32_t>(values_out->as<std::uint32_t>(), values_out->size()), fn,
+                 std::span<std::size_t>(offsets));
+    } else {
+      multisplit(ctx, in, out, std::span<const std::uint64_t>(values->as<std::uint64_t>(), values->size()),
+                 std::span<std::uint64_t>(values_out->as<std::uint64_t>(), values_out->size()), fn,
+                 std::span<std::size_t>(offsets));
+    }
+    return m;
+  };
+  if (parts[0] == "radix") {
+    require(parts.size() == 3, "--buckets '" + spec + "' needs radix:SHIFT:BITS", buckets_fix);
+    const long long shift = parse_integer(parts[1], "SHIFT"), bits = parse_integer(parts[2], "BITS");
+    require(bits >= 0 && bits <= 16 && shift >= 0 && shift + bits <= 8 * (long long)sizeof(K),
+            "--buckets '" + spec + "': the digit is not inside the " + std::to_string(8 * sizeof(K)) + "-bit key",
+            "use 0 <= BITS <= 16 and SHIFT + BITS <= " + std::to_string(8 * sizeof(K)));
+    return run(buckets::radix_digit{int(shift), int(bits)}, std::uint32_t(1) << bits);
+  }
+  if (parts[0] == "delta") {
+    require(parts.size() == 4, "--buckets '" + spec + "' needs delta:LO:HI:M", buckets_fix);
+    const long long m = parse_integer(parts[3], "M");
+    require(m >= 1 && m <= buckets::max_buckets, "--buckets: M = " + parts[3] + " buckets",
+            "use 1 <= M <= 65536");
+    K lo, hi;
+    if constexpr (key_traits<K>::is_float) {
+      lo = key_from_number<K>(parse_number(parts[1], "LO"));
+      hi = key_from_number<K>(parse_number(parts[2], "HI"));
+    } else {
+      lo = K(parse_integer(parts[1], "LO"));
+      hi = K(parse_integer(parts[2], "HI"));
+    }
+    return run(buckets::delta<K>(lo, hi, std::uint32_t(m)), std::uint32_t(m));
+  }
+  if (parts[0] == "splitters") {
+    require(parts.size() == 2, "--buckets '" + spec + "' needs splitters:FILE", buckets_fix);
+    require_readable_file(parts[1], "--buckets splitters:FILE");
+    HostArray boundaries = read_array(parts[1], key_type_v<K>);
+    require(boundaries.size() + 1 <= buckets::max_buckets,
+            "--buckets: " + std::to_string(boundaries.size()) + " splitters make too many buckets",
+            "give at most 65535 splitters");
+    return run(buckets::splitters<K>{boundaries.as<K>(), std::uint32_t(boundaries.size())},
+               std::uint32_t(boundaries.size() + 1));
+  }
+  throw_error(ErrorCode::invalid_argument, "--buckets '" + spec + "' names no bucket function", buckets_fix);
+}
+
+void run_multisplit(const MultisplitFlags& flags) {
+  std::optional<KeyType> type;
+  if (!flags.type.empty()) type = parse_key_type(flags.type);
+  parse_backend(flags.backend);
+  parse_device_list(flags.devices);
+  require_readable_file(flags.in, "--in");
+  require(type || format_from_path(flags.in) == FileFormat::npy,
+          "--in '" + flags.in + "' is a raw file, so its element type is unknown",
+          "pass --type (u8 u16 u32 u64 i8 i16 i32 i64 f16 bf16 f32 f64), or use a .npy file");
+  const ArrayFileInfo keys_info = inspect_array_file(flags.in, type);
+  const bool with_values = !flags.values.empty();
+  std::optional<ArrayFileInfo> values_info;
+  if (with_values) {
+    require_readable_file(flags.values, "--values");
+    values_info = inspect_array_file(flags.values, std::nullopt);
+    require(values_info->count == keys_info.count,
+            "--values holds " + std::to_string(values_info->count) + " values for " + std::to_string(keys_info.count) +
+                " keys",
+            "give exactly one value per key");
+    if (size_of(values_info->type) != 4 && size_of(values_info->type) != 8)
+      throw_error(ErrorCode::unsupported, "--values has " + std::string(name_of(values_info->type)) + " elements",
+                  "use 4- or 8-byte values");
+  }
+  const std::size_t key_bytes = keys_info.count * size_of(keys_info.type);
+  StagedOutputs::check_destination(flags.out, key_bytes, "--out");
+  if (with_values) StagedOutputs::check_destination(flags.values_out, values_info->count * size_of(values_info->type), "--values-out");
+  Context ctx = make_context(flags.backend, flags.devices);
+
+  auto start = std::chrono::steady_clock::now();
+  HostArray keys = read_array(flags.in, keys_info.type);
+  HostArray keys_out(keys.type(), keys.size());
+  HostArray values, values_out;
+  if (with_values) {
+    values = read_array(flags.values, values_info->type);
+    values_out = HostArray(values.type(), values.size());
+  }
+  const double read_s = seconds_since(start);
+  std::vector<std::size_t> offsets;
+  start = std::chrono::steady_clock::now();
+  const std::uint32_t m = visit_key_type(keys.type(), [&](auto tag) {
+    using K = decltype(tag);
+    return split<K>(ctx, flags.buckets, keys, keys_out, with_values ? &values : nullptr,
+                    with_values ? &values_out : nullptr, offsets);
+  });
+  const double split_s = seconds_since(start);
+
+  StagedOutputs outputs;
+  outputs.write(flags.out, keys_out.type(), keys_out.data(), keys_out.size());
+  if (with_values) outputs.write(flags.values_out, values_out.type(), values_out.data(), values_out.size());
+  if (!flags.offsets_out.empty()) {
+    std::vector<std::uint64_t> wide(offsets.begin(), offsets.end());
+    outputs.write(flags.offsets_out, KeyType::u64, wide.data(), wide.size());
+  }
+  outputs.commit();
+  if (flags.output.json) {
+    print_json({{"command", "multisplit"}, {"in", flags.in}, {"out", flags.out}, {"n", keys.size()},
+                {"type", name_of(keys.type())}, {"buckets", flags.buckets}, {"m", m},
+                {"backend", name_of(ctx.backend())}, {"seconds", {{"read", read_s}, {"split", split_s}}}});
+  } else {
+    std::printf("split %zu %s keys into %u buckets on %s in %.3f s (read %.3f s)\n", keys.size(),
+                std::string(name_of(keys.type())).c_str(), m, name_of(ctx.backend()), split_s, read_s);
+  }
+}
+
+}  // namespace
+
+std::vector<Command> register_multisplit(CLI::App& root, const Invocation&) {
+  auto flags = std::make_shared<MultisplitFlags>();
+  CLI::App* cmd = root.add_subcommand("multisplit", "Split keys (and values) stably into buckets");
+  cmd->add_option("--in", flags->in, "Input keys (.npy gives its dtype; raw needs --type)")->required();
+  cmd->add_option("--out", flags->out, "Output keys, grouped by bucket")->required();
+  cmd->add_option("--type", flags->type, "Key type of a raw --in");
+  cmd->add_option("--buckets", flags->buckets, "radix:SHIFT:BITS | delta:LO:HI:M | splitters:FILE")->required();
+  CLI::Option* values = cmd->add_option("--values", flags->values, "Values moved with the keys (4 or 8 bytes)");
+  CLI::Option* values_out = cmd->add_option("--values-out", flags->values_out, "Output values");
+  values->needs(values_out);
+  values_out->needs(values);
+  cmd->add_option("--offsets-out", flags->offsets_out, "The m + 1 bucket offsets, as u64");
+  cmd->add_option("--backend", flags->backend, "auto, cpu or cuda")->capture_default_str();
+  cmd->add_option("--devices", flags->devices, "CUDA device ids, e.g. 0");
+  add_output_flags(*cmd, flags->output);
+  return {{cmd, [flags] { run_multisplit(*flags); }}};
+}
+
+}  // namespace radixmesh::cli
