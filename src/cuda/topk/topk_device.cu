@@ -153,8 +153,10 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
   if (g.alpha) {
     delegate_pass<U><<<grid, kThreads, 0, stream>>>(p);
     RXM_CUDA_CHECK_LAUNCH();
-    // The delegates are n / 2^alpha: fewer blocks read them.
-    const dim3 small_grid(std::max(1u, g.grid_x >> std::min(g.alpha, 4)), unsigned(rows));
+    // The delegates are n / 2^alpha: as many blocks as give each thread ~16 of them.
+    const std::uint64_t delegates_per_row = (g.max_len >> g.alpha) + 1;
+    const dim3 small_grid(unsigned(std::clamp<std::uint64_t>(delegates_per_row / (kThreads * 16), 1, g.grid_x)),
+                          unsigned(rows));
     for (int pass = 1; pass < passes; ++pass) {
       select_pass<U, true><<<small_grid, kThreads, 0, stream>>>(p);
       RXM_CUDA_CHECK_LAUNCH();
@@ -162,8 +164,15 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
     gather_candidates<U><<<grid, kThreads, 0, stream>>>(p);
     RXM_CUDA_CHECK_LAUNCH();
   }
+  // Rows with delegates select among ~k candidates (at most k * 2^alpha): fewer blocks. A row
+  // without them (offsets can mix both) needs the whole grid.
+  const bool all_delegate_rows = g.alpha && !pr.row_offsets && g.max_len >= kMinDelegateRow;
+  const std::uint64_t expected = std::min<std::uint64_t>(g.cand_cap, 16 * std::uint64_t(pr.k));
+  const dim3 select_grid(all_delegate_rows ? unsigned(std::clamp<std::uint64_t>(expected / (kThreads * 16), 1, g.grid_x))
+                                           : g.grid_x,
+                         unsigned(rows));
   for (int pass = 0; pass < passes; ++pass) {
-    select_pass<U, false><<<grid, kThreads, 0, stream>>>(p);
+    select_pass<U, false><<<select_grid, kThreads, 0, stream>>>(p);
     RXM_CUDA_CHECK_LAUNCH();
   }
   gather_winners<U><<<grid, kThreads, 0, stream>>>(p);

@@ -279,6 +279,9 @@ template <class U> __device__ __forceinline__ Best<U> best_over_lanes(Best<U> b,
 // like the elements', so delegates never tie and exactly k subranges qualify (Dr. Top-k's
 // delegates, made deterministic). Fused: the delegates' first digit histogram (the delegate
 // select's first pass costs no extra read) and the row's largest rank (the range-adaptive start).
+// This is the one kernel that reads the whole input, and it is bound by instructions as much as
+// by bytes, so: the key type is dispatched once (not per element), full tiles skip bounds checks,
+// and a lane keeps its first maximum with one compare (its loads come in index order).
 // A warp reads tiles of 256 elements, 8 coalesced loads per lane in flight; a subrange of >= 256
 // elements is one warp's run of tiles, smaller ones are folded inside a tile (loads, then lanes).
 template <class U> __global__ void __launch_bounds__(kThreads) delegate_pass(Params<U> p) {
@@ -307,64 +310,81 @@ template <class U> __global__ void __launch_bounds__(kThreads) delegate_pass(Par
     lane_max = b.rank > lane_max ? b.rank : lane_max;
     atomicAdd(smem_hist + composite_digit(b.rank, 0, p.IB, pb.low, pb.width), 1u);
   };
-  auto load_tile = [&](std::uint64_t base, U (&v)[kLoads]) {
+  with_type<U>(p.type, [&](auto tag) {
+    using T = decltype(tag);
+    const TopkOptions o = p.options;
+    // Ranks of a tile's 8 loads per lane; past the row's end: rank 0 at a later offset (never
+    // better than a real element of the same subrange).
+    auto load_tile = [&](std::uint64_t base, U (&v)[kLoads]) {
+      if (base + kTile <= length) {
 #pragma unroll
-    for (int u = 0; u < kLoads; ++u) {
-      const std::uint64_t i = base + lane + 32 * u;
-      v[u] = i < length ? values[i] : U(0);
-    }
-#pragma unroll
-    for (int u = 0; u < kLoads; ++u) {
-      const std::uint64_t i = base + lane + 32 * u;
-      v[u] = i < length ? rank_of<U>(v[u], p.type, p.options) : U(0);
-    }
-  };
-  if (S >= kTile) {
-    for (std::uint64_t sub = warp; sub < subranges; sub += warps) {
-      Best<U> best{0, 0xffffffffu};
-      for (std::uint64_t t = 0; t < S; t += kTile) {
-        U v[kLoads];
-        load_tile((sub << alpha) + t, v);
-#pragma unroll
-        for (int u = 0; u < kLoads; ++u) best.take(v[u], std::uint32_t(t + lane + 32 * u));
-      }
-      best = best_over_lanes(best, 32);
-      if (lane == 0) emit(sub, best);
-    }
-  } else {
-    const std::uint64_t tiles = (length + kTile - 1) / kTile;
-    for (std::uint64_t tile = warp; tile < tiles; tile += warps) {
-      const std::uint64_t base = tile * kTile;
-      U v[kLoads];
-      load_tile(base, v);
-      Best<U> b[kLoads];
-#pragma unroll
-      for (int u = 0; u < kLoads; ++u) b[u] = {v[u], std::uint32_t((lane + 32 * u) & (S - 1))};
-      if (S >= 32) {  // fold loads that share a subrange, then the 32 lanes
-#pragma unroll
-        for (int step = 1; step < kLoads; step *= 2)
-          if (std::uint64_t(64 * step) <= S) {
-#pragma unroll
-            for (int u = 0; u + step < kLoads; u += 2 * step) b[u].take(b[u + step].rank, b[u + step].off);
-          }
-        const int loads_per_sub = int(S / 32);
-#pragma unroll
-        for (int u = 0; u < kLoads; ++u)
-          if (u % loads_per_sub == 0) {
-            const Best<U> best = best_over_lanes(b[u], 32);
-            const std::uint64_t sub = (base + 32 * u) >> alpha;
-            if (lane == 0 && sub < subranges) emit(sub, best);
-          }
-      } else {  // a subrange is a group of S lanes of one load
+        for (int u = 0; u < kLoads; ++u) v[u] = values[base + lane + 32 * u];
+      } else {
 #pragma unroll
         for (int u = 0; u < kLoads; ++u) {
-          const Best<U> best = best_over_lanes(b[u], int(S));
           const std::uint64_t i = base + lane + 32 * u;
-          if (lane % int(S) == 0 && i < length) emit(i >> alpha, best);
+          v[u] = i < length ? values[i] : U(0);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kLoads; ++u) {
+        const U rank = U(topk_rank(from_bits<T>(key_bits_t<T>(v[u])), o));
+        v[u] = (base + kTile <= length || base + lane + 32 * u < length) ? rank : U(0);
+      }
+    };
+    if (S >= kTile) {
+      for (std::uint64_t sub = warp; sub < subranges; sub += warps) {
+        U v[kLoads];
+        load_tile(sub << alpha, v);
+        Best<U> best{v[0], std::uint32_t(lane)};
+#pragma unroll
+        for (int u = 1; u < kLoads; ++u)
+          if (v[u] > best.rank) best = {v[u], std::uint32_t(lane + 32 * u)};
+        for (std::uint64_t t = kTile; t < S; t += kTile) {
+          load_tile((sub << alpha) + t, v);
+#pragma unroll
+          for (int u = 0; u < kLoads; ++u)
+            if (v[u] > best.rank) best = {v[u], std::uint32_t(t + lane + 32 * u)};
+        }
+        best = best_over_lanes(best, 32);
+        if (lane == 0) emit(sub, best);
+      }
+    } else {
+      const std::uint64_t tiles = (length + kTile - 1) / kTile;
+      for (std::uint64_t tile = warp; tile < tiles; tile += warps) {
+        const std::uint64_t base = tile * kTile;
+        U v[kLoads];
+        load_tile(base, v);
+        Best<U> b[kLoads];
+#pragma unroll
+        for (int u = 0; u < kLoads; ++u) b[u] = {v[u], std::uint32_t((lane + 32 * u) & (S - 1))};
+        if (S >= 32) {  // fold loads that share a subrange (the later one wins only if better), then lanes
+#pragma unroll
+          for (int step = 1; step < kLoads; step *= 2)
+            if (std::uint64_t(64 * step) <= S) {
+#pragma unroll
+              for (int u = 0; u + step < kLoads; u += 2 * step)
+                if (b[u + step].rank > b[u].rank) b[u] = b[u + step];
+            }
+          const int loads_per_sub = int(S / 32);
+#pragma unroll
+          for (int u = 0; u < kLoads; ++u)
+            if (u % loads_per_sub == 0) {
+              const Best<U> best = best_over_lanes(b[u], 32);
+              const std::uint64_t sub = (base + 32 * u) >> alpha;
+              if (lane == 0 && sub < subranges) emit(sub, best);
+            }
+        } else {  // a subrange is a group of S lanes of one load
+#pragma unroll
+          for (int u = 0; u < kLoads; ++u) {
+            const Best<U> best = best_over_lanes(b[u], int(S));
+            const std::uint64_t i = base + lane + 32 * u;
+            if (lane % int(S) == 0 && i < length) emit(i >> alpha, best);
+          }
         }
       }
     }
-  }
+  });
   if (lane_max) atomicMax(&block_max, lane_max);
   __syncthreads();
   if (threadIdx.x == 0 && block_max) atomicMax(p.row_max + r, block_max);
@@ -481,9 +501,8 @@ template <class U> __device__ __forceinline__ Source<U> delegate_source(const Pa
 }
 
 // One pass of a select (over the delegates, or a row's main source): the next digit below the
-// bits resolved so far. Lanes with the same digit add once (warp-aggregated, RadiK §3.1.1): the
-// candidates share their high digits, and one shared counter taking 32 adds at once would
-// serialize.
+// bits resolved so far. (Warp-aggregating the shared-memory adds with __match_any_sync was
+// measured slower on H200 than plain adds: see the notes.)
 template <class U, bool OnDelegates>
 __global__ void __launch_bounds__(kThreads) select_pass(Params<U> p) {
   __shared__ unsigned smem_hist[kMaxBins];
@@ -497,7 +516,6 @@ __global__ void __launch_bounds__(kThreads) select_pass(Params<U> p) {
   const int total_bits = p.W + p.IB;
   const PassBits pb = next_bits(s.resolved, total_bits, p.digit_bits);
   const std::uint64_t idx_mask = low_mask(p.IB);
-  const int lane = threadIdx.x & 31;
   constexpr int kLoads = 4;  // loads in flight per thread
   const std::uint64_t stride = gridDim.x * std::uint64_t(blockDim.x);
   const std::uint64_t rounded = (src.count + 31) & ~31ull;  // whole warps in every iteration
@@ -515,9 +533,7 @@ __global__ void __launch_bounds__(kThreads) select_pass(Params<U> p) {
       if (i0 + u * stride >= rounded) break;  // warp-uniform
       const std::uint64_t nidx = ~idx[u] & idx_mask;
       const bool alive = i0 + u * stride < src.count && compare_top<U, false>(rank[u], nidx, s, p.W, p.IB);
-      const unsigned digit = alive ? composite_digit(rank[u], nidx, p.IB, pb.low, pb.width) : 0xffffffffu;
-      const unsigned peers = __match_any_sync(0xffffffffu, digit);
-      if (alive && lane == __ffs(peers) - 1) atomicAdd(smem_hist + digit, unsigned(__popc(peers)));
+      if (alive) atomicAdd(smem_hist + composite_digit(rank[u], nidx, p.IB, pb.low, pb.width), 1u);
     }
   }
   merge_and_pick(smem_hist, bins, p.hist + r * bins, p.counters + r, state, total_bits, p.IB, pb);
