@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <barrier>
+#include <bit>
 #include <cstdlib>
 #include <latch>
 #include <memory>
@@ -28,7 +29,7 @@ namespace cpu_radix {
 namespace {
 
 // Below this many keys a stable insertion sort beats setting up radix passes.
-constexpr std::size_t insertion_sort_below = 64;
+constexpr std::size_t insertion_sort_below = 32;
 // Each extra thread must have at least this many keys to pay for its start and the barriers.
 constexpr std::size_t min_keys_per_thread = std::size_t(1) << 16;
 
@@ -53,21 +54,21 @@ AlignedBytes allocate_aligned(std::size_t bytes) {
   return AlignedBytes(static_cast<unsigned char*>(p));
 }
 
-// Stable insertion sort for tiny inputs, on the bits [begin_bit, end_bit) of the encoding.
-template <class T, class V>
-void insertion_sort(const SortPlan& plan, void* keys, void* values) {
-  using U = key_bits_t<T>;
-  const EncodeKeys<T> encode{plan.order};
-  const int width = plan.end_bit - plan.begin_bit;
+// Stable insertion sort of [lo, hi) in place, for tiny ranges, on the bits [begin_bit,
+// end_bit) of the encoding (`read` turns what is stored into the encoding).
+template <class U, class V, class Read>
+void insertion_sort(void* keys, void* values, std::size_t lo, std::size_t hi, Read read, int begin_bit,
+                    int end_bit) {
+  const int width = end_bit - begin_bit;
   const U mask = width >= int(sizeof(U) * 8) ? U(~U(0)) : U((U(1) << width) - 1);
-  auto rank = [&](U raw) { return U((encode(raw) >> plan.begin_bit) & mask); };
-  for (std::size_t i = 1; i < plan.n; ++i) {
+  auto rank = [&](U stored) { return U((read(stored) >> begin_bit) & mask); };
+  for (std::size_t i = lo + 1; i < hi; ++i) {
     const U key = load<U>(keys, i);
     const U key_rank = rank(key);
     V value{};
     if constexpr (has_values_v<V>) value = load<V>(values, i);
     std::size_t j = i;
-    for (; j > 0 && key_rank < rank(load<U>(keys, j - 1)); --j) {
+    for (; j > lo && key_rank < rank(load<U>(keys, j - 1)); --j) {
       store(keys, j, load<U>(keys, j - 1));
       if constexpr (has_values_v<V>) store(values, j, load<V>(values, j - 1));
     }
@@ -76,67 +77,80 @@ void insertion_sort(const SortPlan& plan, void* keys, void* values) {
   }
 }
 
-// Everything the threads of one sort share. Per-thread arrays are indexed [thread][...].
-template <class U, class V> struct SharedState {
-  DigitPlan digits;
-  unsigned workers = 1;
-  std::size_t n = 0;
-  void* keys = nullptr;
-  void* values = nullptr;
-  AlignedBytes key_buffer, value_buffer;             // the ping-pong partners of keys and values
-  std::vector<std::size_t> all_digit_counts;         // [thread][pass][digit], from the first read
-  std::vector<std::size_t> pass_counts;              // [thread][digit], recounted for later passes
-  std::vector<std::size_t> count_scratch;            // [thread][4 * radix]
-  std::vector<std::size_t> next, first;              // [thread][digit]: LineBuffers' bookkeeping
-  AlignedBytes line_keys, line_values;               // [thread][digit][line]
+// Ranges of at most this many bytes of keys are scattered directly: they sit in the L2 cache.
+constexpr std::size_t direct_scatter_bytes = std::size_t(1) << 19;
+// Such a range with at most this many bits left is finished by LSD passes (two 11-bit digits).
+constexpr int in_cache_lsd_bits = 2 * max_digit_bits;
+// Every split but the last consumes at least 4 bits, so a 64-bit key is split at most 16 times.
+constexpr int max_depth = 17;
 
-  LineBuffers<U, V> line_buffers(unsigned t) {
-    const std::size_t radix = digits.radix(), line = LineBuffers<U, V>::line;
-    LineBuffers<U, V> b;
-    b.keys = reinterpret_cast<U*>(line_keys.get()) + t * radix * line;
-    b.values = has_values_v<V> ? reinterpret_cast<V*>(line_values.get()) + t * radix * line : nullptr;
-    b.next = next.data() + t * radix;
-    b.first = first.data() + t * radix;
-    return b;
+// A split aims at about eight keys per bucket (few enough for insertion sort to finish them
+// cheaply), with at most 2048 buckets so that counters and line buffers stay in L1/L2.
+inline int digit_bits_for_range(std::size_t n) { return std::clamp(int(std::bit_width(n)) - 3, 4, max_digit_bits); }
+
+// Per-thread working memory, sized for the widest digit.
+template <class U, class V> struct ThreadScratch {
+  std::vector<std::size_t> counts;         // [digit]
+  std::vector<std::size_t> count_scratch;  // [4 * digit]
+  std::vector<std::size_t> next, first;    // [digit]: the scatter's bookkeeping
+  std::vector<std::size_t> bounds;         // [depth][digit + 1]: bucket boundaries of each level
+  AlignedBytes line_keys, line_values;     // [digit][line]
+  LineBuffers<U, V> buffers{};
+
+  explicit ThreadScratch(std::size_t radix) {
+    constexpr std::size_t line = LineBuffers<U, V>::line;
+    counts.resize(radix);
+    count_scratch.resize(4 * radix);
+    next.resize(radix);
+    first.resize(radix);
+    bounds.resize(max_depth * (radix + 1));
+    line_keys = allocate_aligned(radix * line * sizeof(U));
+    if constexpr (has_values_v<V>) line_values = allocate_aligned(radix * line * sizeof(V));
+    buffers.keys = reinterpret_cast<U*>(line_keys.get());
+    buffers.values = has_values_v<V> ? reinterpret_cast<V*>(line_values.get()) : nullptr;
+    buffers.next = next.data();
+    buffers.first = first.data();
   }
 };
 
+// A stable radix sort that splits by the most significant *varying* digit first (MSD), then
+// recurses into each bucket with the bits below it, ending each bucket with insertion sort once
+// it is a few dozen keys. The first split is parallel: every thread counts and scatters its
+// chunk of the caller's array into the buffer (the classic parallel LSD pass: a bucket's part
+// from thread t follows the parts of earlier threads, which is what keeps it stable); the
+// buckets, each a small fraction of the input and soon in cache, then go to whichever thread is
+// free. Every split skips the bits on which all keys of its range agree, so reduced-entropy and
+// heavily duplicated inputs take fewer passes. Ping-pong between the caller's array and one
+// buffer; whatever a bucket ends in is copied back, decoded, at its leaf.
 template <class T, class V> class RadixSort {
   using U = key_bits_t<T>;
 
  public:
   RadixSort(const SortPlan& plan, void* keys, void* values, unsigned threads) : plan_(plan) {
-    auto& s = state_;
-    s.n = plan.n;
-    s.keys = keys;
-    s.values = values;
-    s.digits = plan_digits(plan.begin_bit, plan.end_bit, digit_bits_for(plan.n));
-    s.workers = unsigned(std::clamp<std::size_t>(threads, 1, std::max<std::size_t>(1, plan.n / min_keys_per_thread)));
+    workers_ = unsigned(std::clamp<std::size_t>(threads, 1, std::max<std::size_t>(1, plan.n / min_keys_per_thread)));
     const std::size_t value_bytes = has_values_v<V> ? sizeof(V) : 0;
     require_host_memory(plan.n * (sizeof(U) + value_bytes), "cpu sort: the ping-pong buffer");
-    s.key_buffer = allocate_aligned(plan.n * sizeof(U));
-    if constexpr (has_values_v<V>) s.value_buffer = allocate_aligned(plan.n * sizeof(V));
-    const std::size_t radix = s.digits.radix(), line = LineBuffers<U, V>::line;
-    s.all_digit_counts.resize(std::size_t(s.workers) * s.digits.passes * radix);
-    s.pass_counts.resize(std::size_t(s.workers) * radix);
-    s.count_scratch.resize(std::size_t(s.workers) * 4 * radix);
-    s.next.resize(std::size_t(s.workers) * radix);
-    s.first.resize(std::size_t(s.workers) * radix);
-    s.line_keys = allocate_aligned(std::size_t(s.workers) * radix * line * sizeof(U));
-    if constexpr (has_values_v<V>) s.line_values = allocate_aligned(std::size_t(s.workers) * radix * line * sizeof(V));
+    key_buffer_ = allocate_aligned(plan.n * sizeof(U));
+    if constexpr (has_values_v<V>) value_buffer_ = allocate_aligned(plan.n * sizeof(V));
+    keys_[0] = keys;
+    keys_[1] = key_buffer_.get();
+    values_[0] = values;
+    values_[1] = value_buffer_.get();
+    varying_.assign(workers_, U(0));
+    scratch_.reserve(workers_);
+    for (unsigned t = 0; t < workers_; ++t) scratch_.emplace_back(std::size_t(1) << max_digit_bits);
   }
 
   void run() {
-    const unsigned workers = state_.workers;
-    std::barrier<> sync(workers);
-    if (workers == 1) return work(0, sync);
+    if (workers_ == 1) return sort_range(scratch_[0], 0, false, 0, plan_.n, plan_.begin_bit, plan_.end_bit, 0);
+    std::barrier<> sync(workers_);
     // Threads wait at `start` so that a failed thread creation can call the others off before
     // any of them reaches a barrier that would never fill.
     std::latch start(1);
     std::atomic<bool> abandoned{false};
     std::vector<std::jthread> pool;
     try {
-      for (unsigned t = 1; t < workers; ++t)
+      for (unsigned t = 1; t < workers_; ++t)
         pool.emplace_back([&, t] {
           start.wait();
           if (!abandoned) work(t, sync);
@@ -152,88 +166,180 @@ template <class T, class V> class RadixSort {
   }
 
  private:
-  void work(unsigned t, std::barrier<>& sync) {
-    auto& s = state_;
-    const DigitPlan& digits = s.digits;
-    const std::size_t radix = digits.radix(), n = s.n;
-    const std::size_t lo = n * t / s.workers, hi = n * (t + 1) / s.workers;
-    const EncodeKeys<T> encode{plan_.order};
-    std::size_t* my_all_counts = s.all_digit_counts.data() + std::size_t(t) * digits.passes * radix;
-    count_all_digits<U>(s.keys, lo, hi, encode, digits.shift.data(), digits.bits.data(), digits.passes, radix,
-                        my_all_counts);
-    sync.arrive_and_wait();
-
-    // Every thread derives the same passes and totals from the shared counts.
-    std::vector<std::size_t> totals(std::size_t(digits.passes) * radix, 0);
-    for (unsigned w = 0; w < s.workers; ++w)
-      for (std::size_t i = 0; i < totals.size(); ++i)
-        totals[i] += s.all_digit_counts[std::size_t(w) * digits.passes * radix + i];
-    std::vector<int> active;
-    for (int p = 0; p < digits.passes; ++p)
-      if (!digit_is_constant(totals.data() + std::size_t(p) * radix, radix, n)) active.push_back(p);
-
-    void* key_arrays[2] = {s.keys, s.key_buffer.get()};
-    void* value_arrays[2] = {s.values, s.value_buffer.get()};
-    const LineBuffers<U, V> buffers = s.line_buffers(t);
-    for (std::size_t k = 0; k < active.size(); ++k) {
-      const int p = active[k];
-      const void* keys_in = key_arrays[k % 2];
-      const void* values_in = value_arrays[k % 2];
-      // The first pass's per-thread counts came with the first read; later ones are recounted.
-      auto counts_of = [&](unsigned w) {
-        return k == 0 ? s.all_digit_counts.data() + (std::size_t(w) * digits.passes + p) * radix
-                      : s.pass_counts.data() + std::size_t(w) * radix;
-      };
-      if (k > 0) {
-        count_digit<U>(keys_in, lo, hi, digits.shift[p], digits.bits[p], radix, counts_of(t),
-                       s.count_scratch.data() + std::size_t(t) * 4 * radix);
-        sync.arrive_and_wait();
-      }
-      std::size_t offset = 0;  // bucket d of thread t starts after all smaller digits, then after earlier threads
-      for (std::size_t d = 0; d < radix; ++d) {
-        std::size_t start = offset;
-        for (unsigned w = 0; w < t; ++w) start += counts_of(w)[d];
-        buffers.next[d] = start;
-        offset += totals[std::size_t(p) * radix + d];
-      }
-      scatter(k == 0, k + 1 == active.size(), keys_in, values_in, lo, hi, key_arrays[(k + 1) % 2],
-              value_arrays[(k + 1) % 2], digits.shift[p], digits.bits[p], radix, buffers);
-      sync.arrive_and_wait();
-    }
-    if (active.size() % 2 == 1) {  // an odd number of passes left the result in the buffer
-      std::memcpy(static_cast<unsigned char*>(s.keys) + lo * sizeof(U), s.key_buffer.get() + lo * sizeof(U),
-                  (hi - lo) * sizeof(U));
-      if constexpr (has_values_v<V>)
-        std::memcpy(static_cast<unsigned char*>(s.values) + lo * sizeof(V), s.value_buffer.get() + lo * sizeof(V),
-                    (hi - lo) * sizeof(V));
-    }
+  U range_mask(int begin_bit, int end_bit) const {
+    const int width = end_bit - begin_bit;
+    const U low = width >= int(sizeof(U) * 8) ? U(~U(0)) : U((U(1) << width) - 1);
+    return U(low << begin_bit);
   }
 
-  // Picks the scatter whose codecs fit the pass: encode on the first, decode on the last.
-  void scatter(bool first_pass, bool last_pass, const void* keys_in, const void* values_in, std::size_t lo,
-               std::size_t hi, void* keys_out, void* values_out, int shift, int bits, std::size_t radix,
-               const LineBuffers<U, V>& buffers) const {
+  // The parallel first split of the whole input, thread t's share.
+  void work(unsigned t, std::barrier<>& sync) {
+    const std::size_t n = plan_.n, lo = n * t / workers_, hi = n * (t + 1) / workers_;
+    const int begin_bit = plan_.begin_bit, end_bit = plan_.end_bit, digit_bits = digit_bits_for_range(n);
+    ThreadScratch<U, V>& mine = scratch_[t];
+    const EncodeKeys<T> encode{plan_.order};
+    // Guess that the top digit varies (count it while finding which bits vary); recount if not.
+    int shift = std::max(begin_bit, end_bit - digit_bits), bits = end_bit - shift;
+    const U reference = encode(load<U>(keys_[0], 0));
+    const U varying = U(count_digit<U>(keys_[0], lo, hi, encode, shift, bits, std::size_t(1) << bits,
+                                       mine.counts.data(), mine.count_scratch.data()) |
+                        (encode(load<U>(keys_[0], lo)) ^ reference));
+    varying_[t] = varying;
+    sync.arrive_and_wait();
+    U all_varying = 0;
+    for (unsigned w = 0; w < workers_; ++w) all_varying = U(all_varying | varying_[w]);
+    all_varying = U(all_varying & range_mask(begin_bit, end_bit));
+    if (all_varying == 0) return;  // every key has the same bits in the range: already sorted
+    const int top = std::bit_width(all_varying) - 1;
+    if (std::max(begin_bit, top + 1 - digit_bits) != shift) {
+      shift = std::max(begin_bit, top + 1 - digit_bits);
+      bits = top + 1 - shift;
+      count_digit<U>(keys_[0], lo, hi, encode, shift, bits, std::size_t(1) << bits, mine.counts.data(),
+                     mine.count_scratch.data());
+      sync.arrive_and_wait();
+    }
+    const std::size_t radix = std::size_t(1) << bits;
+
+    // Thread t's part of bucket d follows every smaller digit and the earlier threads' parts of d.
+    std::size_t* bounds = mine.bounds.data();
+    std::size_t offset = 0;
+    for (std::size_t d = 0; d < radix; ++d) {
+      bounds[d] = offset;
+      std::size_t start = offset;
+      for (unsigned w = 0; w < workers_; ++w) {
+        if (w < t) start += scratch_[w].counts[d];
+        offset += scratch_[w].counts[d];
+      }
+      mine.next[d] = start;
+    }
+    bounds[radix] = n;
+    const bool last_split = shift == begin_bit;
+    scatter(true, last_split, 0, lo, hi, shift, bits, mine);
+    sync.arrive_and_wait();  // the buckets are complete
+    if (last_split) return finish_range(1, false, lo, hi);
+    for (std::size_t d; (d = next_bucket_.fetch_add(1, std::memory_order_relaxed)) < radix;)
+      sort_range(mine, 1, true, bounds[d], bounds[d + 1], begin_bit, shift, 1);
+  }
+
+  // One thread sorts [lo, hi), which sits in keys_[from] (encoded or not), by the bits
+  // [begin_bit, end_bit) of the encoding, leaving it decoded in the caller's array.
+  void sort_range(ThreadScratch<U, V>& mine, int from, bool encoded, std::size_t lo, std::size_t hi, int begin_bit,
+                  int end_bit, int depth) {
+    const std::size_t n = hi - lo;
+    if (n < insertion_sort_below) {
+      if (encoded) insertion_sort<U, V>(keys_[from], values_[from], lo, hi, KeepBits<U>{}, begin_bit, end_bit);
+      else insertion_sort<U, V>(keys_[from], values_[from], lo, hi, EncodeKeys<T>{plan_.order}, begin_bit, end_bit);
+      return finish_range(from, encoded, lo, hi);
+    }
+    const int digit_bits = digit_bits_for_range(n);
+    int shift = std::max(begin_bit, end_bit - digit_bits), bits = end_bit - shift;
+    auto count = [&] {
+      return encoded ? count_digit<U>(keys_[from], lo, hi, KeepBits<U>{}, shift, bits, std::size_t(1) << bits,
+                                      mine.counts.data(), mine.count_scratch.data())
+                     : count_digit<U>(keys_[from], lo, hi, EncodeKeys<T>{plan_.order}, shift, bits,
+                                      std::size_t(1) << bits, mine.counts.data(), mine.count_scratch.data());
+    };
+    const U varying = U(count() & range_mask(begin_bit, end_bit));
+    if (varying == 0) return finish_range(from, encoded, lo, hi);
+    const int top = std::bit_width(varying) - 1;
+    if (n * sizeof(U) <= direct_scatter_bytes && top + 1 - begin_bit <= in_cache_lsd_bits)
+      return lsd_in_cache(mine, from, encoded, lo, hi, begin_bit, top + 1, varying);
+    if (std::max(begin_bit, top + 1 - digit_bits) != shift) {
+      shift = std::max(begin_bit, top + 1 - digit_bits);
+      bits = top + 1 - shift;
+      count();
+    }
+    const std::size_t radix = std::size_t(1) << bits;
+    std::size_t* bounds = mine.bounds.data() + std::size_t(depth) * (mine.next.size() + 1);
+    for (std::size_t d = 0, offset = lo; d < radix; offset += mine.counts[d++]) bounds[d] = mine.next[d] = offset;
+    bounds[radix] = hi;
+    const bool last_split = shift == begin_bit;
+    scatter(!encoded, last_split, from, lo, hi, shift, bits, mine);
+    if (last_split) return finish_range(1 - from, false, lo, hi);
+    for (std::size_t d = 0; d < radix; ++d)
+      sort_range(mine, 1 - from, true, bounds[d], bounds[d + 1], begin_bit, shift, depth + 1);
+  }
+
+  // A range in cache with few bits left to sort: LSD passes over the digits that have a varying
+  // bit (the others are constant and skipped), cheaper than splitting down to tiny leaves.
+  void lsd_in_cache(ThreadScratch<U, V>& mine, int from, bool encoded, std::size_t lo, std::size_t hi, int begin_bit,
+                    int end_bit, U varying) {
+    const DigitPlan digits = plan_digits(begin_bit, end_bit, max_digit_bits);
+    auto digit_varies = [&](int p) { return ((varying >> digits.shift[p]) & ((U(1) << digits.bits[p]) - 1)) != 0; };
+    int last_varying = digits.passes - 1;
+    while (!digit_varies(last_varying)) --last_varying;  // end_bit is one past the top varying bit
+    int at = from;
+    bool first_pass = true;
+    for (int p = 0; p < digits.passes; ++p) {
+      if (!digit_varies(p)) continue;
+      const bool last_pass = p == last_varying;
+      const bool encode_on_read = first_pass && !encoded;
+      if (encode_on_read)
+        count_digit<U>(keys_[at], lo, hi, EncodeKeys<T>{plan_.order}, digits.shift[p], digits.bits[p],
+                       std::size_t(1) << digits.bits[p], mine.counts.data(), mine.count_scratch.data());
+      else
+        count_digit<U>(keys_[at], lo, hi, KeepBits<U>{}, digits.shift[p], digits.bits[p],
+                       std::size_t(1) << digits.bits[p], mine.counts.data(), mine.count_scratch.data());
+      for (std::size_t d = 0, offset = lo; d < (std::size_t(1) << digits.bits[p]); offset += mine.counts[d++])
+        mine.next[d] = offset;
+      scatter(encode_on_read, last_pass, at, lo, hi, digits.shift[p], digits.bits[p], mine);
+      at = 1 - at;
+      first_pass = false;
+    }
+    finish_range(at, false, lo, hi);
+  }
+
+  // Moves [lo, hi) from keys_[at] into the caller's arrays, decoding if it is still encoded.
+  void finish_range(int at, bool encoded, std::size_t lo, std::size_t hi) {
+    if (at == 0 && !encoded) return;
+    const DecodeKeys<T> decode{plan_.order};
+    if (encoded) {
+      for (std::size_t i = lo; i < hi; ++i) store(keys_[0], i, decode(load<U>(keys_[at], i)));
+    } else {
+      std::memcpy(static_cast<unsigned char*>(keys_[0]) + lo * sizeof(U),
+                  static_cast<const unsigned char*>(keys_[at]) + lo * sizeof(U), (hi - lo) * sizeof(U));
+    }
+    if constexpr (has_values_v<V>)
+      if (at != 0)
+        std::memcpy(static_cast<unsigned char*>(values_[0]) + lo * sizeof(V),
+                    static_cast<const unsigned char*>(values_[at]) + lo * sizeof(V), (hi - lo) * sizeof(V));
+  }
+
+  // One stable scatter of [lo, hi) from keys_[from] to keys_[1 - from] (values alongside), with
+  // the codecs the pass needs: encode as it reads the caller's keys, decode on the last split.
+  void scatter(bool encode_on_read, bool decode_on_write, int from, std::size_t lo, std::size_t hi, int shift, int bits,
+               ThreadScratch<U, V>& mine) const {
+    const bool direct = (hi - lo) * sizeof(U) <= direct_scatter_bytes;
+    auto run = [&](auto read, auto write) {
+      if (direct)
+        scatter_digit_direct<U, V>(keys_[from], values_[from], lo, hi, keys_[1 - from], values_[1 - from], shift, bits,
+                                   read, write, mine.next.data());
+      else
+        scatter_digit<U, V>(keys_[from], values_[from], lo, hi, keys_[1 - from], values_[1 - from], shift, bits,
+                            std::size_t(1) << bits, read, write, mine.buffers);
+    };
     const EncodeKeys<T> encode{plan_.order};
     const DecodeKeys<T> decode{plan_.order};
-    if (first_pass && last_pass)
-      scatter_digit<U, V>(keys_in, values_in, lo, hi, keys_out, values_out, shift, bits, radix, encode, decode, buffers);
-    else if (first_pass)
-      scatter_digit<U, V>(keys_in, values_in, lo, hi, keys_out, values_out, shift, bits, radix, encode,
-                          KeepEncoded<U>{}, buffers);
-    else if (last_pass)
-      scatter_digit<U, V>(keys_in, values_in, lo, hi, keys_out, values_out, shift, bits, radix, KeepBits<U>{}, decode,
-                          buffers);
-    else
-      scatter_digit<U, V>(keys_in, values_in, lo, hi, keys_out, values_out, shift, bits, radix, KeepBits<U>{},
-                          KeepEncoded<U>{}, buffers);
+    if (encode_on_read && decode_on_write) run(encode, decode);
+    else if (encode_on_read) run(encode, KeepEncoded<U>{});
+    else if (decode_on_write) run(KeepBits<U>{}, decode);
+    else run(KeepBits<U>{}, KeepEncoded<U>{});
   }
 
   SortPlan plan_;
-  SharedState<U, V> state_;
+  unsigned workers_ = 1;
+  AlignedBytes key_buffer_, value_buffer_;
+  void* keys_[2] = {};    // [0] the caller's keys, [1] the buffer
+  void* values_[2] = {};  // likewise for values
+  std::vector<ThreadScratch<U, V>> scratch_;
+  std::vector<U> varying_;  // [thread]: the bits in which the thread's keys differ from the first key
+  std::atomic<std::size_t> next_bucket_{0};
 };
 
 template <class T, class V> void sort_typed(const SortPlan& plan, void* keys, void* values, unsigned threads) {
-  if (plan.n < insertion_sort_below) return insertion_sort<T, V>(plan, keys, values);
+  if (plan.n < insertion_sort_below)
+    return insertion_sort<key_bits_t<T>, V>(keys, values, 0, plan.n, EncodeKeys<T>{plan.order}, plan.begin_bit,
+                                            plan.end_bit);
   RadixSort<T, V>(plan, keys, values, threads).run();
 }
 

@@ -8,7 +8,8 @@
 
 namespace radixmesh::detail::cpu_radix {
 
-inline constexpr int max_passes = 64;  // one-bit digits over a 64-bit key at worst
+inline constexpr int max_passes = 8;      // 64-bit keys in digits of at least 8 bits
+inline constexpr int max_digit_bits = 11;
 
 struct DigitPlan {
   int passes = 0;
@@ -21,11 +22,11 @@ struct DigitPlan {
 // 11-bit digits take a third fewer passes than 8-bit ones but need 2048 buckets, whose
 // histograms and line buffers only pay off once the data is far larger than the caches.
 inline int digit_bits_for(std::size_t n) {
-  if (const char* forced = std::getenv("RXM_CPU_SORT_DIGIT_BITS")) return std::clamp(std::atoi(forced), 1, 16);
+  if (const char* forced = std::getenv("RXM_CPU_SORT_DIGIT_BITS")) return std::clamp(std::atoi(forced), 8, max_digit_bits);
   return n >= (std::size_t(1) << 22) ? 11 : 8;
 }
 
-// Splits [begin_bit, end_bit) into the fewest digits of at most `digit_bits` bits, as even as
+// Splits [begin_bit, end_bit) into the fewest digits of at most `digit_bits` (>= 8) bits, as even as
 // possible (32 bits at 11 -> 11, 11, 10), least significant first.
 inline DigitPlan plan_digits(int begin_bit, int end_bit, int digit_bits) {
   DigitPlan plan;
