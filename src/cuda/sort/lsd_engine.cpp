@@ -34,14 +34,13 @@ std::vector<Digit> digits_of(const EncodedSortShape& s, int max_bits) {
 // One multisplit pass with the widths as template arguments (the instantiation list lives in
 // multisplit_digit.cu; this only picks from it).
 void multisplit_pass(void* temp, std::size_t& temp_bytes, const void* keys_in, void* keys_out, const void* values_in,
-                     void* values_out, const EncodedSortShape& s, Digit d, cudaStream_t stream,
-                     std::uint32_t* bucket_offsets = nullptr) {
+                     void* values_out, const EncodedSortShape& s, Digit d, cudaStream_t stream) {
   auto run = [&](auto key_bits_tag, auto value_bytes_tag) {
     constexpr int KB = decltype(key_bits_tag)::value, VB = decltype(value_bytes_tag)::value;
     using bits = cuda::digit_key_t<KB>;
     RXM_CUDA_CHECK((cuda::multisplit_digit<KB, VB>(temp, temp_bytes, static_cast<const bits*>(keys_in),
                                                     static_cast<bits*>(keys_out), values_in, values_out, s.n, d.shift,
-                                                    d.bits, bucket_offsets, stream)));
+                                                    d.bits, nullptr, stream)));
   };
   auto with_values = [&](auto key_bits_tag) {
     switch (s.value_bytes) {
@@ -78,14 +77,6 @@ std::size_t multisplit_temp_bytes(const EncodedSortShape& s, const std::vector<D
 }
 
 }  // namespace
-
-void multisplit_digit_pass(void* temp, std::size_t& temp_bytes, const void* keys_in, void* keys_out,
-                           const void* values_in, void* values_out, const EncodedSortShape& shape, int shift, int bits,
-                           std::uint32_t* bucket_offsets, cudaStream_t stream) {
-  require_lsd_size(shape);
-  multisplit_pass(temp, temp_bytes, keys_in, keys_out, values_in, values_out, shape, Digit{shift, bits}, stream,
-                  bucket_offsets);
-}
 
 void lsd_sort_double_buffer(void* temp, std::size_t& temp_bytes, EncodedDoubleBuffer& b, const EncodedSortShape& s,
                             cudaStream_t stream, int digit_bits) {

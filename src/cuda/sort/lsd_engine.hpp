@@ -6,7 +6,6 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
-#include <cstdint>
 
 #include "cuda/sort/cub_engine.hpp"
 
@@ -24,11 +23,5 @@ void lsd_sort_double_buffer(void* temp, std::size_t& temp_bytes, EncodedDoubleBu
 void lsd_sort_copy(void* temp, std::size_t& temp_bytes, const void* keys_in, void* keys_out, const void* values_in,
                    void* values_out, const EncodedSortShape& shape, cudaStream_t stream,
                    int digit_bits = lsd_default_digit_bits);
-
-// One stable digit multisplit of encoded keys (and values): the bucket of a key is its bits
-// [shift, shift + bits), bits <= 16. bucket_offsets: device memory, 2^bits + 1 entries, or null.
-void multisplit_digit_pass(void* temp, std::size_t& temp_bytes, const void* keys_in, void* keys_out,
-                           const void* values_in, void* values_out, const EncodedSortShape& shape, int shift, int bits,
-                           std::uint32_t* bucket_offsets, cudaStream_t stream);
 
 }  // namespace radixmesh::detail

@@ -3,8 +3,8 @@
 // Keys (and values) go up through pinned chunks (host_staging.hpp), each chunk encoded as it
 // lands. Then one of two plans:
 //   whole: sort everything with the engine, then bring it back, decoding each chunk as it leaves.
-//   split (large inputs): one stable multisplit on the top split_bits bits of the range cuts the
-//     keys into 16 buckets that are already in their final order relative to each other; each
+//   split (large inputs): the top split_bits bits of the range are counted chunk by chunk behind
+//     the upload, then one stable CUB pass on them cuts the keys into 16 buckets that are already in their final order relative to each other; each
 //     bucket is then sorted on the remaining bits while the buckets before it travel back to the
 //     host on a second stream. The download (as long as the upload, at PCIe speed) hides all
 //     sorting but the split and the first bucket: the single-GPU form of RMG's "local sort
@@ -25,7 +25,7 @@
 #include "cuda/sort/engine.hpp"
 #include "cuda/sort/host_staging.hpp"
 #include "cuda/sort/key_codec.hpp"
-#include "cuda/sort/lsd_engine.hpp"
+#include "cuda/sort/digit_histogram.hpp"
 #include "radixmesh/memory.hpp"
 
 namespace radixmesh::detail {
@@ -35,11 +35,10 @@ namespace {
 constexpr int split_bits = 4;                                   // 16 buckets
 constexpr std::size_t split_min_items = std::size_t(1) << 22;  // below this, transfers are too short to hide much
 
-// The split pays when the sort left after it still takes a while (at least two digits) and the
-// multisplit can take the array. RXM_CUDA_SORT_HOST_PLAN=whole|split overrides the choice, so that
+// The split pays when the sort left after it still takes a while (at least two digits). RXM_CUDA_SORT_HOST_PLAN=whole|split overrides the choice, so that
 // a benchmark can time both plans on the same input.
 bool worth_splitting(const SortPlan& plan) {
-  const bool possible = plan.n <= lsd_max_items && plan.end_bit - plan.begin_bit > split_bits;
+  const bool possible = plan.end_bit - plan.begin_bit > split_bits;
   if (const char* forced = std::getenv("RXM_CUDA_SORT_HOST_PLAN")) {
     if (std::string_view(forced) == "whole") return false;
     if (std::string_view(forced) == "split") return possible;
@@ -139,59 +138,78 @@ void sort_split(const SortPlan& plan, void* keys, void* values, int device, cuda
   const std::size_t n = plan.n, key_bytes = size_of(plan.type), value_bytes = plan.value_bytes;
   constexpr std::size_t buckets = std::size_t(1) << split_bits;
   const int split_shift = plan.end_bit - split_bits;
-  const EncodedSortShape whole{n, int(key_bytes), int(value_bytes), plan.begin_bit, plan.end_bit};
-  // Every bucket sorts on the bits below the split; n bounds every bucket's size for the temp query.
+  // The split is one CUB pass on the top digit; every bucket then sorts on the bits below it
+  // (n bounds every bucket's size for the temp query).
+  const EncodedSortShape top{n, int(key_bytes), int(value_bytes), split_shift, plan.end_bit};
   const EncodedSortShape rest{n, int(key_bytes), int(value_bytes), plan.begin_bit, split_shift};
   const SortEngine engine = choose_engine(SortEngine::automatic, rest);
   std::size_t split_temp = 0, sort_temp = 0;
-  multisplit_digit_pass(nullptr, split_temp, nullptr, nullptr, nullptr, nullptr, whole, split_shift, split_bits,
-                        nullptr, stream);
   EncodedDoubleBuffer query;
+  cub_sort_double_buffer(nullptr, split_temp, query, top, stream);
   sort_encoded_double_buffer(engine, nullptr, sort_temp, query, rest, stream);
   std::size_t temp_bytes = std::max(split_temp, sort_temp);
   DeviceSortBuffers d(device, plan, temp_bytes);
-  DeviceArray<std::uint32_t> device_offsets(device, buckets + 1);
+  DeviceArray<unsigned long long> device_counts(device, buckets);
+  RXM_CUDA_CHECK(cudaMemsetAsync(device_counts.data(), 0, buckets * sizeof(unsigned long long), stream));
 
   {
+    // Bucket sizes are counted chunk by chunk behind the upload, so they are ready when it is.
+    const ChunkWork encode = transcode_chunks(plan, true, d.key_ptr(0), stream);
     HostStaging up(stream, threads);
-    up.upload(d.key_ptr(0), keys, n, key_bytes, transcode_chunks(plan, true, d.key_ptr(0), stream));
+    up.upload(d.key_ptr(0), keys, n, key_bytes, [&](std::size_t first, std::size_t count) {
+      if (encode) encode(first, count);
+      launch_digit_histogram(d.key_ptr(0) + first * key_bytes, count, int(key_bytes), split_shift, split_bits,
+                             device_counts.data(), stream);
+    });
     if (value_bytes) up.upload(d.value_ptr(0), values, n, value_bytes);
   }
-  // Keys and values from buffer 0 to buffer 1, grouped by their top split_bits bits.
-  multisplit_digit_pass(d.temp.data(), split_temp, d.key_ptr(0), d.key_ptr(1), d.value_ptr(0), d.value_ptr(1), whole,
-                        split_shift, split_bits, device_offsets.data(), stream);
-  std::vector<std::uint32_t> offsets(buckets + 1);
-  RXM_CUDA_CHECK(cudaMemcpyAsync(offsets.data(), device_offsets.data(), offsets.size() * sizeof(std::uint32_t),
+  std::vector<unsigned long long> counts(buckets);
+  RXM_CUDA_CHECK(cudaMemcpyAsync(counts.data(), device_counts.data(), buckets * sizeof(unsigned long long),
                                  cudaMemcpyDeviceToHost, stream));
-  RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  // Group keys (and values) by their top digit: one stable pass.
+  EncodedDoubleBuffer grouped;
+  for (int i = 0; i < 2; ++i) {
+    grouped.keys[i] = d.key_ptr(i);
+    grouped.values[i] = d.value_ptr(i);
+  }
+  std::size_t bytes = temp_bytes;
+  cub_sort_double_buffer(d.temp.data(), bytes, grouped, top, stream);
+  const int home = grouped.selector;  // where the grouped keys are; the other buffer is scratch
+  RXM_CUDA_CHECK(cudaStreamSynchronize(stream));  // the counts are on the host
+  std::vector<std::size_t> offsets(buckets + 1, 0);
+  for (std::size_t b = 0; b < buckets; ++b) offsets[b + 1] = offsets[b] + counts[b];
+  if (offsets[buckets] != n)
+    throw_error(ErrorCode::internal, "the split's bucket counts add up to " + std::to_string(offsets[buckets]) +
+                                         " keys, not " + std::to_string(n),
+                "report this as a bug");
 
-  // Each bucket sorts in place between buffer 1 (its keys) and buffer 0 (scratch); `done[b]`
-  // marks the end of its work on `stream`.
+  // Each bucket sorts in place between `home` and the scratch buffer; `done[b]` marks the end of
+  // its work on `stream`.
   OwnedEvents done(buckets);
-  std::vector<int> result_in(buckets, 1);
-  std::size_t keys_in_buffer_0 = 0;
+  std::vector<int> result_in(buckets, home);
+  std::size_t keys_in_scratch = 0;
   for (std::size_t b = 0; b < buckets; ++b) {
     const std::size_t first = offsets[b], count = offsets[b + 1] - offsets[b];
     if (count > 1) {
       EncodedDoubleBuffer bucket;
-      bucket.keys[0] = d.key_ptr(1) + first * key_bytes;
-      bucket.keys[1] = d.key_ptr(0) + first * key_bytes;
-      bucket.values[0] = d.value_ptr(1) + first * value_bytes;
-      bucket.values[1] = d.value_ptr(0) + first * value_bytes;
+      bucket.keys[0] = d.key_ptr(home) + first * key_bytes;
+      bucket.keys[1] = d.key_ptr(home ^ 1) + first * key_bytes;
+      bucket.values[0] = d.value_ptr(home) + first * value_bytes;
+      bucket.values[1] = d.value_ptr(home ^ 1) + first * value_bytes;
       EncodedSortShape shape = rest;
       shape.n = count;
-      std::size_t bytes = temp_bytes;
+      bytes = temp_bytes;
       sort_encoded_double_buffer(engine, d.temp.data(), bytes, bucket, shape, stream);
-      result_in[b] = bucket.selector == 0 ? 1 : 0;
-      if (result_in[b] == 0) keys_in_buffer_0 += count;
+      result_in[b] = bucket.selector == 0 ? home : home ^ 1;
+      if (result_in[b] != home) keys_in_scratch += count;
     }
     RXM_CUDA_CHECK(cudaEventRecord(done[b], stream));
   }
   // The download reads one buffer: move the buckets that ended in the other one (few, or small).
-  const int final_buffer = keys_in_buffer_0 * 2 > n ? 0 : 1;
+  const int final_buffer = keys_in_scratch * 2 > n ? home ^ 1 : home;
   for (std::size_t b = 0; b < buckets; ++b) {
-    if (result_in[b] == final_buffer) continue;
     const std::size_t first = offsets[b], count = offsets[b + 1] - offsets[b];
+    if (result_in[b] == final_buffer || count == 0) continue;
     RXM_CUDA_CHECK(cudaMemcpyAsync(d.key_ptr(final_buffer) + first * key_bytes, d.key_ptr(result_in[b]) + first * key_bytes,
                                    count * key_bytes, cudaMemcpyDeviceToDevice, stream));
     if (value_bytes)
@@ -205,7 +223,7 @@ void sort_split(const SortPlan& plan, void* keys, void* values, int device, cuda
   OwnedStream copy_stream;
   auto wait_for_buckets = [&](std::size_t first, std::size_t count) {
     for (std::size_t b = 0; b < buckets; ++b)
-      if (offsets[b] < first + count && offsets[b + 1] > first && offsets[b + 1] > offsets[b])
+      if (offsets[b] < first + count && offsets[b + 1] > first)
         RXM_CUDA_CHECK(cudaStreamWaitEvent(copy_stream.get(), done[b], 0));
   };
   const ChunkWork decode = transcode_chunks(plan, false, d.key_ptr(final_buffer), copy_stream.get());
