@@ -185,6 +185,17 @@ int main(int argc, char** argv) {
           c.add(std::string("cub::DeviceRadixSort::") + (pairs ? "SortPairs" : "SortKeys") + " bits [" +
                     std::to_string(shift) + ",32)",
                 time_device(stream, run_cub, warmup, reps));
+          {  // the same with __match_any_sync ranking instead of ballots (a tuning switch)
+            rxm::device::multisplit_detail::use_match_any = true;
+            run_ours();
+            RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+            if (!same_device_arrays(keys_out.data(), peer_keys.data(), n * 4)) {
+              std::printf("MISMATCH radix match_any m=%u pairs=%d %s\n", m, int(pairs), distribution);
+              ++failures;
+            }
+            c.add("radixmesh, __match_any_sync ranking (diagnostic)", time_device(stream, run_ours, warmup, reps));
+            rxm::device::multisplit_detail::use_match_any = false;
+          }
           if (!pairs) {  // our counting pass alone: splits our time into count + scatter
             std::size_t count_bytes = temp.bytes();
             rxm::cuda::raw_digit<std::uint32_t> digit{shift, (1u << bits) - 1};

@@ -117,14 +117,14 @@ RXM_HOST_DEVICE std::uint32_t delta_of_value(double x, double lo, double scale, 
   if (x != x) return m - 1;
   if (!(x >= lo)) return 0;
   const double position = (x - lo) * scale;
-  return position >= double(m) ? m - 1 : std::uint32_t(position);
+  return position < double(m) ? std::uint32_t(position) : m - 1;  // the last bucket takes inf and NaN
 }
 }  // namespace detail
 
 // m equal-width ranges over [lo, hi) in the key's value domain (the paper's delta-buckets, §1):
 // integers get width ceil((hi - lo) / m) and id = (key - lo) / width; floats get
 // id = floor((key - lo) * m / (hi - lo)) in double precision. Keys below lo go to bucket 0, keys at
-// or above hi (and NaNs) to bucket m - 1. Needs lo < hi and m >= 1.
+// or above hi (and NaNs) to bucket m - 1. Needs lo < hi, m >= 1, and for floats finite lo and hi.
 template <class K> struct delta {
   std::uint32_t m = 1;
   std::uint64_t lo_encoded = 0, width = 1;  // integer keys

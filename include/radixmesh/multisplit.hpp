@@ -114,6 +114,11 @@ template <class K, class F> BucketSpec spec_of(const F& f, std::uint32_t m) {
   } else if constexpr (std::is_same_v<F, buckets::delta<K>>) {
     require(key_less<K>{}(f.lo, f.hi), "multisplit: delta buckets need lo < hi",
             "pass a range [lo, hi) with lo below hi");
+    if constexpr (key_traits<K>::is_float) {
+      const double lo = buckets::detail::float_value(f.lo), hi = buckets::detail::float_value(f.hi);
+      require(lo - lo == 0.0 && hi - hi == 0.0, "multisplit: delta buckets over floats need finite lo and hi",
+              "pass finite bounds; keys outside [lo, hi) go to the first or last bucket anyway");
+    }
     spec.kind = BucketSpec::Kind::delta;
     spec.delta_lo_encoded = f.lo_encoded;
     spec.delta_width = f.width;

@@ -70,6 +70,12 @@ void check_against_reference(rxm::Context& ctx, const std::vector<K>& keys, cons
   for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_TRUE(same_bits(keys_only[i], expected_keys[i])) << i;
 }
 
+template <class K> K key_of_value(double v) {
+  if constexpr (std::is_same_v<K, rxm::half_t>) return rxm::half_from_float(float(v));
+  else if constexpr (std::is_same_v<K, rxm::bfloat16_t>) return rxm::bfloat16_from_float(float(v));
+  else return K(v);
+}
+
 template <class K> std::vector<K> sorted_sample(const std::vector<K>& keys, std::size_t count, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<K> sample(count);
@@ -93,7 +99,10 @@ template <class K> void every_bucket_function(rxm::Context& ctx, std::size_t n, 
   for (std::uint32_t m : {1u, 3u, 33u, 257u}) {
     auto sample = sorted_sample(keys, 2, seed + m);
     K lo = sample[0], hi = sample[1];
-    if (!rxm::key_less<K>{}(lo, hi)) {  // need lo < hi: take the extremes of the encoding
+    if constexpr (rxm::key_traits<K>::is_float) {  // finite bounds (random bit patterns hold NaN, inf)
+      lo = key_of_value<K>(-3.0);
+      hi = key_of_value<K>(2.5);
+    } else if (!rxm::key_less<K>{}(lo, hi)) {  // need lo < hi: take the extremes of the encoding
       lo = rxm::decode_key<K>(rxm::key_bits_t<K>(0));
       hi = rxm::decode_key<K>(rxm::key_bits_t<K>(~rxm::key_bits_t<K>(0)));
     }
@@ -235,6 +244,19 @@ TEST(MultisplitCpu, BadInputLeavesOutputsUntouched) {
   expect_error([&] {
     rxm::multisplit(ctx, in, std::span(out), rxm::buckets::delta<std::uint32_t>(5u, 5u, 256), std::span(offsets));
   }, "lo < hi");
+  {
+    std::vector<float> fin(4, 1.0f), fout(4, 7.0f);
+    std::vector<std::size_t> four(5);
+    const float inf = std::numeric_limits<float>::infinity();
+    try {
+      rxm::multisplit(ctx, std::span<const float>(fin), std::span(fout), rxm::buckets::delta<float>(0.0f, inf, 4),
+                      std::span(four));
+      ADD_FAILURE() << "no error for an infinite delta bound";
+    } catch (const rxm::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("finite"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(fout, std::vector<float>(4, 7.0f));
+  }
   std::vector<std::uint32_t> unsorted = {5, 3};
   std::vector<std::size_t> three(4, 9);
   expect_error([&] {

@@ -74,6 +74,7 @@ template <class K, class F> struct Pass {
   std::uint32_t* counts;  // H, bucket-major: counts[b * num_chunks + chunk]
   unsigned long long* bad_index;
   bool vector_loads;  // inputs 16-byte aligned
+  bool match_any;     // rank with __match_any_sync instead of ballots
 
   __device__ __forceinline__ std::uint32_t id_of(K key, std::uint32_t index, bool valid) const {
     std::uint32_t raw = bucket_fn(key);
@@ -85,19 +86,37 @@ template <class K, class F> struct Pass {
   }
 };
 
-// Lanes whose id equals this lane's (§5.4): one ballot per id bit.
-__device__ __forceinline__ std::uint32_t warp_peers(std::uint32_t id, int id_bits) {
-  std::uint32_t peers = 0xFFFFFFFFu;
-#pragma unroll
-  for (int i = 0; i < max_id_bits; ++i) {
-    if (i < id_bits) {
-      const bool bit = (id >> i) & 1u;
-      const std::uint32_t vote = __ballot_sync(0xFFFFFFFFu, bit);
-      peers &= bit ? vote : ~vote;
+// The ballot of "bit `Bit` of id is set", inverted on lanes where it is not set: ANDed over the
+// id's bits this leaves the lanes with the same id (§5.4). Five instructions (as in CUB's MatchAny).
+template <int Bit> __device__ __forceinline__ std::uint32_t same_bit_lanes(std::uint32_t id) {
+  std::uint32_t mask;
+  asm("{\n\t.reg .pred p;\n\tand.b32 %0, %1, %2;\n\tsetp.ne.u32 p, %0, 0;\n\t"
+      "vote.sync.ballot.b32 %0, p, 0xffffffff;\n\t@!p not.b32 %0, %0;\n\t}"
+      : "=r"(mask)
+      : "r"(id), "r"(1u << Bit));
+  return mask;
+}
+
+template <int Bit> __device__ __forceinline__ void and_same_bit_lanes(std::uint32_t id, int id_bits, std::uint32_t& peers) {
+  if constexpr (Bit < max_id_bits) {
+    if (Bit < id_bits) {  // warp-uniform
+      peers &= same_bit_lanes<Bit>(id);
+      and_same_bit_lanes<Bit + 1>(id, id_bits, peers);
     }
   }
+}
+
+// Lanes whose id equals this lane's: ceil(log2 m) ballots, or one __match_any_sync (the
+// `match_any` tuning switch; which is faster is measured by bench_multisplit).
+__device__ __forceinline__ std::uint32_t warp_peers(std::uint32_t id, int id_bits, bool match_any) {
+  if (match_any) return __match_any_sync(0xFFFFFFFFu, id);
+  std::uint32_t peers = 0xFFFFFFFFu;
+  and_same_bit_lanes<0>(id, id_bits, peers);
   return peers;
 }
+
+// Internal tuning switch read at launch (bench_multisplit flips it to compare the two rankings).
+inline bool use_match_any = false;
 
 __device__ __forceinline__ std::uint32_t lanes_below() {
   std::uint32_t mask;
@@ -158,75 +177,132 @@ __device__ __forceinline__ void load_tile(const void* in, std::size_t base, std:
   }
 }
 
-// 1. Counts per chunk: H[b * num_chunks + chunk].
+// Histogram copies of the counting pass for m > 32: warps share a copy round-robin, so
+// same-bucket atomics of different warps rarely meet; at most 48 KB of shared memory.
+__host__ __device__ inline std::uint32_t upsweep_copies(std::uint32_t m) {
+  if (m <= 32) return 1;
+  const std::uint32_t copies = 12288u / m;
+  return copies < 1 ? 1 : (copies > block_warps ? block_warps : copies);
+}
+
+// 1. Counts per chunk: H[b * num_chunks + chunk]. Two tiles per step (8 independent 16-byte loads
+// per thread in flight). m <= 32: Alg. 2 of the paper, lane b of each warp owns bucket b and adds
+// popc(AND of the id-bit ballots) per window, in a register: no atomics, skew-proof. m > 32: one
+// shared-memory atomic per key into the warp's histogram copy (ballots per key cost more).
 template <class K, class F>
 __global__ void __launch_bounds__(block_threads) upsweep_kernel(Pass<K, F> p) {
-  extern __shared__ std::uint32_t bucket_count[];  // m words
-  constexpr int items = items_per_thread<K>;
-  constexpr int tile = tile_keys<K>;
+  extern __shared__ std::uint32_t bucket_count[];  // copies * m words
+  constexpr int items = 2 * items_per_thread<K>;
+  constexpr int step = 2 * tile_keys<K>;
   constexpr int keys_per_vector = 16 / sizeof(K);
-  for (std::uint32_t b = threadIdx.x; b < p.m; b += block_threads) bucket_count[b] = 0;
+  const std::uint32_t copies = upsweep_copies(p.m);
+  const bool small_m = p.m <= 32;
+  for (std::uint32_t b = threadIdx.x; b < copies * p.m; b += block_threads) bucket_count[b] = 0;
   __syncthreads();
   const std::uint32_t chunk = blockIdx.x;
-  const std::uint32_t lane = threadIdx.x % 32;
-  const std::size_t chunk_begin = std::size_t(chunk) * p.tiles_per_chunk * tile;
-  for (std::uint32_t t = 0; t < p.tiles_per_chunk; ++t) {
-    const std::size_t base = chunk_begin + std::size_t(t) * tile;
-    if (base >= p.n) break;
-    const std::uint32_t valid = p.n - base < std::size_t(tile) ? std::uint32_t(p.n - base) : std::uint32_t(tile);
-    K keys[items];
-    std::uint32_t index[items];
-    if (p.vector_loads && valid == tile) {
+  const std::uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  std::uint32_t* my_copy = bucket_count + (warp % copies) * p.m;
+  std::uint32_t lane_bucket_count = 0;
+  const std::size_t chunk_begin = std::size_t(chunk) * p.tiles_per_chunk * tile_keys<K>;
+  std::size_t chunk_end = chunk_begin + std::size_t(p.tiles_per_chunk) * tile_keys<K>;
+  if (chunk_end > p.n) chunk_end = p.n;
+  auto count_key = [&](K key, std::uint32_t index, bool valid_key, bool all_valid) {
+    const std::uint32_t id = p.id_of(key, index, valid_key);
+    if (small_m) {
+      std::uint32_t match = all_valid ? 0xFFFFFFFFu : __ballot_sync(0xFFFFFFFFu, valid_key);
+#pragma unroll
+      for (int i = 0; i < 5; ++i) {
+        if (i < p.id_bits) {  // warp-uniform
+          const std::uint32_t vote = __ballot_sync(0xFFFFFFFFu, (id >> i) & 1u);
+          match &= vote ^ (((lane >> i) & 1u) - 1u);  // lane's bit set: vote, else ~vote
+        }
+      }
+      lane_bucket_count += __popc(match);
+    } else if (valid_key) {
+      atomicAdd(&my_copy[id], 1u);
+    }
+  };
+  for (std::size_t base = chunk_begin; base < chunk_end; base += step) {
+    const std::uint32_t valid = chunk_end - base < std::size_t(step) ? std::uint32_t(chunk_end - base) : std::uint32_t(step);
+    if (p.vector_loads && valid == step) {
       constexpr int vectors = items / keys_per_vector;
       const uint4* src = reinterpret_cast<const uint4*>(p.keys_in + base);
       uint4 r[vectors];
 #pragma unroll
       for (int i = 0; i < vectors; ++i) r[i] = src[i * block_threads + threadIdx.x];
-      memcpy(keys, r, sizeof keys);
 #pragma unroll
-      for (int j = 0; j < items; ++j)
-        index[j] = std::uint32_t(base) + ((j / keys_per_vector) * block_threads + threadIdx.x) * keys_per_vector +
-                   j % keys_per_vector;
+      for (int i = 0; i < vectors; ++i) {
+        K keys[keys_per_vector];
+        memcpy(keys, &r[i], sizeof keys);
+        const std::uint32_t first = std::uint32_t(base) + (i * block_threads + threadIdx.x) * keys_per_vector;
+#pragma unroll
+        for (int e = 0; e < keys_per_vector; ++e) count_key(keys[e], first + e, true, true);
+      }
     } else {
-#pragma unroll
-      for (int j = 0; j < items; ++j) {
-        index[j] = std::uint32_t(base) + j * block_threads + threadIdx.x;
-        keys[j] = index[j] < p.n ? p.keys_in[index[j]] : p.keys_in[base];
+      for (int j = 0; j < items; ++j) {  // uniform trip count: every lane reaches the ballots
+        const std::uint32_t index = std::uint32_t(base) + j * block_threads + threadIdx.x;
+        const bool valid_key = index < chunk_end;
+        count_key(p.keys_in[valid_key ? index : base], index, valid_key, false);
       }
     }
-#pragma unroll
-    for (int j = 0; j < items; ++j) {
-      const bool valid_key = valid == tile || index[j] < p.n;
-      const std::uint32_t id = p.id_of(keys[j], index[j], valid_key);
-      const std::uint32_t peers = warp_peers(id, p.id_bits) & __ballot_sync(0xFFFFFFFFu, valid_key);
-      if (valid_key && lane == 31u - __clz(peers)) atomicAdd(&bucket_count[id], std::uint32_t(__popc(peers)));
-    }
   }
+  if (small_m && lane < p.m) atomicAdd(&bucket_count[lane], lane_bucket_count);
   __syncthreads();
-  for (std::uint32_t b = threadIdx.x; b < p.m; b += block_threads)
-    p.counts[std::size_t(b) * p.num_chunks + chunk] = bucket_count[b];
+  for (std::uint32_t b = threadIdx.x; b < p.m; b += block_threads) {
+    std::uint32_t total = 0;
+    for (std::uint32_t c = 0; c < copies; ++c) total += bucket_count[c * p.m + b];
+    p.counts[std::size_t(b) * p.num_chunks + chunk] = total;
+  }
 }
 
 template <int ValueBytes> struct value_slot { using type = typename raw_of<ValueBytes>::type; };
 template <> struct value_slot<0> { using type = std::uint32_t; };  // unused
 
-template <class K, int ValueBytes> constexpr std::size_t downsweep_shared_bytes(std::uint32_t m) {
-  return std::size_t(tile_keys<K>) * (sizeof(K) + ValueBytes + 2) +
+// Shared memory of the scatter pass with `stages` tile buffers (2: the next tile streams in while
+// this one is ranked and written).
+template <class K, int ValueBytes> constexpr std::size_t downsweep_shared_bytes(std::uint32_t m, int stages) {
+  return std::size_t(tile_keys<K>) * (stages * (sizeof(K) + ValueBytes) + 2) +
          (std::size_t(block_warps) * m + 2 * std::size_t(m) + block_warps) * 4;
+}
+
+__device__ __forceinline__ void copy_async_16(void* shared, const void* global) {
+  const unsigned address = unsigned(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(global));
+}
+__device__ __forceinline__ void copy_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void copy_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+
+// Starts copying a tile into shared memory: asynchronous 16-byte copies (cp.async, no registers
+// held) when full and aligned, else plain loads (the last tile of the input, or unaligned inputs).
+template <int Bytes, int TileElems>
+__device__ __forceinline__ void start_tile_copy(const void* in, std::size_t base, std::uint32_t valid, bool vector_loads,
+                                                void* shared) {
+  if (vector_loads && valid == TileElems) {
+    constexpr int vectors = TileElems * Bytes / 16 / block_threads;
+    const uint4* src = reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(in) + base * Bytes);
+    uint4* dst = static_cast<uint4*>(shared);
+#pragma unroll
+    for (int i = 0; i < vectors; ++i) copy_async_16(dst + i * block_threads + threadIdx.x, src + i * block_threads + threadIdx.x);
+  } else {
+    load_tile<Bytes, TileElems>(in, base, valid, false, shared);
+  }
 }
 
 // 3. Stable scatter of each chunk; scanned_counts = exclusive scan of H.
 template <class K, int ValueBytes, class F>
-__global__ void __launch_bounds__(block_threads) downsweep_kernel(Pass<K, F> p, const std::uint32_t* scanned_counts) {
+__global__ void __launch_bounds__(block_threads, ValueBytes == 0 ? 4 : 2) downsweep_kernel(Pass<K, F> p, const std::uint32_t* scanned_counts,
+                                                                  int stages) {
   using V = typename value_slot<ValueBytes>::type;
   constexpr int items = items_per_thread<K>;
   constexpr int tile = tile_keys<K>;
   extern __shared__ uint4 shared_raw[];
-  // Layout: keys, values (16-byte aligned sizes), then 32-bit words, then 16-bit ids.
-  K* stage = reinterpret_cast<K*>(shared_raw);
-  V* value_stage = reinterpret_cast<V*>(reinterpret_cast<unsigned char*>(shared_raw) + tile * sizeof(K));
-  std::uint32_t* warp_count = reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(value_stage) +
-                                                               tile * ValueBytes);  // [warp * m + id]
+  // Layout: key buffers, value buffers (16-byte aligned sizes), then 32-bit words, then 16-bit ids.
+  unsigned char* cursor = reinterpret_cast<unsigned char*>(shared_raw);
+  K* const key_buffers = reinterpret_cast<K*>(cursor);  // buffer b at key_buffers + b * tile
+  cursor += stages * tile * sizeof(K);
+  V* const value_buffers = reinterpret_cast<V*>(cursor);
+  cursor += stages * tile * ValueBytes;
+  std::uint32_t* warp_count = reinterpret_cast<std::uint32_t*>(cursor);  // [warp * m + id]
   std::uint32_t* running = warp_count + block_warps * p.m;  // chunk's next global slot per id
   std::uint32_t* slot_shift = running + p.m;                // global slot - tile slot, per id
   std::uint32_t* warp_sums = slot_shift + p.m;
@@ -237,14 +313,30 @@ __global__ void __launch_bounds__(block_threads) downsweep_kernel(Pass<K, F> p, 
   for (std::uint32_t b = threadIdx.x; b < p.m; b += block_threads)
     running[b] = scanned_counts[std::size_t(b) * p.num_chunks + chunk];
   const std::size_t chunk_begin = std::size_t(chunk) * p.tiles_per_chunk * tile;
-  for (std::uint32_t t = 0; t < p.tiles_per_chunk; ++t) {
+  auto tile_valid = [&](std::uint32_t t) -> std::uint32_t {
     const std::size_t base = chunk_begin + std::size_t(t) * tile;
-    if (base >= p.n) break;
-    const std::uint32_t valid = p.n - base < std::size_t(tile) ? std::uint32_t(p.n - base) : std::uint32_t(tile);
+    if (t >= p.tiles_per_chunk || base >= p.n) return 0;
+    return p.n - base < std::size_t(tile) ? std::uint32_t(p.n - base) : std::uint32_t(tile);
+  };
+  auto start_copy = [&](std::uint32_t t, int buffer) {
+    const std::size_t base = chunk_begin + std::size_t(t) * tile;
+    const std::uint32_t valid = tile_valid(t);
+    start_tile_copy<sizeof(K), tile>(p.keys_in, base, valid, p.vector_loads, key_buffers + buffer * tile);
+    if constexpr (ValueBytes != 0)
+      start_tile_copy<ValueBytes, tile>(p.values_in, base, valid, p.vector_loads, value_buffers + buffer * tile);
+    copy_async_commit();
+  };
+  if (tile_valid(0) > 0) start_copy(0, 0);
+  for (std::uint32_t t = 0; t < p.tiles_per_chunk; ++t) {
+    const std::uint32_t valid = tile_valid(t);
+    if (valid == 0) break;
+    const int buffer = stages == 2 ? int(t & 1) : 0;
+    K* stage = key_buffers + buffer * tile;
+    V* value_stage = value_buffers + buffer * tile;
     for (std::uint32_t i = threadIdx.x; i < block_warps * p.m; i += block_threads) warp_count[i] = 0;
-    load_tile<sizeof(K), tile>(p.keys_in, base, valid, p.vector_loads, stage);
-    if constexpr (ValueBytes != 0) load_tile<ValueBytes, tile>(p.values_in, base, valid, p.vector_loads, value_stage);
+    copy_async_wait_all();
     __syncthreads();
+    if (stages == 2 && tile_valid(t + 1) > 0) start_copy(t + 1, buffer ^ 1);
 
     // Rank: warp w owns tile slots [w * 32 * items, (w + 1) * 32 * items), read in input order as
     // `items` windows of 32; each key's rank among its warp's keys of the same id is the count
@@ -256,10 +348,10 @@ __global__ void __launch_bounds__(block_threads) downsweep_kernel(Pass<K, F> p, 
     for (int j = 0; j < items; ++j) {
       const std::uint32_t slot = warp * 32 * items + j * 32 + lane;
       const bool valid_key = slot < valid;
-      keys[j] = stage[valid_key ? slot : 0];
-      if constexpr (ValueBytes != 0) values[j] = value_stage[valid_key ? slot : 0];
+      keys[j] = stage[slot];  // past `valid` this is stale data of the buffer, ranked but never written
+      if constexpr (ValueBytes != 0) values[j] = value_stage[slot];
       const std::uint32_t id = p.id_of(keys[j], 0, false);
-      std::uint32_t peers = warp_peers(id, p.id_bits);
+      std::uint32_t peers = warp_peers(id, p.id_bits, p.match_any);
       if (valid != tile) peers &= __ballot_sync(0xFFFFFFFFu, valid_key);
       const int leader = 31 - __clz(peers);
       std::uint32_t before = 0;
@@ -324,6 +416,7 @@ __global__ void __launch_bounds__(block_threads) downsweep_kernel(Pass<K, F> p, 
       }
     }
     __syncthreads();
+    if (stages == 1 && tile_valid(t + 1) > 0) start_copy(t + 1, 0);
   }
 }
 
@@ -362,6 +455,10 @@ inline std::size_t align256(std::size_t x) { return (x + 255) & ~std::size_t(255
 template <class K> ChunkPlan plan_chunks(std::size_t n, std::uint32_t m, int sm_count) {
   ChunkPlan plan;
   const std::size_t tiles = (n + tile_keys<K> - 1) / tile_keys<K>;
+  // At least 8 tiles per block while that leaves >= 8 blocks per SM: the scatter pass streams
+  // the next tile in while it works on this one, which needs several tiles per block.
+  while (plan.tiles_per_chunk < 8 && tiles / (2 * plan.tiles_per_chunk) >= std::size_t(8) * sm_count)
+    plan.tiles_per_chunk *= 2;
   // Grow chunks while H is above 1/32 of the keys and there stay >= 4 chunks per SM.
   while (std::size_t(m) * ((tiles + plan.tiles_per_chunk - 1) / plan.tiles_per_chunk) * 32 > n &&
          (tiles + 2 * plan.tiles_per_chunk - 1) / (2 * plan.tiles_per_chunk) >= std::size_t(4) * sm_count &&
@@ -387,6 +484,19 @@ template <class K> std::size_t one_pass_temp_bytes(std::size_t n, std::uint32_t 
   return 2 * align256(entries * 4 + 4) + align256(cub_bytes);
 }
 
+inline std::size_t max_shared_bytes() {
+  int device = 0, bytes = 48 * 1024;
+  if (cudaGetDevice(&device) == cudaSuccess)
+    cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  return std::size_t(bytes);
+}
+
+inline int current_sm_count() {
+  int device = 0, sms = 132;
+  if (cudaGetDevice(&device) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  return sms;
+}
+
 template <class K, int ValueBytes, class F>
 cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* values_in, void* values_out,
                          std::uint32_t n, F bucket_fn, std::uint32_t m_full, int id_shift, std::uint32_t id_mask,
@@ -402,23 +512,27 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
   void* cub_temp = static_cast<unsigned char*>(temp) + 2 * align256(entries * 4 + 4);
 
   Pass<K, F> pass{keys_in, keys_out, values_in, values_out, n, bucket_fn, m_full, id_shift, id_mask, m,
-                  bit_width(m - 1), plan.tiles_per_chunk, plan.num_chunks, counts, bad_index, false};
+                  bit_width(m - 1), plan.tiles_per_chunk, plan.num_chunks, counts, bad_index, false, false};
+  pass.match_any = use_match_any;
   pass.vector_loads = reinterpret_cast<std::uintptr_t>(keys_in) % 16 == 0 &&
                       (ValueBytes == 0 || reinterpret_cast<std::uintptr_t>(values_in) % 16 == 0);
   cudaError_t status = cudaSuccess;
   if (n > 0) {
-    upsweep_kernel<K, F><<<plan.num_chunks, block_threads, m * 4, stream>>>(pass);
+    upsweep_kernel<K, F><<<plan.num_chunks, block_threads, upsweep_copies(m) * m * 4, stream>>>(pass);
     if ((status = cudaGetLastError()) != cudaSuccess) return status;
     status = cub::DeviceScan::ExclusiveSum(cub_temp, cub_bytes, counts, scanned, int(entries), stream);
     if (status != cudaSuccess) return status;
     if (keys_out != nullptr) {
-      const std::size_t shared = downsweep_shared_bytes<K, ValueBytes>(m);
+      // Two tile buffers when they fit (m up to about 1024), else one.
+      const int stages =
+          downsweep_shared_bytes<K, ValueBytes>(m, 2) <= max_shared_bytes() && plan.tiles_per_chunk > 1 ? 2 : 1;
+      const std::size_t shared = downsweep_shared_bytes<K, ValueBytes>(m, stages);
       auto kernel = downsweep_kernel<K, ValueBytes, F>;
       if (shared > 48 * 1024 &&
           (status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared))) !=
               cudaSuccess)
         return status;
-      kernel<<<plan.num_chunks, block_threads, shared, stream>>>(pass, scanned);
+      kernel<<<plan.num_chunks, block_threads, shared, stream>>>(pass, scanned, stages);
       if ((status = cudaGetLastError()) != cudaSuccess) return status;
     }
   }
@@ -430,11 +544,6 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
   return status;
 }
 
-inline int current_sm_count() {
-  int device = 0, sms = 132;
-  if (cudaGetDevice(&device) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  return sms;
-}
 
 template <class K, int ValueBytes, class F>
 cudaError_t multisplit(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out, const void* values_in,
