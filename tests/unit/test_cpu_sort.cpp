@@ -182,7 +182,8 @@ TYPED_TEST(CpuSort, OddThreadCountsSplitUnevenly) {
 
 TYPED_TEST(CpuSort, BitRangesOrderOnlyThoseBits) {
   constexpr int width = int(sizeof(TypeParam) * 8);
-  const auto keys = rxm::testing::random_bit_patterns<TypeParam>(100'003, rxm::testing::test_seed());
+  // Large enough for the parallel first split (2 threads need 2 * 65536 keys).
+  const auto keys = rxm::testing::random_bit_patterns<TypeParam>(140'009, rxm::testing::test_seed());
   const std::pair<int, int> ranges[] = {{0, width / 2}, {width / 2, width}, {width / 4, 3 * width / 4},
                                         {width - 1, width}, {3, 4},          {0, 1}};
   for (auto [begin_bit, end_bit] : ranges)
