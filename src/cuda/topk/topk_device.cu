@@ -19,16 +19,20 @@ namespace {
 
 std::size_t align_up(std::size_t x) { return (x + 255) & ~std::size_t(255); }
 
-// Dr. Top-k's subrange size, re-derived for this pipeline: the delegates cost about c1 * n / S
-// element-reads (written once, read by the select passes and the rescan), the rescan about
-// c2 * k * S (k qualifying subranges of S, plus their candidates' select passes). The sum is least
-// at S = sqrt(c1 * n / (c2 * k)); with c1 ~ 4 and c2 ~ 2 that is sqrt(2 n / k).
+// Dr. Top-k's subrange size, re-derived for this pipeline. The delegates cost about c1 * n / S
+// element-reads (written once, then the delegate select's passes, each over (rank, offset)
+// pairs), the rescan about c2 * k * S (k qualifying subranges of S, plus their candidates' select
+// passes): least at S = sqrt(c1/c2 * n/k), i.e. alpha = log2(n)/2 - log2(k)/2 + const. A sweep of
+// alpha in {4, 6, 8, 10, 12} at n = 2^28 on an H200 (bench_topk --sweep, bench/results/topk.jsonl)
+// put the best at 12, 10, 8, 6 for k = 16, 2^10, 2^16, 2^20: alpha falls by ~1/3 per doubling of
+// k, not 1/2 (a larger k also means more delegate ties and longer candidate selects), so the rule
+// is the fit alpha = log2(n)/2 - log2(k)/3 - 2/3.
 int choose_alpha(std::uint64_t row_length, std::uint64_t k) {
   if (row_length < kMinDelegateRow || k == 0) return 0;
-  const double s = std::sqrt(2.0 * double(row_length) / double(k));
-  int alpha = int(std::lround(std::log2(std::max(s, 1.0))));
-  alpha = std::clamp(alpha, 3, 12);
+  const double fit = 0.5 * std::log2(double(row_length)) - std::log2(double(k)) / 3.0 - 2.0 / 3.0;
+  int alpha = std::clamp(int(std::lround(fit)), 3, 12);
   // Delegates pay only when the rescan is a small part of the row.
+  while (alpha > 3 && (k << alpha) * 4 > row_length) --alpha;
   if ((k << alpha) * 4 > row_length) return 0;
   return alpha;
 }

@@ -435,29 +435,60 @@ template <class U> __global__ void __launch_bounds__(kThreads) gather_candidates
   const U* delegates = p.delegates + (begin >> p.alpha) + r;
   const std::uint32_t* delegate_off = p.delegate_off + (begin >> p.alpha) + r;
   const std::uint64_t idx_mask = low_mask(p.IB);
-  const int lane = threadIdx.x & 31;
-  const std::uint64_t warp = (blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x) >> 5;
-  const std::uint64_t warps = (gridDim.x * std::uint64_t(blockDim.x)) >> 5;
+  const int lane = threadIdx.x & 31, warp_in_block = threadIdx.x >> 5;
+  constexpr int kWarps = kThreads / 32;
   U* out_rank = p.cand_rank + r * p.cand_cap;
   std::uint64_t* out_idx = p.cand_idx + r * p.cand_cap;
-  for (std::uint64_t g = warp * 32; g < subranges; g += warps * 32) {
-    const std::uint64_t mine = g + lane;
-    const bool qualifies = mine < subranges &&
-                           compare_top<U, true>(delegates[mine], ~((mine << p.alpha) + delegate_off[mine]) & idx_mask,
-                                                t, p.W, p.IB);
-    unsigned qualifying = __ballot_sync(0xffffffffu, qualifies);
-    while (qualifying) {
-      const int q = __ffs(qualifying) - 1;
-      qualifying &= qualifying - 1;
-      const std::uint64_t base = (g + q) << p.alpha;
+  __shared__ unsigned warp_offset[kWarps];
+  __shared__ unsigned long long block_base;
+  // One pass over a warp's qualifying subranges: `visit(take mask, lane takes, rank, index)`.
+  auto scan = [&](std::uint64_t g, unsigned qualifying, auto&& visit) {
+    for (; qualifying; qualifying &= qualifying - 1) {
+      const std::uint64_t base = (g + (__ffs(qualifying) - 1)) << p.alpha;
       for (std::uint64_t j = 0; j < S; j += 32) {
         const std::uint64_t i = base + j + lane;
         const bool in_row = j + lane < S && i < length;
         const U rank = in_row ? rank_of<U>(p.values[begin + i], p.type, p.options) : U(0);
         const bool take = in_row && compare_top<U, true>(rank, ~i & idx_mask, t, p.W, p.IB);
-        warp_append(take, rank, i, p.cand_count + r, out_rank, out_idx, p.cand_cap);
+        visit(__ballot_sync(0xffffffffu, take), take, rank, i);
       }
     }
+  };
+  // Each block iteration covers 32 delegates per warp. Its candidates are counted first, then
+  // one atomic per block reserves their places (RadiK §3.1.2 aggregates its flushes for the same
+  // reason: a single counter taking one atomic per warp serialized k * 2^alpha / 32 of them),
+  // then the same subranges, now in L1, are read again and written.
+  for (std::uint64_t g0 = std::uint64_t(blockIdx.x) * kThreads; g0 < subranges;
+       g0 += std::uint64_t(gridDim.x) * kThreads) {
+    const std::uint64_t g = g0 + std::uint64_t(warp_in_block) * 32, mine = g + lane;
+    const bool qualifies = mine < subranges &&
+                           compare_top<U, true>(delegates[mine], ~((mine << p.alpha) + delegate_off[mine]) & idx_mask,
+                                                t, p.W, p.IB);
+    const unsigned qualifying = __ballot_sync(0xffffffffu, qualifies);
+    unsigned count = 0;
+    scan(g, qualifying, [&](unsigned mask, bool, U, std::uint64_t) { count += __popc(mask); });
+    if (lane == 0) warp_offset[warp_in_block] = count;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      unsigned total = 0;
+      for (int w = 0; w < kWarps; ++w) {
+        const unsigned c = warp_offset[w];
+        warp_offset[w] = total;
+        total += c;
+      }
+      block_base = total ? atomicAdd(p.cand_count + r, (unsigned long long)total) : 0;
+    }
+    __syncthreads();
+    unsigned long long at = block_base + warp_offset[warp_in_block];
+    __syncthreads();  // warp_offset is rewritten by the next iteration
+    scan(g, qualifying, [&](unsigned mask, bool take, U rank, std::uint64_t i) {
+      const unsigned long long position = at + __popc(mask & ((1u << lane) - 1));
+      if (take && position < p.cand_cap) {
+        out_rank[position] = rank;
+        out_idx[position] = i;
+      }
+      at += __popc(mask);
+    });
   }
 }
 
