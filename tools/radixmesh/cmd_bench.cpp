@@ -90,10 +90,14 @@ void print_summary(const bench::SortBenchResult& r, std::size_t n) {
   const double ours_mkeys = r.ours_median_ms > 0 ? double(n) / (r.ours_median_ms * 1e3) : 0.0;
   std::printf("result: %s; radixmesh on %s: median %.3f ms (%.1f Mkeys/s)", r.verified ? "verified" : "NOT verified",
               r.device.c_str(), r.ours_median_ms, ours_mkeys);
-  if (!r.best_peer.empty())
-    std::printf("; best peer %s: %.3f ms; radixmesh is %.2fx %s", r.best_peer.c_str(), r.best_peer_median_ms,
-                r.speedup_over_best_peer >= 1 ? r.speedup_over_best_peer : 1.0 / r.speedup_over_best_peer,
-                r.speedup_over_best_peer >= 1 ? "faster" : "slower");
+  if (!r.best_peer.empty()) {
+    std::printf("; best peer %s: %.3f ms; ", r.best_peer.c_str(), r.best_peer_median_ms);
+    const double s = r.speedup_over_best_peer;
+    // Within 1% is noise between medians, not a win or a loss.
+    if (s > 1.01) std::printf("radixmesh is %.2fx faster", s);
+    else if (s > 0 && s < 0.99) std::printf("radixmesh is %.2fx slower", 1.0 / s);
+    else std::printf("radixmesh is on par (%.3fx)", s);
+  }
   std::printf("\n");
 }
 
