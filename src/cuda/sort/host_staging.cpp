@@ -81,7 +81,11 @@ class ParallelCopier {
   }
   void copy_piece(unsigned t) {
     const std::size_t page = 4096;
-    const std::size_t piece = (bytes_ / team_ + page - 1) / page * page;
+    // Round the share *up* twice (to a whole share, then to a page), so that team_ pieces always
+    // cover every byte: rounding bytes_ / team_ down lost the tail whenever that quotient was
+    // already a page multiple (16 777 228 bytes over 16 threads lost the last 12 bytes).
+    const std::size_t share = (bytes_ + team_ - 1) / team_;
+    const std::size_t piece = (share + page - 1) / page * page;
     const std::size_t first = std::min(bytes_, piece * t), last = std::min(bytes_, first + piece);
     if (last > first) std::memcpy(dst_ + first, src_ + first, last - first);
   }
