@@ -1,12 +1,16 @@
 // The automatic engine choice, and the switch from an engine to its code.
 //
-// automatic = CUB onesweep for every shape, measured (NVIDIA H200, 2^28 uniform u32, device-resident,
-// median of 10, bench_sort_cuda at commit 9854931, bench/results/sort.jsonl):
-//   keys:          cub_onesweep  6.32 ms   multisplit_lsd 13.20 ms (4 passes of 8 bits: 3.3 ms each)
-//   u32/u32 pairs: cub_onesweep  7.41 ms   multisplit_lsd 21.17 ms
-// The LSD engine needs its 8-bit multisplit pass under 1.6 ms (keys) to catch up; it stays
-// selectable (SortEngine::multisplit_lsd) and tested, and this is the place to switch once the
-// multisplit kernels get there.
+// automatic = CUB onesweep for every shape. Measured on an NVIDIA H200, 2^28 uniform keys,
+// device-resident, device-level API, median of 10 (bench_sort_cuda, bench/results/sort.jsonl):
+//                   cub_onesweep   multisplit_lsd (8-bit digits)
+//   u32 keys          6.32 ms        8.46 ms   (run at 2e69bd6; 13.20 ms at 9854931, 9.30 at 7780b03)
+//   u32/u32 pairs     7.41 ms       15.67 ms
+//   f32 keys          7.23 ms        9.09 ms   (both include the encode and decode passes)
+//   u64 keys         16.42 ms       29.72 ms   (at 7780b03)
+//   u64/u64 pairs    24.60 ms       56.19 ms   (at 7780b03)
+// The LSD engine needs its 8-bit multisplit pass under ~1.58 ms (keys; CUB's 6.32 ms / 4 passes)
+// to win; it stays selectable (SortEngine::multisplit_lsd) and tested, and this is the place to
+// switch once the multisplit kernels get there.
 #include "cuda/sort/engine.hpp"
 #include "cuda/sort/lsd_engine.hpp"
 #include "radixmesh/error.hpp"
