@@ -265,12 +265,15 @@ TEST(GpuMultisplit, DeviceLevelUserFunctorCheckedModeAndUnalignedPointers) {
 }
 
 // The digit entry point gpusort builds on, every key width and value width.
-template <int KeyBits, int ValueBytes> void check_digit(std::size_t n, int shift, int bits) {
+// skew_shift > 0 narrows the keys (key >> skew_shift): few distinct digits, long runs of one bucket.
+template <int KeyBits, int ValueBytes> void check_digit(std::size_t n, int shift, int bits, int skew_shift = 0) {
   using U = rxm::cuda::digit_key_t<KeyBits>;
   using V = std::conditional_t<ValueBytes == 8, std::uint64_t, std::uint32_t>;
   SCOPED_TRACE(::testing::Message() << "KeyBits=" << KeyBits << " ValueBytes=" << ValueBytes << " shift=" << shift
-                                    << " bits=" << bits);
-  const auto keys = random_bit_patterns<U>(n, test_seed());
+                                    << " bits=" << bits << " n=" << n << " skew_shift=" << skew_shift);
+  auto keys = random_bit_patterns<U>(n, test_seed());
+  if (skew_shift > 0)
+    for (auto& k : keys) k = U(k >> skew_shift);
   std::vector<V> values(n);
   std::iota(values.begin(), values.end(), V(0));
   std::vector<U> expected(n);
@@ -314,6 +317,13 @@ TEST(GpuMultisplit, DigitEntryPointForSort) {
     check_digit<64, 0>(n, 56, 8);
     check_digit<64, 8>(n, 20, 11);
     check_digit<64, 4>(n, 0, 0);
+  }
+  // The LSD sort's split case (top 4 bits, n = 2^22 + 3: a 3-key last tile), uniform and skewed.
+  for (int skew : {0, 2, 3, 30}) {
+    check_digit<32, 0>((1u << 22) + 3, 28, 4, skew);
+    check_digit<32, 4>((1u << 22) + 3, 28, 4, skew);
+    check_digit<32, 8>((1u << 22) + 3, 28, 4, skew);
+    check_digit<64, 4>((1u << 22) + 3, 60, 4, skew);
   }
 }
 
