@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -292,10 +293,15 @@ TYPED_TEST(GpuSort, DeviceApiSeparateOutputsEveryEngine) {
       }
 }
 
-// Host input of 2^22 keys and more takes the split plan (sort_host.cpp): a top-digit multisplit,
+// Host input of 2^22 keys and more can take the split plan (sort_host.cpp): a top-digit split,
 // then per-bucket sorts overlapped with the download. Skew puts everything in one bucket.
 TEST(GpuSortSplitPlan, HostInputSkewedAndBitRanges) {
   RXM_REQUIRE_GPU();
+  // Forced: on its own the plan is chosen only for unsigned ascending keys.
+  setenv("RXM_CUDA_SORT_HOST_PLAN", "split", 1);
+  struct Unset {
+    ~Unset() { unsetenv("RXM_CUDA_SORT_HOST_PLAN"); }
+  } unset;
   const std::size_t n = (std::size_t(1) << 22) + 3;
   std::uint64_t seed = rxm::testing::test_seed();
   for (Shape shape : {Shape::uniform_bits, Shape::all_equal, Shape::few_distinct, Shape::shared_high_bits,
