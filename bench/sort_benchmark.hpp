@@ -9,6 +9,7 @@
 #include "radixmesh/context.hpp"
 #include "radixmesh/generate.hpp"
 #include "radixmesh/key_types.hpp"
+#include "radixmesh/keys.hpp"
 
 namespace radixmesh::bench {
 
