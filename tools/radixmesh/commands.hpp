@@ -12,5 +12,6 @@ std::vector<Command> register_generate(CLI::App& root, const Invocation& invocat
 std::vector<Command> register_info(CLI::App& root, const Invocation& invocation);      // cmd_info.cpp
 std::vector<Command> register_bench(CLI::App& root, const Invocation& invocation);     // cmd_bench.cpp
 std::vector<Command> register_multisplit(CLI::App& root, const Invocation& invocation);  // cmd_multisplit.cpp
+std::vector<Command> register_topk(CLI::App& root, const Invocation& invocation);  // cmd_topk.cpp
 
 }  // namespace radixmesh::cli

@@ -23,6 +23,7 @@ constexpr cli::CommandRegistrar registrars[] = {
     cli::register_info,
     cli::register_bench,
     cli::register_multisplit,
+    cli::register_topk,
 };
 
 int fail(int code, std::string message) {
