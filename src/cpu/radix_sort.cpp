@@ -1,10 +1,12 @@
-// CPU backend sort: a parallel, stable LSD radix sort on host threads.
+// CPU backend sort: a parallel, stable radix sort on host threads (class RadixSort below).
 //
-// One read counts every digit of every key (encoding as it reads); digits on which all keys
-// agree are skipped; each remaining digit is one stable scatter between the caller's array and
-// one ping-pong buffer, the first encoding as it reads and the last decoding as it writes. Each
-// thread owns a contiguous chunk of the source; its bucket offsets come from the per-thread
-// counts (prefix over digits, then over threads), which is what keeps the scatter stable.
+// Large inputs are split once, in parallel, by their most significant varying digit, from the
+// caller's array into one ping-pong buffer (encoding as it reads); each bucket is then finished
+// by one thread, in cache: further splits, LSD passes over the last few varying digits, or
+// insertion sort for a few dozen keys, decoding on the last write. Bits on which all keys of a
+// range agree are never sorted on. Measured on a 2-core EPYC (2*10^7 uniform keys, one thread,
+// CPU time), this beat a pure LSD sort with 11-bit digits (which beat 8-bit ones by 1.5x) by
+// 1.15x on u32 and 2.1x on u64: most of its passes run in cache instead of in DRAM.
 #include <sys/mman.h>
 
 #include <algorithm>
