@@ -3,6 +3,7 @@
 //   --buckets radix:SHIFT:BITS | delta:LO:HI:M | splitters:FILE (m - 1 sorted keys of --in's type)
 // Everything that can be checked is checked before the outputs are written (StagedOutputs).
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -17,7 +18,7 @@ namespace radixmesh::cli {
 namespace {
 
 struct MultisplitFlags {
-  std::string in, out, type, buckets, values, values_out, offsets_out;
+  std::string in, out, type, buckets, values, values_out, values_type, offsets_out;
   std::string backend = "auto";
   std::string devices;
   OutputFlags output;
@@ -131,7 +132,20 @@ void run_multisplit(const MultisplitFlags& flags) {
   std::optional<ArrayFileInfo> values_info;
   if (with_values) {
     require_readable_file(flags.values, "--values");
-    values_info = inspect_array_file(flags.values, std::nullopt);
+    std::optional<KeyType> values_type;
+    if (!flags.values_type.empty()) {
+      values_type = parse_key_type(flags.values_type, "--values-type");
+    } else if (format_from_path(flags.values) == FileFormat::raw) {  // raw: 4 or 8 bytes per key, by size
+      const std::size_t bytes = std::filesystem::file_size(flags.values);
+      if (bytes == keys_info.count * 4) values_type = KeyType::u32;
+      else if (bytes == keys_info.count * 8) values_type = KeyType::u64;
+      else
+        throw_error(ErrorCode::invalid_argument,
+                    "--values '" + flags.values + "' has " + std::to_string(bytes) + " bytes, not 4 or 8 for each of the " +
+                        std::to_string(keys_info.count) + " keys",
+                    "give exactly one 4- or 8-byte value per key");
+    }
+    values_info = inspect_array_file(flags.values, values_type);
     require(values_info->count == keys_info.count,
             "--values holds " + std::to_string(values_info->count) + " values for " + std::to_string(keys_info.count) +
                 " keys",
@@ -194,6 +208,8 @@ std::vector<Command> register_multisplit(CLI::App& root, const Invocation&) {
   CLI::Option* values_out = cmd->add_option("--values-out", flags->values_out, "Output values");
   values->needs(values_out);
   values_out->needs(values);
+  cmd->add_option("--values-type", flags->values_type, "Element type of a raw --values (default: u32 or u64, by size)")
+      ->needs(values);
   cmd->add_option("--offsets-out", flags->offsets_out, "The m + 1 bucket offsets, as u64");
   cmd->add_option("--backend", flags->backend, "auto, cpu or cuda")->capture_default_str();
   cmd->add_option("--devices", flags->devices, "CUDA device ids, e.g. 0");
