@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "cuda/runtime/cuda_check.hpp"
+#include "harness/device_timing.cuh"
 #include "radixmesh/device/sort.cuh"
 #include "radixmesh/generate.hpp"
 #include "radixmesh/memory.hpp"
@@ -36,35 +37,6 @@
 namespace radixmesh::bench {
 
 namespace {
-
-// Times `run` on `stream` with CUDA events; `setup` is queued before the start event (untimed).
-Stats time_device(cudaStream_t stream, const std::function<void()>& setup, const std::function<void()>& run,
-                  int warmup, int reps) {
-  cudaEvent_t start, stop;
-  RXM_CUDA_CHECK(cudaEventCreate(&start));
-  RXM_CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> times;
-  for (int i = 0; i < warmup + reps; ++i) {
-    if (setup) setup();
-    RXM_CUDA_CHECK(cudaEventRecord(start, stream));
-    run();
-    RXM_CUDA_CHECK(cudaEventRecord(stop, stream));
-    RXM_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    RXM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    if (i >= warmup) times.push_back(ms);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return summarize(times);
-}
-
-// Device-to-device copy bandwidth, read + write bytes per second: the floor's yardstick.
-double measure_d2d_bandwidth(void* a, const void* b, std::size_t bytes, cudaStream_t stream) {
-  Stats s = time_device(
-      stream, {}, [&] { RXM_CUDA_CHECK(cudaMemcpyAsync(a, b, bytes, cudaMemcpyDeviceToDevice, stream)); }, 2, 10);
-  return 2.0 * double(bytes) / (s.median_ms * 1e-3);
-}
 
 struct PcieBandwidth {
   double h2d = 0, d2h = 0;  // bytes per second, pinned, one direction
@@ -88,30 +60,14 @@ PcieBandwidth measure_pcie(int device, cudaStream_t stream) {
 
 // torch.sort in a child process (bench/peers/torch_sort.py), when python3 has torch.
 std::optional<Stats> torch_sort(const SortBenchOptions& o, int reps, std::string& what) {
-  std::string script = "bench/peers/torch_sort.py";
-#ifdef RXM_SOURCE_DIR
-  if (!std::filesystem::exists(script)) script = std::string(RXM_SOURCE_DIR) + "/bench/peers/torch_sort.py";
-#endif
-  if (!std::filesystem::exists(script)) return std::nullopt;
-  const std::string command = "python3 " + script + " --n " + std::to_string(o.n) + " --type " +
-                              std::string(name_of(o.type)) + " --values " + std::to_string(o.value_bytes) +
-                              (o.order == Order::descending ? " --descending" : "") + " --reps " +
-                              std::to_string(reps) + " 2>/dev/null";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  if (!pipe) return std::nullopt;
-  std::string out;
-  char buffer[512];
-  while (std::fgets(buffer, sizeof buffer, pipe.get())) out += buffer;
-  const auto json = nlohmann::json::parse(out, nullptr, false);
-  if (json.is_discarded() || !json.contains("median_ms")) return std::nullopt;
-  Stats s;
-  s.median_ms = json["median_ms"];
-  s.min_ms = json["min_ms"];
-  s.max_ms = json["max_ms"];
-  s.reps = json["reps"];
-  what = std::string(json.value("what", "torch.sort")) + " " + json.value("dtype", "") + " (torch " +
-         json.value("torch", "?") + ")";
-  return s;
+  const auto peer = run_python_peer(
+      "torch_sort.py", "--n " + std::to_string(o.n) + " --type " + std::string(name_of(o.type)) + " --values " +
+                           std::to_string(o.value_bytes) + (o.order == Order::descending ? " --descending" : "") +
+                           " --reps " + std::to_string(reps));
+  if (!peer) return std::nullopt;
+  what = std::string(peer->value("what", "torch.sort")) + " " + peer->value("dtype", "") + " (torch " +
+         peer->value("torch", "?") + ")";
+  return stats_from_json(*peer);
 }
 
 // CUB in ascending order only: its descending sort runs the same passes (the bits are flipped in

@@ -24,6 +24,7 @@
 
 #include "cuda/multisplit/multisplit_digit.hpp"
 #include "cuda/runtime/cuda_check.hpp"
+#include "harness/device_timing.cuh"
 #include "harness/harness.hpp"
 #include "radixmesh/buckets.hpp"
 #include "radixmesh/device/multisplit.cuh"
@@ -33,27 +34,9 @@
 namespace rxm = radixmesh;
 using rxm::bench::Case;
 using rxm::bench::Stats;
+using rxm::bench::time_device;
 
 namespace {
-
-Stats time_device(cudaStream_t stream, const std::function<void()>& run, int warmup, int reps) {
-  cudaEvent_t start, stop;
-  RXM_CUDA_CHECK(cudaEventCreate(&start));
-  RXM_CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> times;
-  for (int i = 0; i < warmup + reps; ++i) {
-    RXM_CUDA_CHECK(cudaEventRecord(start, stream));
-    run();
-    RXM_CUDA_CHECK(cudaEventRecord(stop, stream));
-    RXM_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    RXM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    if (i >= warmup) times.push_back(ms);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return rxm::bench::summarize(times);
-}
 
 __global__ void label_delta_kernel(const std::uint32_t* keys, const std::uint32_t* values, std::uint32_t* labels,
                                    std::uint64_t* packed, std::size_t n, rxm::buckets::delta<std::uint32_t> fn) {
@@ -115,10 +98,7 @@ int main(int argc, char** argv) {
   const std::size_t copy_bytes = std::size_t(1) << 30;
   rxm::DeviceBuffer copy_a(0, copy_bytes), copy_b(0, copy_bytes);
   RXM_CUDA_CHECK(cudaMemset(copy_b.data(), 1, copy_bytes));
-  const Stats copy = time_device(
-      stream, [&] { RXM_CUDA_CHECK(cudaMemcpyAsync(copy_a.data(), copy_b.data(), copy_bytes, cudaMemcpyDeviceToDevice, stream)); },
-      3, 20);
-  const double bandwidth = 2.0 * double(copy_bytes) / (copy.median_ms * 1e-3);
+  const double bandwidth = rxm::bench::measure_d2d_bandwidth(copy_a.data(), copy_b.data(), copy_bytes, stream);
   std::printf("device %s, n = %zu, D2D copy bandwidth %.1f GB/s (read + write)\n", prop.name, n, bandwidth / 1e9);
   copy_a = rxm::DeviceBuffer();
   copy_b = rxm::DeviceBuffer();

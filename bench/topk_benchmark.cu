@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cuda/runtime/cuda_check.hpp"
+#include "harness/device_timing.cuh"
 #include "harness/harness.hpp"
 #include "radixmesh/device/topk.cuh"
 #include "radixmesh/memory.hpp"
@@ -68,55 +69,18 @@ __global__ void row_offsets(std::int64_t* out, std::size_t rows, std::size_t len
   if (i <= rows) out[i] = std::int64_t(i * length);
 }
 
-template <class F> Stats time_events(F&& run, cudaStream_t stream, int warmup, int reps) {
-  cudaEvent_t start, stop;
-  RXM_CUDA_CHECK(cudaEventCreate(&start));
-  RXM_CUDA_CHECK(cudaEventCreate(&stop));
-  for (int i = 0; i < warmup; ++i) run();
-  std::vector<double> times;
-  for (int i = 0; i < reps; ++i) {
-    RXM_CUDA_CHECK(cudaEventRecord(start, stream));
-    run();
-    RXM_CUDA_CHECK(cudaEventRecord(stop, stream));
-    RXM_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    RXM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    times.push_back(ms);
-  }
-  RXM_CUDA_CHECK(cudaEventDestroy(start));
-  RXM_CUDA_CHECK(cudaEventDestroy(stop));
-  return rxm::bench::summarize(times);
-}
-
-double d2d_bandwidth(void* a, const void* b, std::size_t bytes, cudaStream_t stream) {
-  Stats s = time_events([&] { RXM_CUDA_CHECK(cudaMemcpyAsync(a, b, bytes, cudaMemcpyDeviceToDevice, stream)); },
-                        stream, 2, 10);
-  return 2.0 * double(bytes) / (s.median_ms * 1e-3);
-}
-
 const char* torch_dtype(rxm::KeyType t) {
   return t == rxm::KeyType::f16 ? "float16" : t == rxm::KeyType::bf16 ? "bfloat16" : "float32";
 }
 
 std::optional<Stats> torch_topk(const Shape& s, int reps, std::string& what) {
-  std::string script = "bench/peers/torch_topk.py";
-  if (!std::filesystem::exists(script)) script = std::string(RXM_SOURCE_DIR) + "/bench/peers/torch_topk.py";
-  if (!std::filesystem::exists(script)) return std::nullopt;
   char args[512];
-  std::snprintf(args, sizeof args, " --rows %zu --length %zu --k %zu --dtype %s --lo %.17g --hi %.17g --reps %d",
+  std::snprintf(args, sizeof args, "--rows %zu --length %zu --k %zu --dtype %s --lo %.17g --hi %.17g --reps %d",
                 s.rows, s.length, s.k, torch_dtype(s.type), s.lo, s.hi, reps);
-  const std::string command = "python3 " + script + args + " 2>/dev/null";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  if (!pipe) return std::nullopt;
-  std::string out;
-  char buffer[512];
-  while (std::fgets(buffer, sizeof buffer, pipe.get())) out += buffer;
-  const auto json = nlohmann::json::parse(out, nullptr, false);
-  if (json.is_discarded() || !json.contains("median_ms")) return std::nullopt;
-  Stats st;
-  st.median_ms = json["median_ms"], st.min_ms = json["min_ms"], st.max_ms = json["max_ms"], st.reps = json["reps"];
-  what = "torch.topk " + std::string(json.value("dtype", "")) + " (torch " + json.value("torch", "?") + ")";
-  return st;
+  const auto peer = rxm::bench::run_python_peer("torch_topk.py", args);
+  if (!peer) return std::nullopt;
+  what = "torch.topk " + std::string(peer->value("dtype", "")) + " (torch " + peer->value("torch", "?") + ")";
+  return rxm::bench::stats_from_json(*peer);
 }
 
 template <class T>
@@ -129,7 +93,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   RXM_CUDA_CHECK_LAUNCH();
   if (bandwidth == 0) {
     rxm::DeviceArray<T> copy(0, n);
-    bandwidth = d2d_bandwidth(copy.data(), values.data(), n * sizeof(T), stream);
+    bandwidth = rxm::bench::measure_d2d_bandwidth(copy.data(), values.data(), n * sizeof(T), stream);
   }
 
   rxm::device::TopkProblem p;
@@ -138,7 +102,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   p.delegate_log2 = s.alpha;
   const std::size_t temp_bytes = rxm::device::topk_temp_bytes(p, 0);
   rxm::DeviceBuffer temp(0, temp_bytes);
-  const Stats ours = time_events([&] { rxm::device::topk(temp.data(), temp_bytes, p, stream); }, stream, 3, reps);
+  const Stats ours = rxm::bench::time_device(stream, [&] { rxm::device::topk(temp.data(), temp_bytes, p, stream); }, 3, reps);
   std::vector<std::int64_t> our_idx(places);
   RXM_CUDA_CHECK(cudaMemcpy(our_idx.data(), out_indices.data(), places * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
 
@@ -173,7 +137,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
     cub_sort(nullptr);
     rxm::DeviceBuffer cub_temp(0, cub_bytes);
     c.add(s.rows == 1 ? "cub::DeviceRadixSort then take k" : "cub::DeviceSegmentedRadixSort then take k",
-          time_events([&] { cub_sort(cub_temp.data()); }, stream, 2, std::max(3, reps / 4)));
+          rxm::bench::time_device(stream, [&] { cub_sort(cub_temp.data()); }, 2, std::max(3, reps / 4)));
     verified = true;
     for (std::size_t r = 0; r < s.rows && verified; ++r) {
       std::vector<std::int32_t> cub_idx(s.k);

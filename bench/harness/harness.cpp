@@ -192,6 +192,25 @@ void append_results(const std::string& file, const RunInfo& info, const Case& c)
   }
 }
 
+std::optional<nlohmann::json> run_python_peer(const std::string& script, const std::string& args) {
+  std::filesystem::path path = std::filesystem::path("bench/peers") / script;
+  if (!std::filesystem::exists(path)) path = std::filesystem::path(RXM_SOURCE_DIR) / "bench/peers" / script;
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  const std::string out = run_command("python3 '" + path.string() + "' " + args + " 2>/dev/null");
+  auto json = nlohmann::json::parse(out, nullptr, false);
+  if (json.is_discarded() || !json.contains("median_ms")) return std::nullopt;
+  return json;
+}
+
+Stats stats_from_json(const nlohmann::json& peer) {
+  Stats s;
+  s.median_ms = peer.at("median_ms");
+  s.min_ms = peer.at("min_ms");
+  s.max_ms = peer.at("max_ms");
+  s.reps = peer.at("reps");
+  return s;
+}
+
 double measured_host_copy_bandwidth() {
   static const double bandwidth = [] {
     const std::size_t bytes = std::size_t(1) << 29;  // 512 MiB: far beyond any cache

@@ -3,6 +3,7 @@
 // appended as JSON lines under bench/results/. Nobody types a figure into a result file.
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,13 @@ RunInfo run_info(int argc, char** argv, const std::string& device);
 void append_results(const std::string& file, const RunInfo& info, const Case& c);
 
 std::string cpu_model_name();
+
+// Runs a peer written in Python, bench/peers/<script> (found from the working directory, else the
+// source tree), as `python3 <script> <args>`, and parses the one JSON object it prints
+// (median_ms, min_ms, max_ms, reps and its own fields). nullopt when python3, the script or the
+// framework it needs is missing: the benchmark then reports ours without that peer.
+std::optional<nlohmann::json> run_python_peer(const std::string& script, const std::string& args);
+Stats stats_from_json(const nlohmann::json& peer);
 
 // Host memory bandwidth of this machine, measured once: a large memcpy (read + write bytes / s).
 double measured_host_copy_bandwidth();
