@@ -8,8 +8,9 @@ signed torch dtype of the same width (torch's CUDA sort has no unsigned 16/32/64
 bytes moved and the radix passes are the same.
 """
 import argparse
-import json
 import sys
+
+from peer_timing import print_result, time_cuda
 
 DTYPES = {
     "u8": "uint8", "i8": "int8", "u16": "int16", "i16": "int16", "u32": "int32", "i32": "int32",
@@ -45,23 +46,9 @@ def main():
             return sorted_keys, values[idx]
         return sorted_keys, idx
 
-    for _ in range(a.warmup):
-        run()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(a.reps):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        run()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop))
-    times.sort()
-    mid = len(times) // 2
-    median = times[mid] if len(times) % 2 else 0.5 * (times[mid - 1] + times[mid])
-    print(json.dumps({"median_ms": median, "min_ms": times[0], "max_ms": times[-1], "reps": len(times),
-                      "torch": torch.__version__, "dtype": str(dtype),
-                      "what": "torch.sort(stable)" + (" + values[indices]" if values is not None else "")}))
+    print_result(time_cuda(torch, run, a.warmup, a.reps),
+                 torch=torch.__version__, dtype=str(dtype),
+                 what="torch.sort(stable)" + (" + values[indices]" if values is not None else ""))
 
 
 if __name__ == "__main__":

@@ -4,8 +4,9 @@
 warm-up. Prints one JSON object: {"median_ms", "min_ms", "max_ms", "reps", "torch", "dtype", "what"}.
 """
 import argparse
-import json
 import sys
+
+from peer_timing import print_result, time_cuda
 
 
 def main():
@@ -30,23 +31,9 @@ def main():
     def run():
         return torch.topk(x, a.k, dim=-1, largest=True, sorted=False)
 
-    for _ in range(a.warmup):
-        run()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(a.reps):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        run()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop))
-    times.sort()
-    mid = len(times) // 2
-    median = times[mid] if len(times) % 2 else 0.5 * (times[mid - 1] + times[mid])
-    print(json.dumps({"median_ms": median, "min_ms": times[0], "max_ms": times[-1], "reps": len(times),
-                      "torch": torch.__version__, "dtype": str(x.dtype),
-                      "what": "torch.topk(largest, sorted=False)"}))
+    print_result(time_cuda(torch, run, a.warmup, a.reps),
+                 torch=torch.__version__, dtype=str(x.dtype),
+                 what="torch.topk(largest, sorted=False)")
 
 
 if __name__ == "__main__":
