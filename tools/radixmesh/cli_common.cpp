@@ -362,4 +362,43 @@ void ProgressLine::tick_until_stopped() {
   }
 }
 
+void add_values_flags(CLI::App& command, std::string& values, std::string& values_out, std::string& values_type) {
+  CLI::Option* in = command.add_option("--values", values, "Values carried with the keys (4 or 8 bytes each)");
+  CLI::Option* out = command.add_option("--values-out", values_out, "Output values");
+  in->needs(out);
+  out->needs(in);
+  command.add_option("--values-type", values_type,
+                     "Element type of a raw --values (default: u32 or u64, by the file's size)")
+      ->needs(in);
+}
+
+ArrayFileInfo inspect_values(const std::string& values_path, const std::string& values_type,
+                             const std::string& keys_path, std::size_t key_count, const std::string& purpose) {
+  require_readable_file(values_path, "--values");
+  std::optional<KeyType> type;
+  if (!values_type.empty()) type = parse_key_type(values_type, "--values-type");
+  if (format_from_path(values_path) == FileFormat::raw && !type) {
+    // A raw file has no dtype: its width is whatever makes one value per key (4 or 8 bytes).
+    const std::size_t bytes = std::filesystem::file_size(values_path);
+    if (key_count == 0 ? bytes == 0 : bytes == key_count * 4) type = KeyType::u32;
+    else if (bytes == key_count * 8) type = KeyType::u64;
+    else
+      throw_error(ErrorCode::invalid_argument,
+                  "--values '" + values_path + "' has " + std::to_string(bytes) +
+                      " bytes, not 4 or 8 bytes for each of the " + std::to_string(key_count) + " keys in --in",
+                  "give exactly one 4- or 8-byte value per key");
+  }
+  ArrayFileInfo info = inspect_array_file(values_path, type);
+  require(info.count == key_count,
+          "--values '" + values_path + "' holds " + std::to_string(info.count) + " values but --in '" + keys_path +
+              "' holds " + std::to_string(key_count) + " keys",
+          "give exactly one value per key");
+  if (size_of(info.type) != 4 && size_of(info.type) != 8)
+    throw_error(ErrorCode::unsupported,
+                "--values '" + values_path + "' has " + std::string(name_of(info.type)) + " elements; " + purpose +
+                    " carries 4- or 8-byte values",
+                "convert the values to a 4- or 8-byte type (e.g. u32 or i64), or " + purpose + " indices and gather");
+  return info;
+}
+
 }  // namespace radixmesh::cli

@@ -83,6 +83,14 @@ std::string format_bytes(std::size_t bytes);
 // Fails (ErrorCode::io) unless `path` is an existing regular file this process can read.
 void require_readable_file(const std::filesystem::path& path, const std::string& flag);
 
+// ---- values carried with the keys (sort, multisplit): --values, --values-out, --values-type.
+void add_values_flags(CLI::App& command, std::string& values, std::string& values_out, std::string& values_type);
+// The values file's element type and count, validated against the keys (`keys_path`, `key_count`)
+// before anything is read: one 4- or 8-byte value per key. A raw file without --values-type takes
+// its width from its size. `purpose` names the command in the message ("sort", "multisplit").
+ArrayFileInfo inspect_values(const std::string& values_path, const std::string& values_type,
+                             const std::string& keys_path, std::size_t key_count, const std::string& purpose);
+
 // Output files that appear together or not at all. Each array is written (atomically, by
 // rxm::write_array) to a hidden temporary beside its target; commit() renames them all into
 // place. Destroying an uncommitted set removes its temporaries, so an error on any path leaves

@@ -130,30 +130,9 @@ void run_multisplit(const MultisplitFlags& flags) {
   const ArrayFileInfo keys_info = inspect_array_file(flags.in, type);
   const bool with_values = !flags.values.empty();
   std::optional<ArrayFileInfo> values_info;
-  if (with_values) {
-    require_readable_file(flags.values, "--values");
-    std::optional<KeyType> values_type;
-    if (!flags.values_type.empty()) {
-      values_type = parse_key_type(flags.values_type, "--values-type");
-    } else if (format_from_path(flags.values) == FileFormat::raw) {  // raw: 4 or 8 bytes per key, by size
-      const std::size_t bytes = std::filesystem::file_size(flags.values);
-      if (bytes == keys_info.count * 4) values_type = KeyType::u32;
-      else if (bytes == keys_info.count * 8) values_type = KeyType::u64;
-      else
-        throw_error(ErrorCode::invalid_argument,
-                    "--values '" + flags.values + "' has " + std::to_string(bytes) + " bytes, not 4 or 8 for each of the " +
-                        std::to_string(keys_info.count) + " keys",
-                    "give exactly one 4- or 8-byte value per key");
-    }
-    values_info = inspect_array_file(flags.values, values_type);
-    require(values_info->count == keys_info.count,
-            "--values holds " + std::to_string(values_info->count) + " values for " + std::to_string(keys_info.count) +
-                " keys",
-            "give exactly one value per key");
-    if (size_of(values_info->type) != 4 && size_of(values_info->type) != 8)
-      throw_error(ErrorCode::unsupported, "--values has " + std::string(name_of(values_info->type)) + " elements",
-                  "use 4- or 8-byte values");
-  }
+  if (with_values)
+    values_info = inspect_values(flags.values, flags.values_type, flags.in, keys_info.count, "multisplit");
+
   const std::size_t key_bytes = keys_info.count * size_of(keys_info.type);
   StagedOutputs::check_destination(flags.out, key_bytes, "--out");
   if (with_values) StagedOutputs::check_destination(flags.values_out, values_info->count * size_of(values_info->type), "--values-out");
@@ -204,12 +183,7 @@ std::vector<Command> register_multisplit(CLI::App& root, const Invocation&) {
   cmd->add_option("--out", flags->out, "Output keys, grouped by bucket")->required();
   cmd->add_option("--type", flags->type, "Key type of a raw --in");
   cmd->add_option("--buckets", flags->buckets, "radix:SHIFT:BITS | delta:LO:HI:M | splitters:FILE")->required();
-  CLI::Option* values = cmd->add_option("--values", flags->values, "Values moved with the keys (4 or 8 bytes)");
-  CLI::Option* values_out = cmd->add_option("--values-out", flags->values_out, "Output values");
-  values->needs(values_out);
-  values_out->needs(values);
-  cmd->add_option("--values-type", flags->values_type, "Element type of a raw --values (default: u32 or u64, by size)")
-      ->needs(values);
+  add_values_flags(*cmd, flags->values, flags->values_out, flags->values_type);
   cmd->add_option("--offsets-out", flags->offsets_out, "The m + 1 bucket offsets, as u64");
   cmd->add_option("--backend", flags->backend, "auto, cpu or cuda")->capture_default_str();
   cmd->add_option("--devices", flags->devices, "CUDA device ids, e.g. 0");

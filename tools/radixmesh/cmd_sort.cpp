@@ -23,35 +23,6 @@ struct SortFlags {
   OutputFlags output;
 };
 
-// The values file's element type and count, validated against the keys before anything is read.
-ArrayFileInfo inspect_values(const SortFlags& flags, std::size_t key_count) {
-  const fs::path path = flags.values;
-  std::optional<KeyType> type;
-  if (!flags.values_type.empty()) type = parse_key_type(flags.values_type, "--values-type");
-  if (format_from_path(path) == FileFormat::raw && !type) {
-    // A raw file has no dtype: its width is whatever makes one value per key (4 or 8 bytes).
-    const std::size_t bytes = fs::file_size(path);
-    if (key_count == 0 ? bytes == 0 : bytes == key_count * 4) type = KeyType::u32;
-    else if (bytes == key_count * 8) type = KeyType::u64;
-    else
-      throw_error(ErrorCode::invalid_argument,
-                  "--values '" + flags.values + "' has " + std::to_string(bytes) + " bytes, not 4 or 8 bytes for each of the " +
-                      std::to_string(key_count) + " keys in --in",
-                  "give exactly one 4- or 8-byte value per key");
-  }
-  ArrayFileInfo info = inspect_array_file(path, type);
-  require(info.count == key_count,
-          "--values '" + flags.values + "' holds " + std::to_string(info.count) + " values but --in '" + flags.in +
-              "' holds " + std::to_string(key_count) + " keys",
-          "give exactly one value per key");
-  if (size_of(info.type) != 4 && size_of(info.type) != 8)
-    throw_error(ErrorCode::unsupported,
-                "--values '" + flags.values + "' has " + std::string(name_of(info.type)) +
-                    " elements; sort carries 4- or 8-byte values",
-                "convert the values to a 4- or 8-byte type (e.g. u32 or i64), or sort indices and gather");
-  return info;
-}
-
 std::string describe_backend(const Context& ctx) {
   if (ctx.backend() == Backend::cpu) return "cpu (" + std::to_string(ctx.cpu_threads()) + " threads)";
   std::string names;
@@ -75,10 +46,7 @@ void run_sort(const SortFlags& flags) {
   const ArrayFileInfo keys_info = inspect_array_file(flags.in, type);
   const bool with_values = !flags.values.empty();
   std::optional<ArrayFileInfo> values_info;
-  if (with_values) {
-    require_readable_file(flags.values, "--values");
-    values_info = inspect_values(flags, keys_info.count);
-  }
+  if (with_values) values_info = inspect_values(flags.values, flags.values_type, flags.in, keys_info.count, "sort");
   const std::size_t key_bytes = keys_info.count * size_of(keys_info.type);
   const std::size_t value_bytes = with_values ? values_info->count * size_of(values_info->type) : 0;
   // The arrays plus the sort's scratch copy of them (radix passes ping-pong between two buffers).
@@ -149,13 +117,7 @@ std::vector<Command> register_sort(CLI::App& root, const Invocation&) {
   cmd->add_option("--out", flags->out, "Output keys, written only when complete")->required();
   cmd->add_option("--type", flags->type, "Key type of a raw --in: u8 u16 u32 u64 i8 i16 i32 i64 f16 bf16 f32 f64");
   cmd->add_option("--order", flags->order, "asc or desc")->capture_default_str();
-  CLI::Option* values = cmd->add_option("--values", flags->values, "Values to permute with the keys (4 or 8 bytes each)");
-  CLI::Option* values_out = cmd->add_option("--values-out", flags->values_out, "Output values");
-  values->needs(values_out);
-  values_out->needs(values);
-  cmd->add_option("--values-type", flags->values_type,
-                  "Element type of a raw --values (default: u32 or u64, by the file's size)")
-      ->needs(values);
+  add_values_flags(*cmd, flags->values, flags->values_out, flags->values_type);
   cmd->add_option("--backend", flags->backend, "auto (CUDA if a GPU is visible, else CPU), cpu or cuda")
       ->capture_default_str();
   cmd->add_option("--devices", flags->devices, "CUDA device ids, e.g. 0,1 (default: all visible)");
