@@ -32,6 +32,7 @@ struct radix_digit {
   }
   // The digit of an already-encoded key (what the kernels see).
   template <class U> RXM_HOST_DEVICE std::uint32_t digit_of_encoded(U encoded) const {
+    if (bits == 0 || shift >= 64) return 0;  // m = 1 (a shift of 64 would be undefined behaviour)
     return std::uint32_t((std::uint64_t(encoded) >> shift) & ((std::uint64_t(1) << bits) - 1));
   }
 };

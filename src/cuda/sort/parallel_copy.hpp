@@ -28,7 +28,7 @@ class ParallelCopier {
 
   void copy(void* dst, const void* src, std::size_t bytes) {
     if (team_ == 1 || bytes < team_threshold) {
-      std::memcpy(dst, src, bytes);
+      if (bytes) std::memcpy(dst, src, bytes);  // memcpy's pointers must be valid even for 0 bytes
       return;
     }
     dst_ = static_cast<char*>(dst);
