@@ -173,13 +173,13 @@ int main(int argc, char** argv) {
               std::printf("MISMATCH radix match_any m=%u pairs=%d %s\n", m, int(pairs), distribution);
               ++failures;
             }
-            c.add("radixmesh, __match_any_sync ranking (diagnostic)", time_device(stream, run_ours, warmup, reps));
+            c.add_diagnostic("radixmesh, __match_any_sync ranking (diagnostic)", time_device(stream, run_ours, warmup, reps));
             rxm::device::multisplit_detail::use_match_any = false;
           }
           if (!pairs) {  // our counting pass alone: splits our time into count + scatter
             std::size_t count_bytes = temp.bytes();
             rxm::cuda::raw_digit<std::uint32_t> digit{shift, (1u << bits) - 1};
-            c.add("radixmesh counting pass only (diagnostic)",
+            c.add_diagnostic("radixmesh counting pass only (diagnostic)",
                   time_device(stream, [&] {
                     RXM_CUDA_CHECK(rxm::device::multisplit_offsets(temp.data(), count_bytes, keys.data(), n, digit,
                                                                    1u << bits, offsets.data(), stream));

@@ -25,7 +25,9 @@ for path in args.files:
 print(f"{'benchmark':<14} {'case':<58} {'ours ms':>9} {'best peer':>22} {'peer ms':>9} {'x':>6} {'floor ms':>9}")
 for (bench, params, _device), impls in cases.items():
     ours = [j for j in impls.values() if j["ours"]]
-    peers = [j for j in impls.values() if not j["ours"]]
+    # Diagnostics (stages or variants of ours) are not peers; older lines mark them only by name.
+    peers = [j for j in impls.values()
+             if not j["ours"] and not j.get("diagnostic") and "(diagnostic)" not in j["implementation"]]
     if not ours:
         continue
     o = min(ours, key=lambda j: j["median_ms"])

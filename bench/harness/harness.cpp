@@ -48,7 +48,11 @@ Case::Case(std::string benchmark, nlohmann::json parameters, double items, std::
     : benchmark_(std::move(benchmark)), parameters_(std::move(parameters)), items_(items), item_unit_(std::move(item_unit)) {}
 
 void Case::add(const std::string& implementation, const Stats& stats, bool ours) {
-  entries_.push_back({implementation, ours, stats});
+  entries_.push_back({implementation, ours, false, stats});
+}
+
+void Case::add_diagnostic(const std::string& implementation, const Stats& stats) {
+  entries_.push_back({implementation, false, true, stats});
 }
 
 void Case::set_floor(double bytes, double bandwidth, const std::string& basis) {
@@ -62,7 +66,7 @@ namespace {
 const Entry* best_of(const std::vector<Entry>& entries, bool ours) {
   const Entry* best = nullptr;
   for (const auto& e : entries)
-    if (e.ours == ours && (!best || e.stats.median_ms < best->stats.median_ms)) best = &e;
+    if (!e.diagnostic && e.ours == ours && (!best || e.stats.median_ms < best->stats.median_ms)) best = &e;
   return best;
 }
 }  // namespace
@@ -104,6 +108,7 @@ std::vector<nlohmann::json> Case::json_lines() const {
     j["parameters"] = parameters_;
     j["implementation"] = e.implementation;
     j["ours"] = e.ours;
+    if (e.diagnostic) j["diagnostic"] = true;
     j["median_ms"] = e.stats.median_ms;
     j["min_ms"] = e.stats.min_ms;
     j["max_ms"] = e.stats.max_ms;
@@ -111,7 +116,7 @@ std::vector<nlohmann::json> Case::json_lines() const {
     j["items"] = items_;
     j["item_unit"] = item_unit_;
     j["throughput_per_s"] = e.stats.median_ms > 0 ? items_ / (e.stats.median_ms * 1e-3) : 0;
-    if (us && !e.ours && us->stats.median_ms > 0) j["speedup_of_ours"] = e.stats.median_ms / us->stats.median_ms;
+    if (us && !e.ours && !e.diagnostic && us->stats.median_ms > 0) j["speedup_of_ours"] = e.stats.median_ms / us->stats.median_ms;
     if (floor_ms_ > 0) {
       j["floor_ms"] = floor_ms_;
       j["floor_bytes"] = floor_bytes_;

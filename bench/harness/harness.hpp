@@ -24,6 +24,7 @@ Stats time_host(const std::function<void()>& setup, const std::function<void()>&
 struct Entry {
   std::string implementation;  // "radixmesh-cpu", "std::sort", "cub::DeviceRadixSort", ...
   bool ours = false;
+  bool diagnostic = false;     // a variant or stage of ours, shown for insight: neither ours nor a peer
   Stats stats;
 };
 
@@ -32,6 +33,9 @@ class Case {
  public:
   Case(std::string benchmark, nlohmann::json parameters, double items, std::string item_unit = "keys");
   void add(const std::string& implementation, const Stats& stats, bool ours = false);
+  // A diagnostic line (one stage alone, a rejected variant): printed and recorded, never the
+  // "best peer" a ratio is taken against.
+  void add_diagnostic(const std::string& implementation, const Stats& stats);
   // The floor: `bytes` that must move over `bandwidth_bytes_per_s` (measured, said how in `basis`).
   void set_floor(double bytes, double bandwidth_bytes_per_s, const std::string& basis);
   // ours / best peer as a speed ratio (>1: we are faster); 0 when either is missing.
