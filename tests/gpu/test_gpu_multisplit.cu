@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "common/multisplit_inputs.hpp"
 #include "common/gpu_skip.hpp"
 #include "common/random_keys.hpp"
 #include "cuda/multisplit/multisplit_digit.hpp"
@@ -87,19 +88,8 @@ void check_device_resident(const std::vector<K>& keys, const F& f, std::uint32_t
   ASSERT_TRUE(same_bits(to_host(keys_only.data(), n), expected_keys, at)) << "keys only, first difference at " << at;
 }
 
-template <class K> K key_of_value(double v) {
-  if constexpr (std::is_same_v<K, rxm::half_t>) return rxm::half_from_float(float(v));
-  else if constexpr (std::is_same_v<K, rxm::bfloat16_t>) return rxm::bfloat16_from_float(float(v));
-  else return K(v);
-}
-
-template <class K> std::vector<K> sorted_sample(const std::vector<K>& keys, std::size_t count, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<K> sample(count);
-  for (auto& s : sample) s = keys.empty() ? K{} : keys[rng() % keys.size()];
-  std::sort(sample.begin(), sample.end(), rxm::key_less<K>{});
-  return sample;
-}
+using rxm::testing::key_of_value;
+using rxm::testing::sorted_sample;
 
 template <class K> void every_bucket_function(std::size_t n, std::uint64_t seed) {
   SCOPED_TRACE(::testing::Message() << rxm::name_of(rxm::key_type_v<K>) << " n=" << n << " seed=" << seed);

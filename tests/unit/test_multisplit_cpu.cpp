@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "common/multisplit_inputs.hpp"
 #include "common/random_keys.hpp"
 #include "radixmesh/multisplit.hpp"
 
@@ -70,19 +71,8 @@ void check_against_reference(rxm::Context& ctx, const std::vector<K>& keys, cons
   for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_TRUE(same_bits(keys_only[i], expected_keys[i])) << i;
 }
 
-template <class K> K key_of_value(double v) {
-  if constexpr (std::is_same_v<K, rxm::half_t>) return rxm::half_from_float(float(v));
-  else if constexpr (std::is_same_v<K, rxm::bfloat16_t>) return rxm::bfloat16_from_float(float(v));
-  else return K(v);
-}
-
-template <class K> std::vector<K> sorted_sample(const std::vector<K>& keys, std::size_t count, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<K> sample(count);
-  for (auto& s : sample) s = keys.empty() ? K{} : keys[rng() % keys.size()];
-  std::sort(sample.begin(), sample.end(), rxm::key_less<K>{});
-  return sample;
-}
+using rxm::testing::key_of_value;
+using rxm::testing::sorted_sample;
 
 template <class K> void every_bucket_function(rxm::Context& ctx, std::size_t n, std::uint64_t seed) {
   SCOPED_TRACE(::testing::Message() << rxm::name_of(rxm::key_type_v<K>) << " n=" << n << " seed=" << seed);
