@@ -1,7 +1,7 @@
 #include <fstream>
-#include <sstream>
 #include <string>
 
+#include "core/byte_size.hpp"
 #include "radixmesh/context.hpp"
 #include "radixmesh/error.hpp"
 
@@ -17,20 +17,12 @@ std::size_t available_host_memory() {
   return 0;
 }
 
-namespace {
-std::string gib(std::size_t bytes) {
-  std::ostringstream s;
-  s.precision(3);
-  s << double(bytes) / double(1ull << 30) << " GiB";
-  return s.str();
-}
-}  // namespace
-
 void require_host_memory(std::size_t bytes, const std::string& what) {
   std::size_t available = available_host_memory();
   if (available != 0 && bytes > available)
     throw_error(ErrorCode::out_of_memory,
-                what + " needs " + gib(bytes) + " of host memory but only " + gib(available) + " is available",
+                what + " needs " + detail::format_bytes(bytes) + " of host memory but only " +
+                    detail::format_bytes(available) + " is available",
                 "use a smaller size, or a machine with more memory");
 }
 

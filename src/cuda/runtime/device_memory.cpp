@@ -1,21 +1,13 @@
 #include <cuda_runtime_api.h>
 
-#include <sstream>
+#include <string>
 
+#include "core/byte_size.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
 #include "radixmesh/memory.hpp"
 
 namespace radixmesh {
-
-namespace {
-std::string gib(std::size_t bytes) {
-  std::ostringstream s;
-  s.precision(4);
-  s << double(bytes) / double(1ull << 30) << " GiB";
-  return s.str();
-}
-}  // namespace
 
 namespace detail {
 
@@ -75,8 +67,8 @@ DeviceBuffer::DeviceBuffer(int device, std::size_t bytes) : bytes_(bytes), devic
     cudaMemGetInfo(&free_bytes, &total_bytes);
     ptr_ = nullptr;
     throw_error(ErrorCode::out_of_memory,
-                "device " + std::to_string(device) + " could not allocate " + gib(bytes) + ": only " +
-                    gib(free_bytes) + " of " + gib(total_bytes) + " is free",
+                "device " + std::to_string(device) + " could not allocate " + detail::format_bytes(bytes) + ": only " +
+                    detail::format_bytes(free_bytes) + " of " + detail::format_bytes(total_bytes) + " is free",
                 "use a smaller input, free device memory, or spread the work over more GPUs");
   }
   RXM_CUDA_CHECK(status);
@@ -97,7 +89,7 @@ PinnedBuffer::PinnedBuffer(std::size_t bytes) : bytes_(bytes) {
   if (status != cudaSuccess) {
     cudaGetLastError();
     ptr_ = nullptr;
-    throw_error(ErrorCode::out_of_memory, "could not pin " + gib(bytes) + " of host memory (" +
+    throw_error(ErrorCode::out_of_memory, "could not pin " + detail::format_bytes(bytes) + " of host memory (" +
                                               cudaGetErrorString(status) + ")",
                 "use a smaller input or a machine with more memory");
   }
