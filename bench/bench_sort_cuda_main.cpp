@@ -1,9 +1,12 @@
 // bench_sort_cuda: the GPU sort benchmark (bench/cuda_sort_benchmark.cu) from the command line.
 //
 //   bench_sort_cuda [--n N] [--type u32] [--values 0|4|8] [--order asc|desc] [--dist uniform]
-//                   [--reps R] [--no-verify]
+//                   [--reps R] [--no-verify] [--device-only]
 //   bench_sort_cuda --suite [--n N]   the issue-3 cases: u32 keys, u32/u32 pairs, f32 keys,
-//                                     u64 keys, u64/u64 pairs, u32 keys Zipf(1.0)
+//                                     f32/u32 pairs, f64 keys, f16 keys, u64 keys, u64/u64 pairs,
+//                                     u32 keys Zipf(1.0)
+//   --device-only: device-resident input only (skips the host->GPU->host case, which takes most
+//   of the run time).
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -42,6 +45,7 @@ int main(int argc, char** argv) try {
     } else if (a == "--reps") base.reps = std::stoi(next());
     else if (a == "--no-verify") base.verify = false;
     else if (a == "--suite") suite = true;
+    else if (a == "--device-only") setenv("RXM_BENCH_SORT_INPUTS", "device", 1);  // read by cuda_sort_benchmark.cu
     else rxm::require(false, "unknown argument " + a, "see the usage at the top of bench_sort_cuda_main.cpp");
   }
   auto ctx = rxm::Context::local({}, rxm::Backend::cuda);
@@ -60,6 +64,9 @@ int main(int argc, char** argv) try {
     with(rxm::KeyType::u32, 0);
     with(rxm::KeyType::u32, 4);
     with(rxm::KeyType::f32, 0);
+    with(rxm::KeyType::f32, 4);
+    with(rxm::KeyType::f64, 0);
+    with(rxm::KeyType::f16, 0);
     with(rxm::KeyType::u64, 0);
     with(rxm::KeyType::u64, 8);
     with(rxm::KeyType::u32, 0, rxm::Distribution::zipf);

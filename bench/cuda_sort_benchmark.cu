@@ -4,12 +4,15 @@
 //     (radixmesh::cuda::sort_keys/sort_pairs, preallocated temp, like CUB's) per engine and with the
 //     automatic choice, and rxm::sort(ctx, device_span) in place (its scratch allocation included);
 //     CUB SortKeys/SortPairs on the key's unsigned bits of the same width (CUB's own int/float
-//     twiddling is free in registers, so this is CUB's time for the native type too); torch.sort.
+//     twiddling is free in registers, so this is CUB's time for the native type too); for f32 and
+//     f64 also CUB on the native float type (its order differs from ours: -0.0 == +0.0, sign-set
+//     NaNs first), the number ours must meet; torch.sort.
 //     Floor: 2 x n x (key + value bytes) over the device-to-device copy bandwidth measured here.
 //   host-resident: keys in pageable host memory, sorted back into it. Ours: rxm::sort(ctx, std::span);
 //     peer: cudaMemcpy to the device, CUB, cudaMemcpy back (device buffers preallocated). Floor:
 //     the bytes each way over the pinned host<->device bandwidth measured here.
 // Every output of ours is compared element by element with the CPU backend's sort.
+// RXM_BENCH_SORT_INPUTS=device (bench_sort_cuda --device-only) skips the host-resident case.
 #include <cub/device/device_radix_sort.cuh>
 #include <cuda_runtime_api.h>
 
@@ -24,6 +27,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cuda/runtime/cuda_check.hpp"
@@ -81,6 +85,22 @@ void cub_sort(void* temp, std::size_t& temp_bytes, const Bits* keys_in, Bits* ke
   else
     RXM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, 0,
                                                    end_bit, stream));
+}
+
+// CUB on float or double keys, its native float order (ascending; keys as they are, no encoding).
+template <class K, class V>
+void cub_sort_native(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out, const V* values_in,
+                     V* values_out, int n, bool pairs, cudaStream_t stream) {
+  if (!pairs)
+    RXM_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp, temp_bytes, keys_in, keys_out, n, 0, int(sizeof(K) * 8), stream));
+  else
+    RXM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, 0,
+                                                   int(sizeof(K) * 8), stream));
+}
+
+bool device_inputs_only() {
+  const char* inputs = std::getenv("RXM_BENCH_SORT_INPUTS");
+  return inputs && std::string(inputs) == "device";
 }
 
 const char* engine_name(SortEngine e) {
@@ -253,6 +273,25 @@ SortBenchResult run_typed(const SortBenchOptions& o, const RunInfo& info, Contex
                        std::to_string(sizeof(Bits) * 8) + " bits, ascending)",
                    s);
     }
+    // CUB on the native float type: the same passes, its own (different) float order.
+    if constexpr (std::is_same_v<K, float> || std::is_same_v<K, double>) {
+      if (n <= std::size_t(std::numeric_limits<int>::max())) {
+        std::size_t temp_bytes = 0;
+        cub_sort_native<K, V>(nullptr, temp_bytes, keys_in.data(), keys_out.data(), values_in.data(),
+                              values_out.data(), int(n), pairs, stream);
+        DeviceBuffer temp(device, temp_bytes);
+        Stats s = time_device(
+            stream, {},
+            [&] {
+              cub_sort_native<K, V>(temp.data(), temp_bytes, keys_in.data(), keys_out.data(), values_in.data(),
+                                    values_out.data(), int(n), pairs, stream);
+            },
+            warmup, reps);
+        dev_case.add(std::string("cub::DeviceRadixSort::Sort") + (pairs ? "Pairs" : "Keys") + " (native " +
+                         (sizeof(K) == 4 ? "float" : "double") + ", ascending; -0 == +0)",
+                     s);
+      }
+    }
   }
   // torch.sort, in its own process, on data of the same size and width (after ours freed its memory).
   {
@@ -264,7 +303,8 @@ SortBenchResult run_typed(const SortBenchOptions& o, const RunInfo& info, Contex
   nlohmann::json host_params = params;
   host_params["input"] = "host-pageable";
   Case host_case("sort-gpu", host_params, double(n), "keys");
-  {
+  const bool host_input = !device_inputs_only();
+  if (host_input) {
     const PcieBandwidth pcie = measure_pcie(device, stream);
     const double bytes = double(n) * bytes_per_item;
     // Bytes in over H2D and out over D2H: one number of bytes over their harmonic bandwidth.
@@ -332,13 +372,13 @@ SortBenchResult run_typed(const SortBenchOptions& o, const RunInfo& info, Contex
     if (!e.ours && e.implementation == result.best_peer) result.best_peer_median_ms = e.stats.median_ms;
   if (!o.quiet) {
     dev_case.print();
-    host_case.print();
+    if (host_input) host_case.print();
     std::printf("  verified against the CPU backend, element by element: %s\n",
                 o.verify ? (verified ? "yes" : "NO - MISMATCH") : "not checked");
   }
   if (o.write_results) {
     append_results(o.results_file, info, dev_case);
-    append_results(o.results_file, info, host_case);
+    if (host_input) append_results(o.results_file, info, host_case);
   }
   result.table = dev_case;
   return result;

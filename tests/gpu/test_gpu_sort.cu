@@ -31,10 +31,26 @@ namespace {
 template <class T> using Bits = rxm::key_bits_t<T>;
 template <class T> constexpr int width_of = int(sizeof(T) * 8);
 
-enum class Shape { uniform_bits, all_equal, sorted, reverse_sorted, few_distinct, shared_high_bits, float_specials };
+enum class Shape {
+  uniform_bits,
+  all_equal,
+  sorted,
+  reverse_sorted,
+  few_distinct,
+  shared_high_bits,
+  float_specials,
+  // Aimed at the fix-up of CUB's native float order (src/cuda/sort/native_float.hpp): long runs of
+  // both zeros, many sign-set NaNs, one zero sign only, nothing but sign-set NaNs or zeros.
+  signed_zeros,
+  negative_nans,
+  minus_zeros_only,
+  all_negative_nans,
+  all_zeros,
+};
 const char* name_of(Shape s) {
-  const char* names[] = {"uniform-bits", "all-equal", "sorted", "reverse", "few-distinct", "shared-high-bits",
-                         "float-specials"};
+  const char* names[] = {"uniform-bits",  "all-equal",     "sorted",           "reverse",
+                         "few-distinct",  "shared-high-bits", "float-specials", "signed-zeros",
+                         "negative-nans", "minus-zeros-only", "all-negative-nans", "all-zeros"};
   return names[int(s)];
 }
 
@@ -72,6 +88,35 @@ template <class T> std::vector<T> make_keys(Shape shape, std::size_t n, std::uin
                                     Bits<T>(inf | 2), Bits<T>(inf | sign | 5), 1, Bits<T>(sign | 1)};
         for (auto& k : keys)
           if (rng() % 2) k = rxm::from_bits<T>(specials[rng() % std::size(specials)]);
+      }
+      break;
+    case Shape::signed_zeros:
+    case Shape::negative_nans:
+    case Shape::minus_zeros_only:
+    case Shape::all_negative_nans:
+    case Shape::all_zeros:
+      if constexpr (rxm::key_traits<T>::is_float) {
+        using traits = rxm::key_traits<T>;
+        const Bits<T> sign = Bits<T>(Bits<T>(1) << (width_of<T> - 1));
+        const Bits<T> inf = Bits<T>(Bits<T>(~sign) & Bits<T>(~((Bits<T>(1) << traits::mantissa_bits) - 1)));
+        const Bits<T> payload_mask = Bits<T>((Bits<T>(1) << traits::mantissa_bits) - 1);
+        // A sign-set NaN with one of a few payloads (ties) or a random one.
+        auto negative_nan = [&] {
+          const Bits<T> payload = rng() % 2 ? Bits<T>(1 + rng() % 3) : Bits<T>(rng() & payload_mask);
+          return rxm::from_bits<T>(Bits<T>(inf | sign | (payload ? payload : Bits<T>(1))));
+        };
+        auto zero = [&](bool negative) { return rxm::from_bits<T>(negative ? sign : Bits<T>(0)); };
+        for (auto& k : keys) {
+          const unsigned draw = unsigned(rng() % 100);
+          if (shape == Shape::signed_zeros && draw < 70) k = zero(rng() % 2);
+          if (shape == Shape::negative_nans) k = draw < 40 ? negative_nan() : (draw < 50 ? zero(rng() % 2) : k);
+          if (shape == Shape::minus_zeros_only && draw < 50) k = zero(true);
+          if (shape == Shape::all_negative_nans) k = negative_nan();
+          if (shape == Shape::all_zeros) k = zero(rng() % 2);
+        }
+        if (shape == Shape::minus_zeros_only)  // random bit patterns can hold +0.0 (16-bit types)
+          for (auto& k : keys)
+            if (rxm::to_bits(k) == 0) k = zero(true);
       }
       break;
   }
@@ -291,6 +336,79 @@ TYPED_TEST(GpuSort, DeviceApiSeparateOutputsEveryEngine) {
         check_device_api<T, std::uint32_t>(keys, {order, 4, 0, -1, engine}, "mixed");
         check_device_api<T, std::uint64_t>(keys, {order, 8, 0, -1, engine}, "mixed");
       }
+}
+
+// ---- floats: CUB's native float sort and the fix-up to our order (src/cuda/sort/native_float.hpp) ----
+// The device API and the in-place sort take that path for float keys on CUB's engine over all bits;
+// the tests above reach it too (random bit patterns hold sign-set NaNs), these aim at its corners.
+
+namespace {
+template <class T> class GpuSortFloat : public ::testing::Test {};
+using FloatKeyTypes = ::testing::Types<rxm::half_t, rxm::bfloat16_t, float, double>;
+TYPED_TEST_SUITE(GpuSortFloat, FloatKeyTypes);
+
+// Every entry point of the native path on one input: keys, both value widths, separate outputs and
+// in place (aligned and not).
+template <class T> void check_native_paths(const std::vector<T>& keys, Order order, const char* shape) {
+  check_device_api<T, std::uint32_t>(keys, {order, 0}, shape);
+  check_device_api<T, std::uint32_t>(keys, {order, 4}, shape);
+  check_device_api<T, std::uint64_t>(keys, {order, 8}, shape);
+  check_device_span<T, std::uint32_t>(keys, {order, 0}, shape);
+  check_device_span<T, std::uint32_t>(keys, {order, 4}, shape, 1);
+}
+
+const Shape native_fix_shapes[] = {Shape::float_specials,    Shape::signed_zeros, Shape::negative_nans,
+                                   Shape::minus_zeros_only,  Shape::all_zeros,    Shape::all_negative_nans,
+                                   Shape::uniform_bits,      Shape::few_distinct};
+}  // namespace
+
+TYPED_TEST(GpuSortFloat, NativeOrderFixUpEveryShape) {
+  RXM_REQUIRE_GPU();
+  using T = TypeParam;
+  std::uint64_t seed = rxm::testing::test_seed();
+  for (Shape shape : native_fix_shapes)
+    for (Order order : {Order::ascending, Order::descending})
+      check_native_paths(make_keys<T>(shape, 300'007, seed++), order, name_of(shape));
+}
+
+// A zero run of more than 1024 of the fix-up's 4096-key tiles: its one-block prefix scan carries
+// across rounds, and the partition crosses many blocks.
+TYPED_TEST(GpuSortFloat, NativeOrderFixUpZeroRunOfManyTiles) {
+  RXM_REQUIRE_GPU();
+  using T = TypeParam;
+  std::uint64_t seed = rxm::testing::test_seed();
+  const auto keys = make_keys<T>(Shape::signed_zeros, (std::size_t(1) << 23) + 5, seed);
+  check_device_api<T, std::uint32_t>(keys, {Order::descending, 4}, "signed-zeros");
+  check_device_span<T, std::uint64_t>(keys, {Order::ascending, 8}, "signed-zeros", 3);
+}
+
+// Small and fast, for the sanitizers: gpu-check's racecheck filter (*Small*) picks these by name.
+// A few fix-up tiles and CUB's small-input paths, every float type, keys and pairs, both orders.
+TYPED_TEST(GpuSortFloat, SmallNativeOrderFixUpForSanitizers) {
+  RXM_REQUIRE_GPU();
+  using T = TypeParam;
+  std::uint64_t seed = rxm::testing::test_seed();
+  for (std::size_t n : {std::size_t(3), std::size_t(12'289)})
+    for (Order order : {Order::ascending, Order::descending}) {
+      const auto keys = make_keys<T>(n > 3 ? Shape::signed_zeros : Shape::negative_nans, n, seed++);
+      check_device_api<T, std::uint32_t>(keys, {order, 4}, "small");
+      check_device_span<T, std::uint64_t>(keys, {order, 8}, "small", 1);
+    }
+  check_device_api<T, std::uint32_t>(make_keys<T>(Shape::float_specials, 5'000, seed++), {Order::ascending, 0},
+                                     "small float-specials");
+}
+
+// Small and fast, for the sanitizers: every key type through the encoded path of each engine, and
+// host input (the whole plan, chunked staging).
+TYPED_TEST(GpuSort, SmallEveryEngineForSanitizers) {
+  RXM_REQUIRE_GPU();
+  using T = TypeParam;
+  std::uint64_t seed = rxm::testing::test_seed();
+  const auto keys = make_keys<T>(Shape::uniform_bits, 5'003, seed);
+  for (SortEngine engine : engines())
+    check_device_api<T, std::uint32_t>(keys, {Order::descending, 4, 0, -1, engine}, "small");
+  check_device_api<T, std::uint32_t>(keys, {Order::ascending, 4, 1, width_of<T> - 1}, "small bit range");
+  check_host(keys, {Order::ascending, 8}, "small");
 }
 
 // Host input of 2^22 keys and more can take the split plan (sort_host.cpp): a top-digit split,

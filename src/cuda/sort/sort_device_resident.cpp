@@ -1,7 +1,9 @@
 // rxm::sort on device-resident keys (device_span): in place on the keys' own device.
 //
 // Encode in place, sort in a double buffer (the caller's array and one scratch array), decode
-// back into the caller's array, fused with the copy back when the result lands in scratch.
+// back into the caller's array, fused with the copy back when the result lands in scratch. Floats on
+// CUB's engine are neither encoded nor decoded: CUB's native float sort, then the fix-up to our
+// order (native_float.hpp), which uses the double buffer's idle half as its scratch.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include "cuda/sort/device_memory_check.hpp"
 #include "cuda/sort/engine.hpp"
 #include "cuda/sort/key_codec.hpp"
+#include "cuda/sort/native_float.hpp"
 #include "radixmesh/memory.hpp"
 
 namespace radixmesh::detail {
@@ -70,27 +73,41 @@ void sort_device(Context& ctx, KeyType type, void* keys, std::size_t n, int keys
   DeviceGuard guard(keys_device);
   cudaStream_t stream = cuda_resources(ctx).devices[slot].stream;
 
+  const bool native = native_float_path_applies(type, shape, engine);
   EncodedDoubleBuffer buffers;
   std::size_t engine_bytes = 0;
-  sort_encoded_double_buffer(engine, nullptr, engine_bytes, buffers, shape, stream);
-  require_device_memory(keys_device, n * (key_bytes + value_bytes) + engine_bytes + 2 * TempCarver::alignment,
+  if (native)
+    cub_native_float_sort_double_buffer(plan.order, nullptr, engine_bytes, buffers, shape, stream);
+  else
+    sort_encoded_double_buffer(engine, nullptr, engine_bytes, buffers, shape, stream);
+  const std::size_t fix_bytes = native ? native_order_fix_workspace_bytes(n) : 0;
+  require_device_memory(keys_device,
+                        n * (key_bytes + value_bytes) + engine_bytes + fix_bytes + 3 * TempCarver::alignment,
                         "sorting " + std::to_string(n) + " device-resident " + std::string(name_of(type)) + " keys" +
                             (value_bytes ? " with " + std::to_string(value_bytes) + "-byte values" : ""));
   DeviceBuffer scratch_keys(keys_device, n * key_bytes);
   DeviceBuffer scratch_values(keys_device, n * value_bytes);
   DeviceBuffer engine_temp(keys_device, engine_bytes);
+  DeviceBuffer fix_workspace(keys_device, fix_bytes);
 
-  const bool identity = encoding_is_identity(type, plan.order);
-  if (!identity) launch_encode_keys(type, plan.order, keys, keys, n, stream);
+  const bool encoded = !native && !encoding_is_identity(type, plan.order);
+  if (encoded) launch_encode_keys(type, plan.order, keys, keys, n, stream);
   buffers.keys[0] = keys;
   buffers.keys[1] = scratch_keys.data();
   buffers.values[0] = values;
   buffers.values[1] = scratch_values.data();
-  sort_encoded_double_buffer(engine, engine_temp.data(), engine_bytes, buffers, shape, stream);
-  if (buffers.selector == 0) {
-    if (!identity) launch_decode_keys(type, plan.order, keys, keys, n, stream);
+  if (native) {
+    cub_native_float_sort_double_buffer(plan.order, engine_temp.data(), engine_bytes, buffers, shape, stream);
+    const int result = buffers.selector, idle = result ^ 1;
+    launch_native_order_fix(type, plan.order, buffers.keys[result], buffers.values[result], int(value_bytes), n,
+                            buffers.keys[idle], buffers.values[idle], fix_workspace.data(), stream);
   } else {
-    if (identity)
+    sort_encoded_double_buffer(engine, engine_temp.data(), engine_bytes, buffers, shape, stream);
+  }
+  if (buffers.selector == 0) {
+    if (encoded) launch_decode_keys(type, plan.order, keys, keys, n, stream);
+  } else {
+    if (!encoded)
       RXM_CUDA_CHECK(cudaMemcpyAsync(keys, scratch_keys.data(), n * key_bytes, cudaMemcpyDeviceToDevice, stream));
     else
       launch_decode_keys(type, plan.order, scratch_keys.data(), keys, n, stream);
