@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cuda/runtime/cuda_check.hpp"
+#include "cuda/topk/topk_debug.hpp"
 #include "cuda/topk/topk_kernels.cuh"
 #include "cuda/topk/topk_plan_gpu.hpp"
 #include "radixmesh/device/topk.cuh"
@@ -18,6 +19,30 @@ namespace radixmesh::detail::topk_gpu {
 namespace {
 
 std::size_t align_up(std::size_t x) { return (x + 255) & ~std::size_t(255); }
+
+// Blocks of 256 threads for a 1-D grid-stride kernel over `count` items.
+unsigned grid_1d(std::uint64_t count) {
+  return unsigned(std::clamp<std::uint64_t>((count + 255) / 256, 1, kMaxGrid1d));
+}
+
+// The view of rows [r0, r0 + 65535) that one launch chunk works on: per-row arrays start at row
+// r0; equal-length rows start their values there (offsets stay absolute positions in the values,
+// so delegate slots, (begin >> alpha) + row, stay distinct within the chunk).
+template <class U> Params<U> chunk_params(const Params<U>& p, std::size_t r0, const std::uint64_t* offsets) {
+  Params<U> c = p;
+  if (offsets) c.rows.offsets = offsets + r0;
+  else c.values = p.values + r0 * p.rows.length;
+  c.state += r0;
+  c.dstate += r0;
+  c.row_max += r0;
+  c.cand_rank += r0 * p.cand_cap;
+  c.cand_idx += r0 * p.cand_cap;
+  c.cand_count += r0;
+  c.win_rank += r0 * p.k;
+  c.win_idx += r0 * p.k;
+  c.win_count += r0;
+  return c;
+}
 
 // Dr. Top-k's subrange size, re-derived for this pipeline. The delegates cost about c1 * n / S
 // element-reads (written once, then the delegate select's passes, each over (rank, offset)
@@ -93,9 +118,11 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
   };
   g.off_state = take(pr.rows * state_bytes);
   g.off_dstate = take(pr.rows * state_bytes);
-  g.hist_bytes = pr.rows * bins * sizeof(unsigned long long);
+  // Histograms and pass counters serve one launch chunk of rows at a time (a grid's y extent).
+  g.chunk_rows = std::min<std::size_t>(pr.rows, kMaxChunkRows);
+  g.hist_bytes = g.chunk_rows * bins * sizeof(unsigned long long);
   g.off_hist = take(g.hist_bytes);
-  g.off_counters = take(pr.rows * sizeof(unsigned));
+  g.off_counters = take(g.chunk_rows * sizeof(unsigned));
   const std::size_t delegate_count = g.alpha ? (pr.total >> g.alpha) + pr.rows + 1 : 0;
   g.off_delegates = take(delegate_count * g.key_bytes);
   g.off_delegate_off = take(delegate_count * sizeof(std::uint32_t));
@@ -148,44 +175,52 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
   void* cub_temp = base + g.off_cub;
 
   const std::size_t rows = pr.rows, places = rows * pr.k;
-  RXM_CUDA_CHECK(cudaMemsetAsync(p.hist, 0, g.hist_bytes, stream));
-  RXM_CUDA_CHECK(cudaMemsetAsync(p.counters, 0, rows * sizeof(unsigned), stream));
-  init_rows<U><<<unsigned((rows + 255) / 256), 256, 0, stream>>>(p, rows, g.alpha ? kMinDelegateRow : ~0ull);
-  RXM_CUDA_CHECK_LAUNCH();
-  const dim3 grid(g.grid_x, unsigned(rows));
+  const DebugChecks debug(stream);
+  init_rows<U><<<grid_1d(std::max<std::uint64_t>(rows, g.hist_bytes / 8)), 256, 0, stream>>>(
+      p, rows, g.alpha ? kMinDelegateRow : ~0ull, g.hist_bytes / 8, g.chunk_rows);
+  debug.after_launch("init_rows");
   const int passes = (g.W + g.IB + g.digit_bits - 1) / g.digit_bits;  // at most; done rows skip
-  if (g.alpha) {
-    delegate_pass<U><<<grid, kThreads, 0, stream>>>(p);
-    RXM_CUDA_CHECK_LAUNCH();
-    // The delegates are n / 2^alpha: as many blocks as give each thread ~16 of them.
-    const std::uint64_t delegates_per_row = (g.max_len >> g.alpha) + 1;
-    const dim3 small_grid(unsigned(std::clamp<std::uint64_t>(delegates_per_row / (kThreads * 16), 1, g.grid_x)),
-                          unsigned(rows));
-    for (int pass = 1; pass < passes; ++pass) {
-      select_pass<U, true><<<small_grid, kThreads, 0, stream>>>(p);
-      RXM_CUDA_CHECK_LAUNCH();
+  // The per-row kernels index rows by blockIdx.y (at most 65535): batches run in chunks of rows,
+  // each with its own view of the per-row state (histograms and counters are shared: the last
+  // block of every pass leaves them zero).
+  for (std::size_t r0 = 0; r0 < rows; r0 += kMaxChunkRows) {
+    const std::size_t chunk = std::min<std::size_t>(kMaxChunkRows, rows - r0);
+    const Params<U> c = chunk_params(p, r0, pr.row_offsets);
+    const dim3 grid(g.grid_x, unsigned(chunk));
+    if (g.alpha) {
+      delegate_pass<U><<<grid, kThreads, 0, stream>>>(c);
+      debug.after_launch("delegate_pass");
+      // The delegates are n / 2^alpha: as many blocks as give each thread ~16 of them.
+      const std::uint64_t delegates_per_row = (g.max_len >> g.alpha) + 1;
+      const dim3 small_grid(unsigned(std::clamp<std::uint64_t>(delegates_per_row / (kThreads * 16), 1, g.grid_x)),
+                            unsigned(chunk));
+      for (int pass = 1; pass < passes; ++pass) {
+        select_pass<U, true><<<small_grid, kThreads, 0, stream>>>(c);
+        debug.after_launch("select_pass<delegates>");
+      }
+      gather_candidates<U><<<grid, kThreads, 0, stream>>>(c);
+      debug.after_launch("gather_candidates");
     }
-    gather_candidates<U><<<grid, kThreads, 0, stream>>>(p);
-    RXM_CUDA_CHECK_LAUNCH();
+    // Rows with delegates select among ~k candidates (at most k * 2^alpha): fewer blocks. A row
+    // without them (offsets can mix both) needs the whole grid.
+    const bool all_delegate_rows = g.alpha && !pr.row_offsets && g.max_len >= kMinDelegateRow;
+    const std::uint64_t expected = std::min<std::uint64_t>(g.cand_cap, 16 * std::uint64_t(pr.k));
+    const dim3 select_grid(
+        all_delegate_rows ? unsigned(std::clamp<std::uint64_t>(expected / (kThreads * 16), 1, g.grid_x)) : g.grid_x,
+        unsigned(chunk));
+    for (int pass = 0; pass < passes; ++pass) {
+      select_pass<U, false><<<select_grid, kThreads, 0, stream>>>(c);
+      debug.after_launch("select_pass");
+    }
+    gather_winners<U><<<grid, kThreads, 0, stream>>>(c);
+    debug.after_launch("gather_winners");
   }
-  // Rows with delegates select among ~k candidates (at most k * 2^alpha): fewer blocks. A row
-  // without them (offsets can mix both) needs the whole grid.
-  const bool all_delegate_rows = g.alpha && !pr.row_offsets && g.max_len >= kMinDelegateRow;
-  const std::uint64_t expected = std::min<std::uint64_t>(g.cand_cap, 16 * std::uint64_t(pr.k));
-  const dim3 select_grid(all_delegate_rows ? unsigned(std::clamp<std::uint64_t>(expected / (kThreads * 16), 1, g.grid_x))
-                                           : g.grid_x,
-                         unsigned(rows));
-  for (int pass = 0; pass < passes; ++pass) {
-    select_pass<U, false><<<select_grid, kThreads, 0, stream>>>(p);
-    RXM_CUDA_CHECK_LAUNCH();
-  }
-  gather_winners<U><<<grid, kThreads, 0, stream>>>(p);
-  RXM_CUDA_CHECK_LAUNCH();
+  debug.check_winner_counts(p.win_count, pr);
   const std::uint64_t pad = std::uint64_t(1) << g.IB;  // after every real index
-  const unsigned place_blocks = unsigned((places + 255) / 256);
+  const unsigned place_blocks = grid_1d(places);
   if (pr.row_offsets) {
     pad_winners<U><<<place_blocks, 256, 0, stream>>>(p, rows, pad);
-    RXM_CUDA_CHECK_LAUNCH();
+    debug.after_launch("pad_winners");
   }
   // Deterministic order: by index (stable), then for sorted output stably by rank, best first.
   std::size_t cub_bytes = g.cub_bytes;
@@ -194,21 +229,25 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
   if (rows == 1) {
     RXM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_temp, cub_bytes, p.win_idx, alt_idx, p.win_rank, alt_rank,
                                                    places, 0, g.IB + 1, stream));
+    debug.after_launch("cub::DeviceRadixSort::SortPairs (by index)");
     if (pr.options.sorted) {
       RXM_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(cub_temp, cub_bytes, alt_rank, p.win_rank, alt_idx,
                                                                p.win_idx, places, 0, g.W, stream));
+      debug.after_launch("cub::DeviceRadixSort::SortPairsDescending (by rank)");
       final_rank = p.win_rank, final_idx = p.win_idx;
     }
   } else {
-    segment_offsets<<<unsigned((rows + 1 + 255) / 256), 256, 0, stream>>>(segments, rows, pr.k);
-    RXM_CUDA_CHECK_LAUNCH();
+    segment_offsets<<<grid_1d(rows + 1), 256, 0, stream>>>(segments, rows, pr.k);
+    debug.after_launch("segment_offsets");
     RXM_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(cub_temp, cub_bytes, p.win_idx, alt_idx, p.win_rank,
                                                              alt_rank, std::int64_t(places), std::int64_t(rows),
                                                              segments, segments + 1, stream));
+    debug.after_launch("cub::DeviceSegmentedSort::StableSortPairs (by index)");
     if (pr.options.sorted) {
       RXM_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairsDescending(
           cub_temp, cub_bytes, alt_rank, p.win_rank, alt_idx, p.win_idx, std::int64_t(places), std::int64_t(rows),
           segments, segments + 1, stream));
+      debug.after_launch("cub::DeviceSegmentedSort::StableSortPairsDescending (by rank)");
       final_rank = p.win_rank, final_idx = p.win_idx;
     }
   }
@@ -220,7 +259,7 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
     write_output<U, std::int64_t><<<place_blocks, 256, 0, stream>>>(
         p, rows, final_rank, final_idx, pad, static_cast<const std::int64_t*>(pr.input_indices),
         static_cast<U*>(pr.out_values), static_cast<std::int64_t*>(pr.out_indices));
-  RXM_CUDA_CHECK_LAUNCH();
+  debug.after_launch("write_output");
 }
 
 template void launch<std::uint16_t>(const GpuPlan&, void*, const device::TopkProblem&, cudaStream_t);
@@ -236,8 +275,6 @@ void check_problem(const TopkProblem& pr) {
   require(size_of(pr.type) >= 2, "device::topk: key type " + std::string(name_of(pr.type)) + " is not supported",
           "use a 16-, 32- or 64-bit type");
   require(pr.rows > 0, "device::topk: no rows", "pass at least one row");
-  require(pr.rows <= 65535, "device::topk: " + std::to_string(pr.rows) + " rows in one call (a grid dimension)",
-          "split the batch into calls of at most 65535 rows");
   require(pr.k > 0, "device::topk: k = 0 (n = " + std::to_string(pr.total) + ")", "ask for 1 <= k <= n");
   require(pr.index_bytes == 4 || pr.index_bytes == 8, "device::topk: indices must be 4 or 8 bytes",
           "set index_bytes to 4 or 8");
@@ -253,6 +290,10 @@ void check_problem(const TopkProblem& pr) {
     require(pr.max_row_length <= pr.total, "device::topk: max_row_length exceeds the values",
             "pass the longest row's length");
   }
+  const std::size_t longest = pr.row_offsets ? pr.max_row_length : pr.row_length;
+  require(pr.index_bytes == 8 || longest <= std::size_t(INT32_MAX),
+          "device::topk: rows of up to " + std::to_string(longest) + " values need 64-bit indices",
+          "use std::int64_t indices (index_bytes = 8)");
   require(pr.values && pr.out_values && pr.out_indices, "device::topk: a pointer is null",
           "pass device memory for values and both outputs");
 }

@@ -201,9 +201,18 @@ __device__ void merge_and_pick(unsigned* smem_hist, int bins, unsigned long long
     local[j] = (j < per && b >= 0) ? __ldcg(hist + b) : 0ull;
     sum += local[j];
   }
+  // Every thread reads the row's state BEFORE the barrier below, and the one thread whose bins
+  // hold the k_left-th best writes it only AFTER it. Without that barrier (the code up to
+  // adefc27 read it after the scan) a warp scheduled late could read the state that the
+  // picking thread had already updated, find the new, smaller k_left inside its own bins and
+  // write a second, wrong digit: too few winners, unwritten output places. It showed only under
+  // compute-sanitizer racecheck, which reorders warps, and racecheck could not report it (a race
+  // on global memory). See NOTES.md, "The racecheck finding".
+  const RowState<U> row = *state;
   unsigned long long above;
   Scan(scan_storage).ExclusiveSum(sum, above);
-  RowState<U> s = *state;
+  __syncthreads();
+  RowState<U> s = row;
   if (above < s.k_left && s.k_left <= above + sum) {
     unsigned long long running = above;
 #pragma unroll
@@ -238,24 +247,39 @@ template <class U> __device__ __forceinline__ U max_over_lanes(U v, int group) {
   return v;
 }
 
-// Rows that need no select (length <= k) are done at once; others start empty.
-template <class U> __global__ void init_rows(Params<U> p, std::size_t row_count, std::uint64_t min_delegate_length) {
-  const std::size_t r = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
-  if (r >= row_count) return;
-  const std::uint64_t length = p.rows.end(r) - p.rows.begin(r);
-  RowState<U> s{};
-  s.k_left = length < p.k ? length : p.k;
-  s.done = length <= p.k;
-  s.mode = (!s.done && p.alpha > 0 && length >= min_delegate_length) ? kDelegates : kRaw;
-  p.state[r] = s;
-  RowState<U> d{};
-  d.k_left = p.k;
-  d.done = s.mode != kDelegates;
-  d.mode = s.mode;
-  p.dstate[r] = d;
-  p.cand_count[r] = 0;
-  p.win_count[r] = 0;
-  p.row_max[r] = 0;
+// Grid-stride loop over [0, count): the 1-D kernels below run on grids of at most kMaxGrid1d
+// blocks, so any number of rows and places works.
+constexpr unsigned kMaxGrid1d = 1u << 16;
+template <class F> __device__ __forceinline__ void for_each_index(std::uint64_t count, F&& f) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < count;
+       i += gridDim.x * std::uint64_t(blockDim.x))
+    f(i);
+}
+
+// Rows that need no select (length <= k) are done at once; others start empty. Also zeroes the
+// histograms and pass counters (those of one launch chunk of rows), which the last block of every
+// pass leaves zero again: no memset launches.
+template <class U>
+__global__ void init_rows(Params<U> p, std::size_t row_count, std::uint64_t min_delegate_length,
+                          std::uint64_t hist_words, std::uint64_t counter_words) {
+  for_each_index(hist_words, [&](std::uint64_t i) { p.hist[i] = 0; });
+  for_each_index(counter_words, [&](std::uint64_t i) { p.counters[i] = 0; });
+  for_each_index(row_count, [&](std::uint64_t r) {
+    const std::uint64_t length = p.rows.end(r) - p.rows.begin(r);
+    RowState<U> s{};
+    s.k_left = length < p.k ? length : p.k;
+    s.done = length <= p.k;
+    s.mode = (!s.done && p.alpha > 0 && length >= min_delegate_length) ? kDelegates : kRaw;
+    p.state[r] = s;
+    RowState<U> d{};
+    d.k_left = p.k;
+    d.done = s.mode != kDelegates;
+    d.mode = s.mode;
+    p.dstate[r] = d;
+    p.cand_count[r] = 0;
+    p.win_count[r] = 0;
+    p.row_max[r] = 0;
+  });
 }
 
 // (rank, offset) pairs: the better is the higher rank, then the lower offset (lowest index wins).
@@ -590,34 +614,33 @@ template <class U> __global__ void __launch_bounds__(kThreads) gather_winners(Pa
 
 // Places past a short row's winners: index `pad` (sorts after every real index), rank 0.
 template <class U> __global__ void pad_winners(Params<U> p, std::size_t row_count, std::uint64_t pad) {
-  const std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x;
-  if (i >= row_count * p.k) return;
-  const std::uint64_t r = i / p.k, j = i % p.k;
-  if (j >= p.win_count[r]) {
-    p.win_rank[i] = 0;
-    p.win_idx[i] = pad;
-  }
+  for_each_index(row_count * p.k, [&](std::uint64_t i) {
+    const std::uint64_t r = i / p.k, j = i % p.k;
+    if (j >= p.win_count[r]) {
+      p.win_rank[i] = 0;
+      p.win_idx[i] = pad;
+    }
+  });
 }
 
 // Final output: values from their ranks (the transform is a bijection), indices as asked.
 template <class U, class Index>
 __global__ void write_output(Params<U> p, std::size_t row_count, const U* ranks, const std::uint64_t* idx,
                              std::uint64_t pad, const Index* input_indices, U* out_values, Index* out_indices) {
-  const std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x;
-  if (i >= row_count * p.k) return;
-  const std::uint64_t position = idx[i];
-  if (position == pad) {
-    out_values[i] = 0;
-    out_indices[i] = Index(-1);
-    return;
-  }
-  out_values[i] = raw_of_rank<U>(ranks[i], p.type, p.options);
-  out_indices[i] = input_indices ? input_indices[p.rows.begin(i / p.k) + position] : Index(position);
+  for_each_index(row_count * p.k, [&](std::uint64_t i) {
+    const std::uint64_t position = idx[i];
+    if (position == pad) {
+      out_values[i] = 0;
+      out_indices[i] = Index(-1);
+      return;
+    }
+    out_values[i] = raw_of_rank<U>(ranks[i], p.type, p.options);
+    out_indices[i] = input_indices ? input_indices[p.rows.begin(i / p.k) + position] : Index(position);
+  });
 }
 
 __global__ inline void segment_offsets(std::uint64_t* offsets, std::size_t row_count, std::uint64_t k) {
-  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
-  if (i <= row_count) offsets[i] = i * k;
+  for_each_index(row_count + 1, [&](std::uint64_t i) { offsets[i] = i * k; });
 }
 
 }  // namespace radixmesh::detail::topk_gpu

@@ -11,9 +11,11 @@ namespace radixmesh::detail::topk_gpu {
 
 // Rows shorter than this never take the delegate path (one or two radix passes cost less).
 constexpr std::uint64_t kMinDelegateRow = std::uint64_t(1) << 15;
+// The per-row kernels take the row from blockIdx.y: a launch covers at most this many rows.
+constexpr std::size_t kMaxChunkRows = 65535;
 
 struct GpuPlan {
-  std::size_t key_bytes = 4, rows = 1, k = 1, max_len = 0;
+  std::size_t key_bytes = 4, rows = 1, k = 1, max_len = 0, chunk_rows = 1;
   int W = 32, IB = 0, alpha = 0, digit_bits = 11;
   unsigned grid_x = 1;
   std::uint64_t cand_cap = 0;

@@ -1,0 +1,69 @@
+// RXM_TOPK_DEBUG=1: the GPU top-k synchronizes after every launch (its own kernels and CUB's) and
+// names the stage that failed, and checks that every row selected exactly min(k, length) winners
+// before they are ordered and written. Off by default (the device-level entry never synchronizes);
+// the tests run one case with it on. A miscounted select — the symptom of the racecheck finding
+// (NOTES.md) — then fails with a message instead of returning unwritten places.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "cuda/runtime/cuda_check.hpp"
+#include "radixmesh/device/topk.cuh"
+
+namespace radixmesh::detail::topk_gpu {
+
+class DebugChecks {
+ public:
+  explicit DebugChecks(cudaStream_t stream) : stream_(stream), on_(enabled()) {}
+
+  static bool enabled() {
+    const char* v = std::getenv("RXM_TOPK_DEBUG");
+    return v && *v && std::string(v) != "0";
+  }
+
+  // Always: the launch itself (bad configuration). With debugging: its execution too.
+  void after_launch(const char* stage) const {
+    check(cudaGetLastError(), stage, "launch");
+    if (on_) check(cudaStreamSynchronize(stream_), stage, "execution");
+  }
+
+  void check_winner_counts(const unsigned long long* device_counts, const device::TopkProblem& pr) const {
+    if (!on_) return;
+    check(cudaStreamSynchronize(stream_), "winner count check", "execution");
+    std::vector<unsigned long long> counts(pr.rows);
+    check(cudaMemcpy(counts.data(), device_counts, pr.rows * sizeof(unsigned long long), cudaMemcpyDeviceToHost),
+          "winner count check", "copy");
+    std::vector<std::uint64_t> offsets;
+    if (pr.row_offsets) {
+      offsets.resize(pr.rows + 1);
+      check(cudaMemcpy(offsets.data(), pr.row_offsets, offsets.size() * sizeof(std::uint64_t), cudaMemcpyDeviceToHost),
+            "winner count check", "copy");
+    }
+    for (std::size_t r = 0; r < pr.rows; ++r) {
+      const std::uint64_t length = pr.row_offsets ? offsets[r + 1] - offsets[r] : pr.row_length;
+      const std::uint64_t want = length < pr.k ? length : pr.k;
+      if (counts[r] != want)
+        throw_error(ErrorCode::internal,
+                    "device::topk (RXM_TOPK_DEBUG): row " + std::to_string(r) + " of length " + std::to_string(length) +
+                        " selected " + std::to_string(counts[r]) + " winners for k = " + std::to_string(pr.k),
+                    "report this with the input: the radix select miscounted");
+    }
+  }
+
+ private:
+  static void check(cudaError_t status, const char* stage, const char* what) {
+    if (status != cudaSuccess)
+      throw_error(ErrorCode::device,
+                  std::string("device::topk: ") + stage + " failed (" + what + "): " + cudaGetErrorName(status) + " (" +
+                      cudaGetErrorString(status) + ")",
+                  "check the GPU with `radixmesh info`; rerun with RXM_TOPK_DEBUG=1 to find the stage");
+  }
+
+  cudaStream_t stream_;
+  bool on_;
+};
+
+}  // namespace radixmesh::detail::topk_gpu
