@@ -5,14 +5,19 @@
 //     automatic choice, and rxm::sort(ctx, device_span) in place (its scratch allocation included);
 //     CUB SortKeys/SortPairs on the key's unsigned bits of the same width (CUB's own int/float
 //     twiddling is free in registers, so this is CUB's time for the native type too); for f32 and
-//     f64 also CUB on the native float type (its order differs from ours: -0.0 == +0.0, sign-set
-//     NaNs first), the number ours must meet; torch.sort.
+//     f64 (and __half, __nv_bfloat16) also CUB on the native float type (its order differs from
+//     ours: -0.0 == +0.0, sign-set NaNs first), the number ours must meet; torch.sort. Diagnostics
+//     for float keys: ours forced onto the encode/decode path (RXM_CUDA_SORT_FLOAT_PATH=encoded),
+//     and ours on the same keys with one sign-set NaN planted, where the fix-up moves every key.
 //     Floor: 2 x n x (key + value bytes) over the device-to-device copy bandwidth measured here.
 //   host-resident: keys in pageable host memory, sorted back into it. Ours: rxm::sort(ctx, std::span);
 //     peer: cudaMemcpy to the device, CUB, cudaMemcpy back (device buffers preallocated). Floor:
 //     the bytes each way over the pinned host<->device bandwidth measured here.
 // Every output of ours is compared element by element with the CPU backend's sort.
 // RXM_BENCH_SORT_INPUTS=device (bench_sort_cuda --device-only) skips the host-resident case.
+#include <cuda_bf16.h>  // before CUB: the native half and bfloat16 peers
+#include <cuda_fp16.h>
+
 #include <cub/device/device_radix_sort.cuh>
 #include <cuda_runtime_api.h>
 
@@ -87,10 +92,18 @@ void cub_sort(void* temp, std::size_t& temp_bytes, const Bits* keys_in, Bits* ke
                                                    end_bit, stream));
 }
 
-// CUB on float or double keys, its native float order (ascending; keys as they are, no encoding).
+// The CUDA type CUB sorts natively for a float key type: float, double, __half, __nv_bfloat16.
+template <class K> struct cub_native { using type = K; };
+template <> struct cub_native<half_t> { using type = __half; };
+template <> struct cub_native<bfloat16_t> { using type = __nv_bfloat16; };
+
+// CUB on native float keys, its own float order (ascending; keys as they are, no encoding).
 template <class K, class V>
-void cub_sort_native(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out, const V* values_in,
+void cub_sort_native(void* temp, std::size_t& temp_bytes, const void* keys_in_, void* keys_out_, const V* values_in,
                      V* values_out, int n, bool pairs, cudaStream_t stream) {
+  using N = typename cub_native<K>::type;
+  const N* keys_in = static_cast<const N*>(keys_in_);
+  N* keys_out = static_cast<N*>(keys_out_);
   if (!pairs)
     RXM_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp, temp_bytes, keys_in, keys_out, n, 0, int(sizeof(K) * 8), stream));
   else
@@ -274,7 +287,7 @@ SortBenchResult run_typed(const SortBenchOptions& o, const RunInfo& info, Contex
                    s);
     }
     // CUB on the native float type: the same passes, its own (different) float order.
-    if constexpr (std::is_same_v<K, float> || std::is_same_v<K, double>) {
+    if constexpr (key_traits<K>::is_float) {
       if (n <= std::size_t(std::numeric_limits<int>::max())) {
         std::size_t temp_bytes = 0;
         cub_sort_native<K, V>(nullptr, temp_bytes, keys_in.data(), keys_out.data(), values_in.data(),
@@ -288,8 +301,63 @@ SortBenchResult run_typed(const SortBenchOptions& o, const RunInfo& info, Contex
             },
             warmup, reps);
         dev_case.add(std::string("cub::DeviceRadixSort::Sort") + (pairs ? "Pairs" : "Keys") + " (native " +
-                         (sizeof(K) == 4 ? "float" : "double") + ", ascending; -0 == +0)",
+                         std::string(name_of(o.type)) + ", ascending; -0 == +0)",
                      s);
+      }
+      // Diagnostics of ours: the encode/decode path on the same input, then the fix-up's worst
+      // case (one sign-set NaN planted: every key moves), each checked against the CPU backend.
+      std::size_t temp_bytes = 0;
+      ours(nullptr, temp_bytes, SortEngine::automatic);
+      DeviceBuffer temp(device, temp_bytes);
+      setenv("RXM_CUDA_SORT_FLOAT_PATH", "encoded", 1);
+      std::size_t encoded_bytes = 0;
+      ours(nullptr, encoded_bytes, SortEngine::automatic);
+      DeviceBuffer encoded_temp(device, encoded_bytes);
+      Stats encoded = time_device(stream, {}, [&] { ours(encoded_temp.data(), encoded_bytes, SortEngine::automatic); },
+                                  warmup, reps);
+      unsetenv("RXM_CUDA_SORT_FLOAT_PATH");
+      dev_case.add_diagnostic("ours, encode/decode path (session 1's; RXM_CUDA_SORT_FLOAT_PATH=encoded)", encoded);
+      if (o.verify) {
+        auto got_keys = download<K>(keys_out.data(), n);
+        auto got_values = pairs ? download<V>(values_out.data(), n) : std::vector<V>{};
+        verified &= matches(ref, got_keys, pairs ? &got_values : nullptr, "encoded path");
+      }
+      // Plant a sign-set NaN over input key 0; the expected output loses that key and gains the NaN
+      // at the end of our order (ascending) or its start (descending), with value 0.
+      // (The inputs here hold no NaN, so the planted one, sign set and every other bit set too, is
+      // the last key of our ascending order.)
+      using B = key_bits_t<K>;
+      const K nan = from_bits<K>(B(~B(0)));
+      RXM_CUDA_CHECK(cudaMemcpy(keys_in.data(), &nan, sizeof(K), cudaMemcpyHostToDevice));
+      Stats planted =
+          time_device(stream, {}, [&] { ours(temp.data(), temp_bytes, SortEngine::automatic); }, warmup, reps);
+      dev_case.add_diagnostic("ours, one sign-set NaN planted (the fix-up moves every key)", planted);
+      RXM_CUDA_CHECK(cudaMemcpy(keys_in.data(), keys.data(), sizeof(K), cudaMemcpyHostToDevice));  // restore
+      if (o.verify) {
+        Reference<K, V> expected;
+        expected.keys.reserve(n);
+        expected.values.reserve(pairs ? n : 0);
+        bool dropped = false;
+        if (descending) {
+          expected.keys.push_back(nan);
+          if (pairs) expected.values.push_back(V(0));
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+          const bool is_old_key0 = pairs ? ref.values[i] == V(0) : to_bits(ref.keys[i]) == to_bits(keys[0]);
+          if (!dropped && is_old_key0) {
+            dropped = true;
+            continue;
+          }
+          expected.keys.push_back(ref.keys[i]);
+          if (pairs) expected.values.push_back(ref.values[i]);
+        }
+        if (!descending) {
+          expected.keys.push_back(nan);
+          if (pairs) expected.values.push_back(V(0));
+        }
+        auto got_keys = download<K>(keys_out.data(), n);
+        auto got_values = pairs ? download<V>(values_out.data(), n) : std::vector<V>{};
+        verified &= matches(expected, got_keys, pairs ? &got_values : nullptr, "one NaN planted");
       }
     }
   }

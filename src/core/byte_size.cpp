@@ -5,9 +5,8 @@
 namespace radixmesh::detail {
 
 std::string format_bytes(std::size_t bytes) {
-  if (bytes < 1024)
-    return std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes");
-  const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024) return std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes");
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   double scaled = double(bytes) / 1024.0;
   std::size_t unit = 0;
   while (scaled >= 1024.0 && unit + 1 < std::size(units)) {
@@ -15,9 +14,8 @@ std::string format_bytes(std::size_t bytes) {
     ++unit;
   }
   char text[96];
-  std::snprintf(text, sizeof text, "%.3f %s (%zu bytes)", scaled, units[unit],
-                bytes);
+  std::snprintf(text, sizeof text, "%.3f %s (%zu bytes)", scaled, units[unit], bytes);
   return text;
 }
 
-} // namespace radixmesh::detail
+}  // namespace radixmesh::detail

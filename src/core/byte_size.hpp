@@ -12,4 +12,4 @@ namespace radixmesh::detail {
 // count keeps near-equal sizes apart.
 std::string format_bytes(std::size_t bytes);
 
-} // namespace radixmesh::detail
+}  // namespace radixmesh::detail

@@ -41,23 +41,17 @@ namespace radixmesh::detail {
 // True where this path gives our order: a floating-point key type, every bit of
 // it, CUB's engine, fewer than 2^32 keys (only 32-bit offsets are instantiated)
 // and at least two keys.
-bool native_float_path_applies(KeyType type, const EncodedSortShape &shape,
-                               SortEngine engine);
+bool native_float_path_applies(KeyType type, const EncodedSortShape& shape, SortEngine engine);
 
 // CUB's native float sort, instantiated per key width (16-bit keys as __half:
 // bf16's twiddle and -0.0 are the same bit operations), ascending or
 // descending. shape.begin_bit/end_bit are ignored: all bits. temp == nullptr:
 // only sets temp_bytes. Contracts as cub_sort_copy/cub_sort_double_buffer.
-void cub_native_float_sort_copy(Order order, void *temp,
-                                std::size_t &temp_bytes, const void *keys_in,
-                                void *keys_out, const void *values_in,
-                                void *values_out, const EncodedSortShape &shape,
+void cub_native_float_sort_copy(Order order, void* temp, std::size_t& temp_bytes, const void* keys_in, void* keys_out,
+                                const void* values_in, void* values_out, const EncodedSortShape& shape,
                                 cudaStream_t stream);
-void cub_native_float_sort_double_buffer(Order order, void *temp,
-                                         std::size_t &temp_bytes,
-                                         EncodedDoubleBuffer &buffers,
-                                         const EncodedSortShape &shape,
-                                         cudaStream_t stream);
+void cub_native_float_sort_double_buffer(Order order, void* temp, std::size_t& temp_bytes, EncodedDoubleBuffer& buffers,
+                                         const EncodedSortShape& shape, cudaStream_t stream);
 
 // Device memory the fix-up needs besides its scratch arrays: its plan and one
 // count per tile.
@@ -67,9 +61,7 @@ std::size_t native_order_fix_workspace_bytes(std::size_t n);
 // order, in place, stream-ordered. scratch_keys/scratch_values: n keys/values
 // of spare device memory, written only when a fix is needed (sign-set NaNs, or
 // both zeros). workspace: native_order_fix_workspace_bytes(n).
-void launch_native_order_fix(KeyType type, Order order, void *keys,
-                             void *values, int value_bytes, std::size_t n,
-                             void *scratch_keys, void *scratch_values,
-                             void *workspace, cudaStream_t stream);
+void launch_native_order_fix(KeyType type, Order order, void* keys, void* values, int value_bytes, std::size_t n,
+                             void* scratch_keys, void* scratch_values, void* workspace, cudaStream_t stream);
 
-} // namespace radixmesh::detail
+}  // namespace radixmesh::detail
