@@ -1,14 +1,18 @@
 // The automatic engine choice, and the switch from an engine to its code.
 //
 // automatic = CUB onesweep for every shape. Measured on an NVIDIA H200, 2^28 uniform keys,
-// device-resident, device-level API, median of 10 (bench_sort_cuda, bench/results/sort.jsonl):
+// device-resident, device-level API, median of 10 (bench_sort_cuda --suite --device-only at
+// 08c8c22, bench/results/sort.jsonl):
 //                   cub_onesweep   multisplit_lsd (8-bit digits)
-//   u32 keys          6.32 ms        8.46 ms   (run at 2e69bd6; 13.20 ms at 9854931, 9.30 at 7780b03)
-//   u32/u32 pairs     7.41 ms       15.67 ms
-//   f32 keys          7.23 ms        9.09 ms   (both include the encode and decode passes)
-//   u64 keys         16.42 ms       29.72 ms   (at 7780b03)
-//   u64/u64 pairs    24.60 ms       56.19 ms   (at 7780b03)
-// The LSD engine needs its 8-bit multisplit pass under ~1.58 ms (keys; CUB's 6.32 ms / 4 passes)
+//   u32 keys          6.31 ms        8.35 ms   (Zipf(1.0): 6.11 vs 7.17)
+//   u32/u32 pairs     7.41 ms       17.08 ms
+//   f32 keys          5.63 ms        8.63 ms   (CUB: native float sort + fix-up; LSD: encode/decode)
+//   f32/u32 pairs     7.48 ms       15.57 ms
+//   f16 keys          2.98 ms        3.41 ms
+//   f64 keys         16.33 ms       28.73 ms
+//   u64 keys         16.44 ms       29.78 ms
+//   u64/u64 pairs    24.58 ms       63.21 ms
+// The LSD engine needs its 8-bit multisplit pass under ~1.58 ms (keys; CUB's 6.31 ms / 4 passes)
 // to win; it stays selectable (SortEngine::multisplit_lsd) and tested, and this is the place to
 // switch once the multisplit kernels get there.
 #include "cuda/sort/engine.hpp"
