@@ -107,7 +107,13 @@ TopkResult<T, Index> run_topk(Context& ctx, KeyType type, const void* values, st
   std::vector<Index> out_indices;
   // The request is validated before any output is sized (topk_host checks it first, too).
   const std::size_t places = rows.count * k;
-  if (k > 0 && places / k == rows.count && places < (std::size_t(1) << 40)) {
+  // Only a k the request allows gets storage (uniform rows need k <= length; topk_host names the
+  // rest). Results too large for host memory are an out_of_memory error naming the bytes needed
+  // and available, not a std::bad_alloc.
+  if (k > 0 && places / k == rows.count && (rows.offsets != nullptr || k <= rows.length)) {
+    constexpr std::size_t place_bytes = sizeof(T) + sizeof(Index);
+    require_host_memory(places <= SIZE_MAX / place_bytes ? places * place_bytes : SIZE_MAX,
+                        "topk: the results (" + std::to_string(rows.count) + " rows x k = " + std::to_string(k) + ")");
     out_values.resize(places);
     out_indices.resize(places);
   }
@@ -149,7 +155,7 @@ template <class T, class Index = std::int64_t>
 TopkResult<T, Index> topk_batched(Context& ctx, device_span<const T> values, Rows rows, std::size_t k,
                                   const TopkOptions& o = {}) {
   return detail::run_topk<T, Index>(ctx, key_type_v<T>, values.data(), values.size(), values.device(), rows, k, o,
-                                    nullptr);
+                                    {});
 }
 
 }  // namespace radixmesh

@@ -1,15 +1,16 @@
 // radixmesh multisplit: read keys (and optionally values), split them stably into buckets, write
 // the permuted keys/values and (optionally) the m + 1 bucket offsets as u64.
 //   --buckets radix:SHIFT:BITS | delta:LO:HI:M | splitters:FILE (m - 1 sorted keys of --in's type)
+//             | identity:M (integer keys: the key is its bucket id; a key >= M is an error naming it)
 // Everything that can be checked is checked before the outputs are written (StagedOutputs).
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <vector>
 
 #include "cli_common.hpp"
+#include "bucket_spec.hpp"
 #include "commands.hpp"
 #include "radixmesh/multisplit.hpp"
 
@@ -24,47 +25,10 @@ struct MultisplitFlags {
   OutputFlags output;
 };
 
-std::vector<std::string> split_colons(const std::string& text) {
-  std::vector<std::string> parts;
-  std::stringstream stream(text);
-  for (std::string part; std::getline(stream, part, ':');) parts.push_back(part);
-  return parts;
-}
-
-const char* buckets_fix = "use --buckets radix:SHIFT:BITS, delta:LO:HI:M or splitters:FILE";
-
-long long parse_integer(const std::string& text, const std::string& what) {
-  try {
-    std::size_t used = 0;
-    const long long v = std::stoll(text, &used, 0);
-    if (used == text.size()) return v;
-  } catch (const std::exception&) {
-  }
-  throw_error(ErrorCode::invalid_argument, "--buckets: " + what + " '" + text + "' is not an integer", buckets_fix);
-}
-
-double parse_number(const std::string& text, const std::string& what) {
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(text, &used);
-    if (used == text.size()) return v;
-  } catch (const std::exception&) {
-  }
-  throw_error(ErrorCode::invalid_argument, "--buckets: " + what + " '" + text + "' is not a number", buckets_fix);
-}
-
-template <class K> K key_from_number(double value) {
-  if constexpr (std::is_same_v<K, half_t>) return half_from_float(float(value));
-  else if constexpr (std::is_same_v<K, bfloat16_t>) return bfloat16_from_float(float(value));
-  else return K(value);
-}
-
 // Runs the split for key type K with the bucket function the flag names; returns m.
 template <class K>
 std::uint32_t split(Context& ctx, const std::string& spec, const HostArray& keys, HostArray& keys_out,
                     const HostArray* values, HostArray* values_out, std::vector<std::size_t>& offsets) {
-  const auto parts = split_colons(spec);
-  require(!parts.empty(), "--buckets is empty", buckets_fix);
   const std::span<const K> in(keys.as<K>(), keys.size());
   const std::span<K> out(keys_out.as<K>(), keys_out.size());
   auto run = [&](const auto& fn, std::uint32_t m) {
@@ -82,40 +46,7 @@ std::uint32_t split(Context& ctx, const std::string& spec, const HostArray& keys
     }
     return m;
   };
-  if (parts[0] == "radix") {
-    require(parts.size() == 3, "--buckets '" + spec + "' needs radix:SHIFT:BITS", buckets_fix);
-    const long long shift = parse_integer(parts[1], "SHIFT"), bits = parse_integer(parts[2], "BITS");
-    require(bits >= 0 && bits <= 16 && shift >= 0 && shift + bits <= 8 * (long long)sizeof(K),
-            "--buckets '" + spec + "': the digit is not inside the " + std::to_string(8 * sizeof(K)) + "-bit key",
-            "use 0 <= BITS <= 16 and SHIFT + BITS <= " + std::to_string(8 * sizeof(K)));
-    return run(buckets::radix_digit{int(shift), int(bits)}, std::uint32_t(1) << bits);
-  }
-  if (parts[0] == "delta") {
-    require(parts.size() == 4, "--buckets '" + spec + "' needs delta:LO:HI:M", buckets_fix);
-    const long long m = parse_integer(parts[3], "M");
-    require(m >= 1 && m <= buckets::max_buckets, "--buckets: M = " + parts[3] + " buckets",
-            "use 1 <= M <= 65536");
-    K lo, hi;
-    if constexpr (key_traits<K>::is_float) {
-      lo = key_from_number<K>(parse_number(parts[1], "LO"));
-      hi = key_from_number<K>(parse_number(parts[2], "HI"));
-    } else {
-      lo = K(parse_integer(parts[1], "LO"));
-      hi = K(parse_integer(parts[2], "HI"));
-    }
-    return run(buckets::delta<K>(lo, hi, std::uint32_t(m)), std::uint32_t(m));
-  }
-  if (parts[0] == "splitters") {
-    require(parts.size() == 2, "--buckets '" + spec + "' needs splitters:FILE", buckets_fix);
-    require_readable_file(parts[1], "--buckets splitters:FILE");
-    HostArray boundaries = read_array(parts[1], key_type_v<K>);
-    require(boundaries.size() + 1 <= buckets::max_buckets,
-            "--buckets: " + std::to_string(boundaries.size()) + " splitters make too many buckets",
-            "give at most 65535 splitters");
-    return run(buckets::splitters<K>{boundaries.as<K>(), std::uint32_t(boundaries.size())},
-               std::uint32_t(boundaries.size() + 1));
-  }
-  throw_error(ErrorCode::invalid_argument, "--buckets '" + spec + "' names no bucket function", buckets_fix);
+  return with_bucket_function<K>(spec, run);
 }
 
 void run_multisplit(const MultisplitFlags& flags) {
@@ -136,6 +67,8 @@ void run_multisplit(const MultisplitFlags& flags) {
   const std::size_t key_bytes = keys_info.count * size_of(keys_info.type);
   StagedOutputs::check_destination(flags.out, key_bytes, "--out");
   if (with_values) StagedOutputs::check_destination(flags.values_out, values_info->count * size_of(values_info->type), "--values-out");
+  // The offsets' size is known only once m is; a directory check with no size is what can be done up front.
+  if (!flags.offsets_out.empty()) StagedOutputs::check_destination(flags.offsets_out, 0, "--offsets-out");
   Context ctx = make_context(flags.backend, flags.devices);
 
   auto start = std::chrono::steady_clock::now();
@@ -182,7 +115,7 @@ std::vector<Command> register_multisplit(CLI::App& root, const Invocation&) {
   cmd->add_option("--in", flags->in, "Input keys (.npy gives its dtype; raw needs --type)")->required();
   cmd->add_option("--out", flags->out, "Output keys, grouped by bucket")->required();
   cmd->add_option("--type", flags->type, "Key type of a raw --in");
-  cmd->add_option("--buckets", flags->buckets, "radix:SHIFT:BITS | delta:LO:HI:M | splitters:FILE")->required();
+  cmd->add_option("--buckets", flags->buckets, "radix:SHIFT:BITS | delta:LO:HI:M | splitters:FILE | identity:M")->required();
   add_values_flags(*cmd, flags->values, flags->values_out, flags->values_type);
   cmd->add_option("--offsets-out", flags->offsets_out, "The m + 1 bucket offsets, as u64");
   cmd->add_option("--backend", flags->backend, "auto, cpu or cuda")->capture_default_str();

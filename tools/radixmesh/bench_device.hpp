@@ -1,0 +1,25 @@
+// What the CUDA halves of the CLI benchmarks share (built with CUDA only): copying the generated
+// input to the device, and the device-to-device copy bandwidth the floors are measured against.
+#pragma once
+#if defined(RXM_HAS_CUDA)
+#include <cstddef>
+#include <vector>
+
+#include "cuda/runtime/cuda_check.hpp"
+#include "radixmesh/memory.hpp"
+
+namespace radixmesh::cli {
+
+template <class T> DeviceArray<T> copy_to_device(int device, const std::vector<T>& host) {
+  DeviceArray<T> on_device(device, host.size());
+  if (!host.empty())
+    RXM_CUDA_CHECK(cudaMemcpy(on_device.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return on_device;
+}
+
+// Device-to-device cudaMemcpy bandwidth of `device` (read + write bytes / s), best of 5 copies of
+// `bytes` (use more than the L2 holds).
+double device_copy_bandwidth(int device, std::size_t bytes);
+
+}  // namespace radixmesh::cli
+#endif
