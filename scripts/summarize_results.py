@@ -33,6 +33,9 @@ for (bench, params, _device), impls in cases.items():
     o = min(ours, key=lambda j: j["median_ms"])
     p = min(peers, key=lambda j: j["median_ms"]) if peers else None
     ratio = p["median_ms"] / o["median_ms"] if p and o["median_ms"] > 0 else float("nan")
-    short = ",".join(f"{k}={v}" for k, v in json.loads(params).items())[:58]
+    shown = {k: v for k, v in json.loads(params).items() if k not in ("seed", "via")}
+    # Lines from `radixmesh bench ...` (host-level API) are told apart from the drivers' lines.
+    prefix = "cli:" if "via" in json.loads(params) else ""
+    short = (prefix + ",".join(f"{k}={v}" for k, v in shown.items()))[:58]
     print(f"{bench:<14} {short:<58} {o['median_ms']:>9.3f} {(p['implementation'] if p else '-')[:22]:>22} "
           f"{(p['median_ms'] if p else float('nan')):>9.3f} {ratio:>6.2f} {o.get('floor_ms', float('nan')):>9.3f}")
