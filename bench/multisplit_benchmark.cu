@@ -176,6 +176,20 @@ int main(int argc, char** argv) {
             c.add_diagnostic("radixmesh, __match_any_sync ranking (diagnostic)", time_device(stream, run_ours, warmup, reps));
             rxm::device::multisplit_detail::use_match_any = false;
           }
+          {  // the scatter pass with the other number of tile buffers (a tuning switch)
+            const int other = pairs ? 2 : 1;
+            rxm::device::multisplit_detail::scatter_stages = other;
+            run_ours();
+            RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+            if (!same_device_arrays(keys_out.data(), peer_keys.data(), n * 4) ||
+                (pairs && !same_device_arrays(values_out.data(), peer_values.data(), n * 4))) {
+              std::printf("MISMATCH radix stages=%d m=%u pairs=%d %s\n", other, m, int(pairs), distribution);
+              ++failures;
+            }
+            c.add_diagnostic("radixmesh, " + std::to_string(other) + " scatter tile buffer(s) (diagnostic)",
+                             time_device(stream, run_ours, warmup, reps));
+            rxm::device::multisplit_detail::scatter_stages = 0;
+          }
           if (!pairs) {  // our counting pass alone: splits our time into count + scatter
             std::size_t count_bytes = temp.bytes();
             rxm::cuda::raw_digit<std::uint32_t> digit{shift, (1u << bits) - 1};

@@ -165,6 +165,11 @@ template <class K> struct splitters {
   const K* data = nullptr;
   std::uint32_t count = 0;
   RXM_HOST_DEVICE std::uint32_t num_buckets() const { return count + 1; }
+  // The boundaries as a lookup table: GPU kernels copy it to shared memory once per block and
+  // search it there (paper §7.3) through with_table(copy); host code never needs these.
+  RXM_HOST_DEVICE const void* table() const { return data; }
+  RXM_HOST_DEVICE std::size_t table_bytes() const { return std::size_t(count) * sizeof(K); }
+  RXM_HOST_DEVICE splitters with_table(const void* copy) const { return {static_cast<const K*>(copy), count}; }
   RXM_HOST_DEVICE std::uint32_t operator()(K key) const {
     const auto e = encode_key(key);
     std::uint32_t lo = 0, hi = count;  // first boundary > key

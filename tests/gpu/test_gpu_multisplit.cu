@@ -254,6 +254,46 @@ TEST(GpuMultisplit, DeviceLevelUserFunctorCheckedModeAndUnalignedPointers) {
   EXPECT_EQ(to_host(bad_index.data(), 1)[0], first == keys.end() ? ~0ull : std::uint64_t(first - keys.begin()));
 }
 
+// The public splitters functor at device level (its boundaries in device memory): one pass with
+// the table staged in shared memory (m = 1000), and two passes (m = 5000, 20 KB of boundaries,
+// staged per pass); keys and values, against the CPU on the same boundaries in host memory.
+TEST(GpuMultisplit, DeviceLevelSplittersSearchedInSharedMemory) {
+  RXM_REQUIRE_GPU();
+  const std::size_t n = (1u << 20) + 11;
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE(seed);
+  const auto keys = random_bit_patterns<std::uint32_t>(n, seed);
+  std::vector<std::uint32_t> values(n);
+  std::iota(values.begin(), values.end(), 0u);
+  for (std::uint32_t m : {2u, 1000u, 4096u, 5000u}) {
+    SCOPED_TRACE(m);
+    const auto boundaries = sorted_sample(keys, m - 1, seed + m);
+    std::vector<std::uint32_t> expected(n), expected_values(n);
+    std::vector<std::size_t> expected_offsets(m + 1);
+    rxm::multisplit(cpu_context(), std::span<const std::uint32_t>(keys), std::span<std::uint32_t>(expected),
+                    std::span<const std::uint32_t>(values), std::span<std::uint32_t>(expected_values),
+                    rxm::buckets::splitters<std::uint32_t>{boundaries.data(), m - 1},
+                    std::span<std::size_t>(expected_offsets));
+    auto boundaries_d = to_device(boundaries);
+    const rxm::buckets::splitters<std::uint32_t> fn{boundaries_d.data(), m - 1};
+    auto keys_in = to_device(keys);
+    auto values_in = to_device(values);
+    auto keys_out = poisoned<std::uint32_t>(n);
+    auto values_out = poisoned<std::uint32_t>(n);
+    auto offsets = poisoned<std::uint32_t>(m + 1);
+    std::size_t temp_bytes = 0;
+    ASSERT_EQ(rxm::device::multisplit(nullptr, temp_bytes, keys_in.data(), keys_out.data(), values_in.data(),
+                                      values_out.data(), n, fn, m, offsets.data()), cudaSuccess);
+    rxm::DeviceBuffer temp(0, temp_bytes);
+    ASSERT_EQ(rxm::device::multisplit(temp.data(), temp_bytes, keys_in.data(), keys_out.data(), values_in.data(),
+                                      values_out.data(), n, fn, m, offsets.data()), cudaSuccess);
+    EXPECT_EQ(to_host(keys_out.data(), n), expected);
+    EXPECT_EQ(to_host(values_out.data(), n), expected_values);
+    const auto got_offsets = to_host(offsets.data(), m + 1);
+    EXPECT_TRUE(std::equal(got_offsets.begin(), got_offsets.end(), expected_offsets.begin()));
+  }
+}
+
 // The digit entry point gpusort builds on, every key width and value width.
 // skew_shift > 0 narrows the keys (key >> skew_shift): few distinct digits, long runs of one bucket.
 template <int KeyBits, int ValueBytes> void check_digit(std::size_t n, int shift, int bits, int skew_shift = 0) {
@@ -291,6 +331,25 @@ template <int KeyBits, int ValueBytes> void check_digit(std::size_t n, int shift
   if (ValueBytes != 0) EXPECT_EQ(to_host(values_out.data(), n), expected_values);
   auto got_offsets = to_host(offsets.data(), m + 1);
   EXPECT_TRUE(std::equal(got_offsets.begin(), got_offsets.end(), expected_offsets.begin()));
+}
+
+// The scatter pass with one and with two tile buffers forced (the default is one for pairs, two
+// for keys only): the same results.
+TEST(GpuMultisplit, ScatterTileBuffersOneAndTwo) {
+  RXM_REQUIRE_GPU();
+  namespace ms = rxm::device::multisplit_detail;
+  for (int stages : {1, 2}) {
+    SCOPED_TRACE(stages);
+    ms::scatter_stages = stages;
+    for (std::size_t n : {4095ul, (1ul << 20) + 7}) {
+      check_digit<32, 0>(n, 24, 8);
+      check_digit<32, 4>(n, 27, 5);
+      check_digit<64, 8>(n, 52, 12);
+      check_digit<16, 4>(n, 0, 16);
+    }
+    ms::scatter_stages = 0;
+    if (HasFatalFailure()) return;
+  }
 }
 
 TEST(GpuMultisplit, DigitEntryPointForSort) {

@@ -15,33 +15,45 @@
 //
 // Design (paper §4.6 skeleton; Hopper-sized): three launches per pass.
 //  1. upsweep: one block per chunk of tiles reads the keys once with 16-byte loads and counts ids
-//     (m <= 32: the paper's Alg. 2, ceil(log2 m) ballots per 32 keys and lane b counting bucket b
-//     in a register; m > 32: one shared-memory atomic per key into per-warp histogram copies),
+//     (m <= 32: the paper's Alg. 2, five ballots per 32 keys and lane b counting bucket b in a
+//     register; m > 32: one shared-memory atomic per key into per-warp histogram copies),
 //     writing one column of the bucket-major count matrix H (m x chunks).
 //  2. exclusive scan of H (CUB DeviceScan): each chunk's start in every bucket.
-//  3. downsweep: each block walks its chunk tile by tile, the next tile streaming into a second
-//     shared-memory buffer (16-byte cp.async) while this one is processed; every warp ranks its
-//     keys window by window (§5.4: ceil(log2 m) ballots give each lane its peers, a leader lane
-//     bumps the warp's counter for the id in shared memory, §5.5);
+//  3. downsweep: each block walks its chunk tile by tile (4096 keys of 4 bytes), the next tile
+//     streaming into a second shared-memory buffer (16-byte cp.async) while this one is worked
+//     on; every warp ranks its keys window by window (§5.4: one ballot per id bit gives each lane
+//     its peers; all lanes of an id bump the warp's shared counter with the same value, §5.5);
 //     a block-wide bucket-major scan of the warp counters gives every key its slot in the tile
-//     sorted by bucket; keys (and values) are reordered in shared memory (§4.7, §5.6) and written
+//     sorted by id; keys (and values) are reordered in shared memory (§4.7, §5.6) and written
 //     out in tile order, so runs of one bucket land as contiguous, coalesced stores.
+//     Variants: the kernel is a template on the id class, 5 bits (m <= 32) or 8 bits (m <= 256),
+//     so the ballots unroll with no run-time test.
 // Reading keys twice plus writing them once is the 12 B/key floor the paper counts; the chunk
-// size keeps H (written once, scanned, read once) to about 1/32 of the key traffic.
-// m <= 4096 is one pass (ids up to 12 bits; per-warp counters sized m at run time, up to ~220 KB
-// of shared memory for m = 4096 with 8-byte values). Larger m (to 65536) runs two stable passes on
-// the low byte and then the high bits of the id (LSD order) through a scratch copy, plus a
-// histogram for the offsets. Measured on an H200 at 2^28 u32 keys, m = 4096: one pass 10.3 ms;
-// two passes 18.0 ms, most of it the offsets histogram (global atomics), so the limit stays 4096.
-// Both are far from CUB's 2.7 ms: per tile the one-pass kernel zeroes and scans 8 x 4096 counters
-// for 4096 keys (bigger tiles per block, or a 12-bit histogram without per-warp copies, would help).
+// size keeps H (written once, scanned, read once) to about 1/32 of the key traffic. A single pass
+// with decoupled look-back would move the same 12 B/key (it too needs every bucket's total before
+// it writes, so a histogram pass), see src/cuda/multisplit/NOTES.md.
+// m <= 256 is one pass. 256 < m <= 4096: two stable passes over 6-bit digits of the id (low,
+// then high: LSD) through a scratch copy, plus the counting pass over the full id for the
+// offsets (and the checked mode). m > 4096 (to 65536): two passes over 8-bit digits, offsets
+// from a histogram with warp-aggregated global atomics. Splitter functors (has_lookup_table)
+// are searched in shared memory: each block copies the boundaries there first (up to 32 KB).
+// Measured on an H200, 2^28 u32 keys, uniform (bench_multisplit, CUB's time in the same run):
+//   session 1 (ballots with run-time bit tests, leader lane + shuffle, one pass to m = 4096):
+//     m = 256 keys 2.09 ms (CUB 1.51), pairs 3.86 (CUB 2.28), m = 32 keys 1.83, m = 4096 10.3.
+//   session 2 (id classes, leaderless counters): m = 256 keys 2.07, m = 32 keys 1.52 (CUB 1.47,
+//     counting pass 0.62 ms of it), m = 2 keys 1.48 (CUB 1.42); m = 4096 in one pass with
+//     two local 6-bit passes per tile 11.1 ms: the writes, not the counters, limit one pass
+//     at m = 4096 (4096 keys per tile scatter to ~4096 places), hence two global passes.
+//   later figures: bench/results/multisplit.jsonl and src/cuda/multisplit/NOTES.md.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <concepts>
 #include <cstring>
+#include <type_traits>
 #include <cub/device/device_scan.cuh>
 
 #include "radixmesh/buckets.hpp"
@@ -52,7 +64,7 @@ namespace multisplit_detail {
 
 constexpr int block_threads = 256;
 constexpr int block_warps = block_threads / 32;
-constexpr int max_id_bits = 12;
+constexpr int max_id_bits = 8;
 constexpr std::uint32_t max_one_pass_buckets = 1u << max_id_bits;  // see the header comment
 
 template <class K> constexpr int items_per_thread = sizeof(K) == 8 ? 8 : 16;
@@ -82,9 +94,11 @@ template <class K, class F> struct Pass {
   unsigned long long* bad_index;
   bool vector_loads;  // inputs 16-byte aligned
   bool match_any;     // rank with __match_any_sync instead of ballots
+  std::uint32_t table_bytes = 0;  // the functor's lookup table, copied to shared memory (0: not)
 
-  __device__ __forceinline__ std::uint32_t id_of(K key, std::uint32_t index, bool valid) const {
-    std::uint32_t raw = bucket_fn(key);
+  // fn: bucket_fn, or its copy reading the lookup table in shared memory.
+  __device__ __forceinline__ std::uint32_t id_of(const F& fn, K key, std::uint32_t index, bool valid) const {
+    std::uint32_t raw = fn(key);
     if (raw >= m_full) {
       if (bad_index != nullptr && valid) atomicMin(bad_index, (unsigned long long)index);
       raw = m_full - 1;
@@ -93,37 +107,80 @@ template <class K, class F> struct Pass {
   }
 };
 
-// The ballot of "bit `Bit` of id is set", inverted on lanes where it is not set: ANDed over the
-// id's bits this leaves the lanes with the same id (§5.4). Five instructions (as in CUB's MatchAny).
-template <int Bit> __device__ __forceinline__ std::uint32_t same_bit_lanes(std::uint32_t id) {
+// Bucket functors with a lookup table (splitters: buckets::splitters, the host API's runtime
+// functor) expose table(), table_bytes() and with_table(copy); the kernels copy the table to
+// shared memory once per block and search it there (paper §7.3), when it fits.
+template <class F>
+concept has_lookup_table = requires(const F& f, const void* copy) {
+  { f.table() } -> std::convertible_to<const void*>;
+  { f.table_bytes() } -> std::convertible_to<std::size_t>;
+  { f.with_table(copy) } -> std::convertible_to<F>;
+};
+constexpr std::size_t max_shared_table_bytes = 32 * 1024;  // 4095 splitters of 8 bytes
+
+__host__ __device__ constexpr std::size_t align16(std::size_t x) { return (x + 15) & ~std::size_t(15); }
+
+// Bytes of F's lookup table that the kernels would stage (0 for none, or too large: then the
+// functor reads its table where it is).
+template <class F> std::uint32_t lookup_table_bytes(const F& f) {
+  if constexpr (has_lookup_table<F>) {
+    const std::size_t bytes = f.table_bytes();
+    return bytes <= max_shared_table_bytes ? std::uint32_t(bytes) : 0;
+  } else {
+    return 0;
+  }
+}
+
+// Copies the functor's table to `shared` (the whole block; the caller syncs before use) and
+// returns the functor reading that copy; F itself when nothing is staged.
+template <class F> __device__ __forceinline__ F with_shared_table(const F& f, std::uint32_t bytes, void* shared) {
+  if constexpr (has_lookup_table<F>) {
+    if (bytes != 0) {
+      const void* table = f.table();
+      if (reinterpret_cast<std::uintptr_t>(table) % 4 == 0 && bytes % 4 == 0) {
+        const auto* src = static_cast<const std::uint32_t*>(table);
+        auto* dst = static_cast<std::uint32_t*>(shared);
+        for (std::uint32_t i = threadIdx.x; i < bytes / 4; i += blockDim.x) dst[i] = src[i];
+      } else {
+        const auto* src = static_cast<const unsigned char*>(table);
+        auto* dst = static_cast<unsigned char*>(shared);
+        for (std::uint32_t i = threadIdx.x; i < bytes; i += blockDim.x) dst[i] = src[i];
+      }
+      return f.with_table(shared);
+    }
+  }
+  return f;
+}
+
+// The ballot of "bit `bit_mask` of id is set", inverted on lanes where it is not set: ANDed over
+// the id's bits this leaves the lanes with the same id (§5.4). Four SASS instructions (predicate,
+// VOTE, predicated NOT, AND; as in CUB's MatchAny).
+__device__ __forceinline__ std::uint32_t same_bit_lanes(std::uint32_t id, std::uint32_t bit_mask) {
   std::uint32_t mask;
   asm("{\n\t.reg .pred p;\n\tand.b32 %0, %1, %2;\n\tsetp.ne.u32 p, %0, 0;\n\t"
       "vote.sync.ballot.b32 %0, p, 0xffffffff;\n\t@!p not.b32 %0, %0;\n\t}"
       : "=r"(mask)
-      : "r"(id), "r"(1u << Bit));
+      : "r"(id), "r"(bit_mask));
   return mask;
 }
 
-template <int Bit> __device__ __forceinline__ void and_same_bit_lanes(std::uint32_t id, int id_bits, std::uint32_t& peers) {
-  if constexpr (Bit < max_id_bits) {
-    if (Bit < id_bits) {  // warp-uniform
-      peers &= same_bit_lanes<Bit>(id);
-      and_same_bit_lanes<Bit + 1>(id, id_bits, peers);
-    }
-  }
-}
-
-// Lanes whose id equals this lane's: ceil(log2 m) ballots, or one __match_any_sync (the
-// `match_any` tuning switch; which is faster is measured by bench_multisplit).
-__device__ __forceinline__ std::uint32_t warp_peers(std::uint32_t id, int id_bits, bool match_any) {
+// Lanes whose id equals this lane's: IdBits ballots, unrolled with no branch (the id class is a
+// template argument: ids below 2^IdBits have zeros above their bit width, whose ballots are
+// empty and AND in as all-ones), or one __match_any_sync (the `match_any` tuning switch, a
+// warp-uniform branch; which is faster is measured by bench_multisplit).
+template <int IdBits> __device__ __forceinline__ std::uint32_t warp_peers(std::uint32_t id, bool match_any) {
   if (match_any) return __match_any_sync(0xFFFFFFFFu, id);
   std::uint32_t peers = 0xFFFFFFFFu;
-  and_same_bit_lanes<0>(id, id_bits, peers);
+#pragma unroll
+  for (int bit = 0; bit < IdBits; ++bit) peers &= same_bit_lanes(id, 1u << bit);
   return peers;
 }
 
-// Internal tuning switch read at launch (bench_multisplit flips it to compare the two rankings).
+// Internal tuning switches read at launch (bench_multisplit flips them to compare variants):
+// rank with __match_any_sync instead of ballots; tile buffers of the scatter pass (0: the
+// default per key/value width, 1 or 2 to force).
 inline bool use_match_any = false;
+inline int scatter_stages = 0;
 
 __device__ __forceinline__ std::uint32_t lanes_below() {
   std::uint32_t mask;
@@ -198,7 +255,10 @@ __host__ __device__ inline std::uint32_t upsweep_copies(std::uint32_t m) {
 // shared-memory atomic per key into the warp's histogram copy (ballots per key cost more).
 template <class K, class F>
 __global__ void __launch_bounds__(block_threads) upsweep_kernel(Pass<K, F> p) {
-  extern __shared__ std::uint32_t bucket_count[];  // copies * m words
+  extern __shared__ uint4 upsweep_shared[];  // the functor's table, then copies * m words
+  const F fn = with_shared_table(p.bucket_fn, p.table_bytes, upsweep_shared);
+  std::uint32_t* const bucket_count =
+      reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(upsweep_shared) + align16(p.table_bytes));
   constexpr int items = 2 * items_per_thread<K>;
   constexpr int step = 2 * tile_keys<K>;
   constexpr int keys_per_vector = 16 / sizeof(K);
@@ -210,20 +270,23 @@ __global__ void __launch_bounds__(block_threads) upsweep_kernel(Pass<K, F> p) {
   const std::uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   std::uint32_t* my_copy = bucket_count + (warp % copies) * p.m;
   std::uint32_t lane_bucket_count = 0;
+  // Alg. 2's selectors: all ones where bit i of the lane (its bucket) is clear, so that
+  // vote ^ lane_select[i] keeps the lanes agreeing with bit i of this lane's bucket. Always five
+  // ballots, unrolled: an id bit above the width of m - 1 is 0 on every lane, so its ballot leaves
+  // buckets < m untouched and zeroes lanes >= m (session 1 tested id_bits per ballot at run time:
+  // 0.61 ms for this pass at m <= 32 against 0.28 ms at m = 256).
+  std::uint32_t lane_select[5];
+#pragma unroll
+  for (int i = 0; i < 5; ++i) lane_select[i] = ((lane >> i) & 1u) - 1u;
   const std::size_t chunk_begin = std::size_t(chunk) * p.tiles_per_chunk * tile_keys<K>;
   std::size_t chunk_end = chunk_begin + std::size_t(p.tiles_per_chunk) * tile_keys<K>;
   if (chunk_end > p.n) chunk_end = p.n;
   auto count_key = [&](K key, std::uint32_t index, bool valid_key, bool all_valid) {
-    const std::uint32_t id = p.id_of(key, index, valid_key);
+    const std::uint32_t id = p.id_of(fn, key, index, valid_key);
     if (small_m) {
       std::uint32_t match = all_valid ? 0xFFFFFFFFu : __ballot_sync(0xFFFFFFFFu, valid_key);
 #pragma unroll
-      for (int i = 0; i < 5; ++i) {
-        if (i < p.id_bits) {  // warp-uniform
-          const std::uint32_t vote = __ballot_sync(0xFFFFFFFFu, (id >> i) & 1u);
-          match &= vote ^ (((lane >> i) & 1u) - 1u);  // lane's bit set: vote, else ~vote
-        }
-      }
+      for (int i = 0; i < 5; ++i) match &= __ballot_sync(0xFFFFFFFFu, (id >> i) & 1u) ^ lane_select[i];
       lane_bucket_count += __popc(match);
     } else if (valid_key) {
       atomicAdd(&my_copy[id], 1u);
@@ -266,7 +329,7 @@ template <int ValueBytes> struct value_slot { using type = typename raw_of<Value
 template <> struct value_slot<0> { using type = std::uint32_t; };  // unused
 
 // Shared memory of the scatter pass with `stages` tile buffers (2: the next tile streams in while
-// this one is ranked and written).
+// this one is ranked and written), without the functor's table.
 template <class K, int ValueBytes> constexpr std::size_t downsweep_shared_bytes(std::uint32_t m, int stages) {
   return std::size_t(tile_keys<K>) * (stages * (sizeof(K) + ValueBytes) + 2) +
          (std::size_t(block_warps) * m + 2 * std::size_t(m) + block_warps) * 4;
@@ -295,16 +358,28 @@ __device__ __forceinline__ void start_tile_copy(const void* in, std::size_t base
   }
 }
 
-// 3. Stable scatter of each chunk; scanned_counts = exclusive scan of H.
-template <class K, int ValueBytes, class F>
-__global__ void __launch_bounds__(block_threads, ValueBytes == 0 ? 4 : 2) downsweep_kernel(Pass<K, F> p, const std::uint32_t* scanned_counts,
-                                                                  int stages) {
+// Blocks per SM the scatter pass is built for: keys only 4 (<= 64 registers, two tile buffers,
+// ~51 KB of shared memory for m = 256); pairs 2 (keys and values of a thread sit in registers
+// while the tile is ranked; two tile buffers of keys and values). Pairs with one tile buffer (three
+// blocks per SM) measured slower on the H200: 4.30 against 3.88 ms at m = 256, 2^28 pairs.
+template <int ValueBytes> constexpr int downsweep_min_blocks = ValueBytes == 0 ? 4 : 2;
+constexpr int default_scatter_stages = 2;
+
+// 3. Stable scatter of each chunk; scanned_counts = exclusive scan of H. IdBits: the id class
+// (5: m <= 32, 8: m <= 256), which fixes the ballots per window of 32 keys. Per tile: rank
+// (ballots and per-warp counters, §5.4-5.5), scan the counters bucket-major, reorder the tile
+// in shared memory by id (§4.7, §5.6), write it out in tile order.
+template <class K, int ValueBytes, class F, int IdBits>
+__global__ void __launch_bounds__(block_threads, downsweep_min_blocks<ValueBytes>)
+    downsweep_kernel(Pass<K, F> p, const std::uint32_t* scanned_counts, int stages) {
   using V = typename value_slot<ValueBytes>::type;
   constexpr int items = items_per_thread<K>;
   constexpr int tile = tile_keys<K>;
   extern __shared__ uint4 shared_raw[];
-  // Layout: key buffers, value buffers (16-byte aligned sizes), then 32-bit words, then 16-bit ids.
-  unsigned char* cursor = reinterpret_cast<unsigned char*>(shared_raw);
+  // Layout: the functor's table, key buffers, value buffers (16-byte aligned sizes), then 32-bit
+  // words, then 16-bit ids.
+  const F fn = with_shared_table(p.bucket_fn, p.table_bytes, shared_raw);
+  unsigned char* cursor = reinterpret_cast<unsigned char*>(shared_raw) + align16(p.table_bytes);
   K* const key_buffers = reinterpret_cast<K*>(cursor);  // buffer b at key_buffers + b * tile
   cursor += stages * tile * sizeof(K);
   V* const value_buffers = reinterpret_cast<V*>(cursor);
@@ -317,6 +392,7 @@ __global__ void __launch_bounds__(block_threads, ValueBytes == 0 ? 4 : 2) downsw
 
   const std::uint32_t chunk = blockIdx.x;
   const std::uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  std::uint32_t* const my_count = warp_count + warp * p.m;
   for (std::uint32_t b = threadIdx.x; b < p.m; b += block_threads)
     running[b] = scanned_counts[std::size_t(b) * p.num_chunks + chunk];
   const std::size_t chunk_begin = std::size_t(chunk) * p.tiles_per_chunk * tile;
@@ -333,6 +409,9 @@ __global__ void __launch_bounds__(block_threads, ValueBytes == 0 ? 4 : 2) downsw
       start_tile_copy<ValueBytes, tile>(p.values_in, base, valid, p.vector_loads, value_buffers + buffer * tile);
     copy_async_commit();
   };
+  auto zero_counters = [&] {
+    for (std::uint32_t i = threadIdx.x; i < block_warps * p.m; i += block_threads) warp_count[i] = 0;
+  };
   if (tile_valid(0) > 0) start_copy(0, 0);
   for (std::uint32_t t = 0; t < p.tiles_per_chunk; ++t) {
     const std::uint32_t valid = tile_valid(t);
@@ -340,36 +419,57 @@ __global__ void __launch_bounds__(block_threads, ValueBytes == 0 ? 4 : 2) downsw
     const int buffer = stages == 2 ? int(t & 1) : 0;
     K* stage = key_buffers + buffer * tile;
     V* value_stage = value_buffers + buffer * tile;
-    for (std::uint32_t i = threadIdx.x; i < block_warps * p.m; i += block_threads) warp_count[i] = 0;
+    zero_counters();
     copy_async_wait_all();
     __syncthreads();
     if (stages == 2 && tile_valid(t + 1) > 0) start_copy(t + 1, buffer ^ 1);
 
-    // Rank: warp w owns tile slots [w * 32 * items, (w + 1) * 32 * items), read in input order as
-    // `items` windows of 32; each key's rank among its warp's keys of the same id is the count
-    // before its window (the warp counter) plus its peers on lower lanes.
     K keys[items];
     V values[items];
-    std::uint32_t id_and_rank[items];
+    std::uint32_t id_and_rank[items];  // id | rank among the warp's keys of its id << 16
+
+    // Rank: warp w owns tile slots [w * 32 * items, (w + 1) * 32 * items), read in slot order as
+    // `items` windows of 32; a key's rank among its warp's keys of the same id is the count
+    // before its window (the warp counter) plus its peers on lower lanes. Windows go in pairs:
+    // loads, ids and ballots of two windows are independent and interleave; only the counter
+    // updates are ordered. Full tiles (all but the input's last) take a copy of the loop without
+    // the validity ballots.
+    auto rank_windows = [&](auto full_tile) {
+      constexpr int group = 2;
 #pragma unroll
-    for (int j = 0; j < items; ++j) {
-      const std::uint32_t slot = warp * 32 * items + j * 32 + lane;
-      const bool valid_key = slot < valid;
-      keys[j] = stage[slot];  // past `valid` this is stale data of the buffer, ranked but never written
-      if constexpr (ValueBytes != 0) values[j] = value_stage[slot];
-      const std::uint32_t id = p.id_of(keys[j], 0, false);
-      std::uint32_t peers = warp_peers(id, p.id_bits, p.match_any);
-      if (valid != tile) peers &= __ballot_sync(0xFFFFFFFFu, valid_key);
-      const int leader = 31 - __clz(peers);
-      std::uint32_t before = 0;
-      if (valid_key && int(lane) == leader) {
-        before = warp_count[warp * p.m + id];
-        warp_count[warp * p.m + id] = before + __popc(peers);
+      for (int first = 0; first < items; first += group) {
+        std::uint32_t ids[group], peers[group];
+        bool valid_key[group];
+#pragma unroll
+        for (int g = 0; g < group; ++g) {
+          const int j = first + g;
+          const std::uint32_t slot = warp * 32 * items + j * 32 + lane;
+          keys[j] = stage[slot];  // past `valid` this is stale data of the buffer, ranked but never written
+          if constexpr (ValueBytes != 0) values[j] = value_stage[slot];
+          ids[g] = p.id_of(fn, keys[j], 0, false);
+          peers[g] = warp_peers<IdBits>(ids[g], p.match_any);
+          valid_key[g] = true;
+          if constexpr (!decltype(full_tile)::value) {
+            valid_key[g] = slot < valid;
+            peers[g] &= __ballot_sync(0xFFFFFFFFu, valid_key[g]);
+          }
+        }
+#pragma unroll
+        for (int g = 0; g < group; ++g) {
+          // Every lane of an id reads the warp's counter and stores the same new value (no
+          // leader, no shuffle). The first __syncwarp orders all lanes' reads before any lane's
+          // store (racecheck flags the read/write pair without it), the second this window's
+          // stores before the next window's reads.
+          const std::uint32_t before = my_count[ids[g]];
+          __syncwarp();
+          if (valid_key[g]) my_count[ids[g]] = before + __popc(peers[g]);
+          id_and_rank[first + g] = ids[g] + ((before + __popc(peers[g] & lanes_below())) << 16);
+          __syncwarp();
+        }
       }
-      before = __shfl_sync(0xFFFFFFFFu, before, leader < 0 ? 0 : leader);
-      id_and_rank[j] = id | ((before + __popc(peers & lanes_below())) << 16);
-      __syncwarp();
-    }
+    };
+    if (valid == tile) rank_windows(std::true_type{});
+    else rank_windows(std::false_type{});
     __syncthreads();
 
     // Bucket-major scan of the warp counters: warp_count[w * m + b] becomes the tile slot of warp
@@ -404,7 +504,7 @@ __global__ void __launch_bounds__(block_threads, ValueBytes == 0 ? 4 : 2) downsw
       const std::uint32_t slot = warp * 32 * items + j * 32 + lane;
       if (slot < valid) {
         const std::uint32_t id = id_and_rank[j] & 0xFFFFu;
-        const std::uint32_t to = warp_count[warp * p.m + id] + (id_and_rank[j] >> 16);
+        const std::uint32_t to = my_count[id] + (id_and_rank[j] >> 16);
         stage[to] = keys[j];
         if constexpr (ValueBytes != 0) value_stage[to] = values[j];
         slot_id[to] = std::uint16_t(id);
@@ -520,21 +620,39 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
 
   Pass<K, F> pass{keys_in, keys_out, values_in, values_out, n, bucket_fn, m_full, id_shift, id_mask, m,
                   bit_width(m - 1), plan.tiles_per_chunk, plan.num_chunks, counts, bad_index, false, false};
-  pass.match_any = use_match_any;
+  // m <= 4: one __match_any_sync beats the id class's five ballots (H200, m = 2, 2^28 keys:
+  // 1.24 against 1.41 ms); from m = 32 on the ballots win (1.45 against 2.17 ms).
+  pass.match_any = use_match_any || m <= 4;
+  pass.table_bytes = lookup_table_bytes(bucket_fn);
   pass.vector_loads = reinterpret_cast<std::uintptr_t>(keys_in) % 16 == 0 &&
                       (ValueBytes == 0 || reinterpret_cast<std::uintptr_t>(values_in) % 16 == 0);
   cudaError_t status = cudaSuccess;
   if (n > 0) {
-    upsweep_kernel<K, F><<<plan.num_chunks, block_threads, upsweep_copies(m) * m * 4, stream>>>(pass);
+    // The table goes to shared memory when the scatter pass still fits with it (one tile buffer).
+    if (keys_out != nullptr &&
+        downsweep_shared_bytes<K, ValueBytes>(m, 1) + align16(pass.table_bytes) > max_shared_bytes())
+      pass.table_bytes = 0;
+    const std::size_t upsweep_shared = align16(pass.table_bytes) + upsweep_copies(m) * m * 4;
+    if (upsweep_shared > 48 * 1024 &&
+        (status = cudaFuncSetAttribute(upsweep_kernel<K, F>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       int(upsweep_shared))) != cudaSuccess)
+      return status;
+    upsweep_kernel<K, F><<<plan.num_chunks, block_threads, upsweep_shared, stream>>>(pass);
     if ((status = cudaGetLastError()) != cudaSuccess) return status;
     status = cub::DeviceScan::ExclusiveSum(cub_temp, cub_bytes, counts, scanned, int(entries), stream);
     if (status != cudaSuccess) return status;
     if (keys_out != nullptr) {
-      // Two tile buffers when they fit (m up to about 1024), else one.
-      const int stages =
-          downsweep_shared_bytes<K, ValueBytes>(m, 2) <= max_shared_bytes() && plan.tiles_per_chunk > 1 ? 2 : 1;
-      const std::size_t shared = downsweep_shared_bytes<K, ValueBytes>(m, stages);
-      auto kernel = downsweep_kernel<K, ValueBytes, F>;
+      // Tile buffers: two (the next tile streams in while this one is worked on), one when two do
+      // not fit or the tuning switch says so.
+      int stages = scatter_stages != 0 ? scatter_stages : default_scatter_stages;
+      const std::size_t table = align16(pass.table_bytes);
+      if (stages == 2 &&
+          (downsweep_shared_bytes<K, ValueBytes>(m, 2) + table > max_shared_bytes() || plan.tiles_per_chunk < 2))
+        stages = 1;
+      const std::size_t shared = downsweep_shared_bytes<K, ValueBytes>(m, stages) + table;
+      // The id class: ballots per window of 32 keys.
+      const int id_bits = bit_width(m - 1);
+      auto kernel = id_bits <= 5 ? downsweep_kernel<K, ValueBytes, F, 5> : downsweep_kernel<K, ValueBytes, F, max_id_bits>;
       if (shared > 48 * 1024 &&
           (status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared))) !=
               cudaSuccess)
@@ -552,6 +670,14 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
 }
 
 
+// The largest m whose full histogram the counting pass keeps in shared memory (per-warp copies,
+// at most 48 KB): the offsets of a two-pass split up to it come from one such counting pass.
+constexpr std::uint32_t max_counted_buckets = 4096;
+
+// m <= 256: one pass. Larger m: two stable passes over the id's digits (LSD, low digit first)
+// through a scratch copy, 6 + 6 bits up to m = 4096 and 8 + 8 bits above; the offsets (and the
+// checked mode's bad index) come from a counting pass over the full id, or, above 4096 buckets,
+// from a histogram with warp-aggregated global atomics.
 template <class K, int ValueBytes, class F>
 cudaError_t multisplit(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out, const void* values_in,
                        void* values_out, std::size_t n, F bucket_fn, std::uint32_t m, std::uint32_t* bucket_offsets,
@@ -564,19 +690,24 @@ cudaError_t multisplit(void* temp, std::size_t& temp_bytes, const K* keys_in, K*
   const int sm_count = current_sm_count();
   const std::uint32_t n32 = std::uint32_t(n);
   const bool two_pass = m > max_one_pass_buckets;
-  const std::uint32_t high_buckets = (m + 255) / 256;
+  const bool counted = two_pass && m <= max_counted_buckets;  // offsets from the counting pass
+  const int low_bits = m <= max_counted_buckets ? 6 : 8;
+  const std::uint32_t low_buckets = 1u << low_bits;
+  const std::uint32_t high_buckets = (m + low_buckets - 1) >> low_bits;
   std::size_t cub_bytes = 0;
-  const std::size_t pass_bytes =
-      two_pass ? std::max(one_pass_temp_bytes<K>(n, 256, sm_count, cub_bytes),
-                          one_pass_temp_bytes<K>(n, high_buckets, sm_count, cub_bytes))
-               : one_pass_temp_bytes<K>(n, m, sm_count, cub_bytes);
+  std::size_t pass_bytes = one_pass_temp_bytes<K>(n, m, sm_count, cub_bytes);
+  if (two_pass) {
+    pass_bytes = std::max(one_pass_temp_bytes<K>(n, low_buckets, sm_count, cub_bytes),
+                          one_pass_temp_bytes<K>(n, high_buckets, sm_count, cub_bytes));
+    if (counted) pass_bytes = std::max(pass_bytes, one_pass_temp_bytes<K>(n, m, sm_count, cub_bytes));
+  }
   std::size_t histogram_cub_bytes = 0;
-  if (two_pass)
+  if (two_pass && !counted)
     cub::DeviceScan::ExclusiveSum(nullptr, histogram_cub_bytes, static_cast<std::uint32_t*>(nullptr),
                                   static_cast<std::uint32_t*>(nullptr), int(m + 1));
   const std::size_t scratch_keys = two_pass ? align256(n * sizeof(K)) : 0;
   const std::size_t scratch_values = two_pass ? align256(n * ValueBytes) : 0;
-  const std::size_t histogram_bytes = two_pass ? align256((m + 1) * 4) + align256(histogram_cub_bytes) : 0;
+  const std::size_t histogram_bytes = two_pass && !counted ? align256((m + 1) * 4) + align256(histogram_cub_bytes) : 0;
   const std::size_t needed = align256(pass_bytes) + scratch_keys + scratch_values + histogram_bytes;
   if (temp == nullptr) {
     temp_bytes = needed;
@@ -593,22 +724,28 @@ cudaError_t multisplit(void* temp, std::size_t& temp_bytes, const K* keys_in, K*
   unsigned char* cursor = static_cast<unsigned char*>(temp) + align256(pass_bytes);
   K* scratch_k = reinterpret_cast<K*>(cursor);
   void* scratch_v = cursor + scratch_keys;
-  auto* histogram = reinterpret_cast<std::uint32_t*>(cursor + scratch_keys + scratch_values);
-  void* histogram_cub = reinterpret_cast<unsigned char*>(histogram) + align256((m + 1) * 4);
-  if (keys_out != nullptr) {
-    // LSD on the id: low byte first, then the high bits; both passes stable.
-    status = run_one_pass<K, ValueBytes>(temp, keys_in, scratch_k, values_in, scratch_v, n32, bucket_fn, m, 0, 0xFFu,
-                                         256, nullptr, bad_index, sm_count, stream);
-    if (status != cudaSuccess) return status;
-    status = run_one_pass<K, ValueBytes>(temp, scratch_k, keys_out, scratch_v, values_out, n32, bucket_fn, m, 8,
-                                         0xFFu, high_buckets, nullptr, nullptr, sm_count, stream);
-    if (status != cudaSuccess) return status;
-  } else if (bad_index != nullptr) {  // histogram only: the check still needs one look at every key
-    status = run_one_pass<K, ValueBytes>(temp, keys_in, nullptr, nullptr, nullptr, n32, bucket_fn, m, 0, 0xFFu, 256,
-                                         nullptr, bad_index, sm_count, stream);
+  if (counted && (bucket_offsets != nullptr || bad_index != nullptr)) {
+    // The full id's counts (and the check), before the passes reuse the temp storage.
+    status = run_one_pass<K, 0>(temp, keys_in, nullptr, nullptr, nullptr, n32, bucket_fn, m, 0, 0xFFFFFFFFu, m,
+                                bucket_offsets, bad_index, sm_count, stream);
     if (status != cudaSuccess) return status;
   }
-  if (bucket_offsets != nullptr) {
+  unsigned long long* pass_check = counted ? nullptr : bad_index;  // checked once
+  if (keys_out != nullptr) {
+    status = run_one_pass<K, ValueBytes>(temp, keys_in, scratch_k, values_in, scratch_v, n32, bucket_fn, m, 0,
+                                         low_buckets - 1, low_buckets, nullptr, pass_check, sm_count, stream);
+    if (status != cudaSuccess) return status;
+    status = run_one_pass<K, ValueBytes>(temp, scratch_k, keys_out, scratch_v, values_out, n32, bucket_fn, m, low_bits,
+                                         0xFFFFFFFFu, high_buckets, nullptr, nullptr, sm_count, stream);
+    if (status != cudaSuccess) return status;
+  } else if (pass_check != nullptr) {  // histogram only: the check still needs one look at every key
+    status = run_one_pass<K, ValueBytes>(temp, keys_in, nullptr, nullptr, nullptr, n32, bucket_fn, m, 0,
+                                         low_buckets - 1, low_buckets, nullptr, pass_check, sm_count, stream);
+    if (status != cudaSuccess) return status;
+  }
+  if (bucket_offsets != nullptr && !counted) {
+    auto* histogram = reinterpret_cast<std::uint32_t*>(cursor + scratch_keys + scratch_values);
+    void* histogram_cub = reinterpret_cast<unsigned char*>(histogram) + align256((m + 1) * 4);
     if ((status = cudaMemsetAsync(histogram, 0, (m + 1) * 4, stream)) != cudaSuccess) return status;
     if (n > 0) {
       const unsigned blocks = unsigned(std::min<std::size_t>((n + block_threads - 1) / block_threads, 16 * sm_count));

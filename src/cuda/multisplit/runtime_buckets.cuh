@@ -22,6 +22,17 @@ template <class U> struct RuntimeBuckets {
   const U* encoded_splitters = nullptr;  // device memory, m - 1 of them, encoded
   std::uint32_t splitter_count = 0;
 
+  // Splitters as a lookup table the kernels stage in shared memory (see buckets::splitters).
+  RXM_HOST_DEVICE const void* table() const { return encoded_splitters; }
+  RXM_HOST_DEVICE std::size_t table_bytes() const {
+    return kind == Kind::splitters ? std::size_t(splitter_count) * sizeof(U) : 0;
+  }
+  RXM_HOST_DEVICE RuntimeBuckets with_table(const void* copy) const {
+    RuntimeBuckets staged = *this;
+    staged.encoded_splitters = static_cast<const U*>(copy);
+    return staged;
+  }
+
   // Calls f(T{}) for the key type of this width named by `type`.
   template <class F> RXM_HOST_DEVICE std::uint32_t with_type(F&& f) const {
     if constexpr (sizeof(U) == 1) {
