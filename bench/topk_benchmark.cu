@@ -9,6 +9,10 @@
 //   bench_topk                 every shape of issue 4
 //   bench_topk --sweep         also sweep the delegate subrange 2^alpha at n = 2^28
 //   bench_topk --only NAME     cases whose name contains NAME
+//   bench_topk --ab            also the standard cases with scalar loads in the delegate pass
+//                              and with the multi-block select (ours only: the A/B of session 2)
+//   bench_topk --rows-sweep    short batched rows (k = 50, 2^27 values): delegates vs one block per
+//                              raw row, with and without the one-block select (ours only)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -40,6 +44,9 @@ struct Shape {
   rxm::KeyType type = rxm::KeyType::f32;
   double lo = 0.0, hi = 1.0;
   int alpha = -1;  // -1: automatic
+  int block = -1;  // one-block select: -1 automatic, 0 off, 1 on (k <= 2048)
+  bool peers = true;
+  int vector = -1;  // 16-byte loads in the delegate pass: -1 automatic, 0 off
 };
 
 __device__ __forceinline__ float uniform01(std::uint64_t i, std::uint64_t seed) {
@@ -100,6 +107,8 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   p.type = s.type, p.values = values.data(), p.total = n, p.rows = s.rows, p.row_length = s.length;
   p.max_row_length = s.length, p.k = s.k, p.out_values = out_values.data(), p.out_indices = out_indices.data();
   p.delegate_log2 = s.alpha;
+  p.block_select = s.block;
+  p.delegate_vector = s.vector;
   const std::size_t temp_bytes = rxm::device::topk_temp_bytes(p, 0);
   rxm::DeviceBuffer temp(0, temp_bytes);
   const Stats ours = rxm::bench::time_device(stream, [&] { rxm::device::topk(temp.data(), temp_bytes, p, stream); }, 3, reps);
@@ -110,6 +119,8 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
                            {"distribution", "uniform[" + std::to_string(s.lo) + "," + std::to_string(s.hi) + ")"},
                            {"largest", true}, {"sorted", false}, {"case", s.name}};
   if (s.alpha >= 0) params["alpha"] = s.alpha;
+  if (s.block >= 0) params["block_select"] = s.block;
+  if (s.vector >= 0) params["delegate_vector"] = s.vector;
   Case c("topk", params, double(n), "keys");
   c.add("radixmesh::device::topk", ours, true);
   c.set_floor(double(n) * sizeof(T), bandwidth, "one read of the input over the D2D copy bandwidth measured here");
@@ -165,11 +176,13 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool sweep = false;
+  bool sweep = false, rows_sweep = false, ab = false;
   std::string only;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--sweep") sweep = true;
+    else if (a == "--rows-sweep") rows_sweep = true;
+    else if (a == "--ab") ab = true;
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
   }
   cudaDeviceProp prop{};
@@ -196,11 +209,33 @@ int main(int argc, char** argv) {
     for (std::size_t k : {std::size_t(1024), std::size_t(65536), std::size_t(1) << 20})
       for (int alpha : {0, 4, 6, 8, 10, 12})
         shapes.push_back({"sweep k" + std::to_string(k) + " alpha" + std::to_string(alpha), 1, n28, k,
-                          rxm::KeyType::f32, 0.0, 1.0, alpha});
+                          rxm::KeyType::f32, 0.0, 1.0, alpha, -1, false});
+  if (ab) {
+    const std::size_t standard = shapes.size();
+    for (std::size_t i = 0; i < standard; ++i) {
+      Shape scalar = shapes[i], multi = shapes[i];
+      scalar.name += " scalar-delegates", scalar.vector = 0, scalar.peers = false;
+      multi.name += " multi-block-select", multi.block = 0, multi.peers = false;
+      shapes.push_back(scalar);
+      if (shapes[i].k <= 2048) shapes.push_back(multi);
+    }
+  }
+  if (rows_sweep)
+    for (std::size_t length : {std::size_t(1) << 12, std::size_t(1) << 13, std::size_t(1) << 14, std::size_t(1) << 15,
+                               std::size_t(1) << 16, std::size_t(1) << 17}) {
+      const std::size_t rows = (std::size_t(1) << 27) / length;
+      const std::string base = std::to_string(rows) + "x" + std::to_string(length) + " k50";
+      shapes.push_back({"rows " + base + " raw block", rows, length, 50, rxm::KeyType::f32, 0.0, 1.0, 0, 1, false});
+      shapes.push_back({"rows " + base + " raw multi", rows, length, 50, rxm::KeyType::f32, 0.0, 1.0, 0, 0, false});
+      if (length >= (std::size_t(1) << 15)) {
+        shapes.push_back({"rows " + base + " delegates block", rows, length, 50, rxm::KeyType::f32, 0.0, 1.0, -1, 1, false});
+        shapes.push_back({"rows " + base + " delegates multi", rows, length, 50, rxm::KeyType::f32, 0.0, 1.0, -1, 0, false});
+      }
+    }
   double bandwidth = 0;
   for (const auto& s : shapes) {
     if (!only.empty() && s.name.find(only) == std::string::npos) continue;
-    const bool peers = s.alpha < 0;
+    const bool peers = s.peers;
     switch (s.type) {
       case rxm::KeyType::f16: run_case<__half>(s, info, stream, 20, peers, bandwidth); break;
       case rxm::KeyType::bf16: run_case<__nv_bfloat16>(s, info, stream, 20, peers, bandwidth); break;

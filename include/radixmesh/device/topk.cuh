@@ -38,6 +38,11 @@ struct TopkProblem {
   // Tuning (benchmarks, tests): log2 of the delegate subrange (Dr. Top-k's alpha); -1 chooses it
   // from the row length and k, 0 turns the delegate filter off (radix select alone).
   int delegate_log2 = -1;
+  // Tuning (benchmarks, tests): the one-block-per-row select (k <= 2048): -1 chooses it (rows with
+  // delegates, or rows of at most 2^16), 0 never, 1 whenever k <= 2048.
+  int block_select = -1;
+  // Tuning (benchmarks): 16-byte loads in the delegate pass where they fit: -1/1 yes, 0 never.
+  int delegate_vector = -1;
 };
 
 // Bytes of temporary storage topk needs for this problem on `device`.

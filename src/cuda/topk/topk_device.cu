@@ -38,6 +38,8 @@ template <class U> Params<U> chunk_params(const Params<U>& p, std::size_t r0, co
   c.cand_rank += r0 * p.cand_cap;
   c.cand_idx += r0 * p.cand_cap;
   c.cand_count += r0;
+  c.qual_list += r0 * p.k;
+  c.qual_count += r0;
   c.win_rank += r0 * p.k;
   c.win_idx += r0 * p.k;
   c.win_count += r0;
@@ -75,6 +77,10 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
   g.IB = g.max_len > 1 ? int(std::bit_width(std::uint64_t(g.max_len - 1))) : 0;
   g.alpha = pr.delegate_log2 < 0 ? choose_alpha(g.max_len, pr.k) : std::min(pr.delegate_log2, 20);
   g.digit_bits = pr.rows > 64 ? 8 : kMaxDigitBits;
+  // The one-block select: where every row's source is small (a delegate row's candidates, or a
+  // short raw row; rows shorter than kMinDelegateRow are raw in a delegate plan too).
+  g.block_select = pr.k <= std::size_t(kBlockSelectMaxK) &&
+                   (pr.block_select == 1 || (pr.block_select < 0 && (g.alpha > 0 || g.max_len <= kBlockSelectMaxRow)));
   int sm_count = 132;
   RXM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
   const std::uint64_t target_blocks = std::uint64_t(sm_count) * 8;
@@ -130,6 +136,8 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
   g.off_cand_rank = take(pr.rows * g.cand_cap * g.key_bytes);
   g.off_cand_idx = take(pr.rows * g.cand_cap * sizeof(std::uint64_t));
   g.off_cand_count = take(pr.rows * sizeof(unsigned long long));
+  g.off_qual_list = take(g.alpha ? pr.rows * pr.k * sizeof(std::uint64_t) : 0);
+  g.off_qual_count = take(pr.rows * sizeof(unsigned long long));
   g.off_win_count = take(pr.rows * sizeof(unsigned long long));
   g.off_win_rank = take(places * g.key_bytes);
   g.off_win_idx = take(places * sizeof(std::uint64_t));
@@ -166,6 +174,11 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
   p.cand_idx = reinterpret_cast<std::uint64_t*>(base + g.off_cand_idx);
   p.cand_count = reinterpret_cast<unsigned long long*>(base + g.off_cand_count);
   p.cand_cap = g.cand_cap;
+  p.vector_loads = pr.delegate_vector != 0;
+  p.qual_list = reinterpret_cast<std::uint64_t*>(base + g.off_qual_list);
+  p.qual_count = reinterpret_cast<unsigned long long*>(base + g.off_qual_count);
+  // At least one listed subrange per warp of the rescan's grid; at most 32 (few atomics).
+  p.qual_per_warp = int(std::clamp<std::uint64_t>((pr.k + 8 * g.grid_x - 1) / (8 * g.grid_x), 1, 32));
   p.win_rank = reinterpret_cast<U*>(base + g.off_win_rank);
   p.win_idx = reinterpret_cast<std::uint64_t*>(base + g.off_win_idx);
   p.win_count = reinterpret_cast<unsigned long long*>(base + g.off_win_count);
@@ -198,8 +211,26 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
         select_pass<U, true><<<small_grid, kThreads, 0, stream>>>(c);
         debug.after_launch("select_pass<delegates>");
       }
+      list_qualifying<U><<<grid, kThreads, 0, stream>>>(c);
+      debug.after_launch("list_qualifying");
       gather_candidates<U><<<grid, kThreads, 0, stream>>>(c);
       debug.after_launch("gather_candidates");
+    }
+    if (g.block_select) {
+      const dim3 one_per_row(1, unsigned(chunk));
+      // Outputs and caller indices of the chunk's rows (equal-length rows: the chunk's values
+      // start at row r0, and so do its caller indices; offsets stay absolute).
+      const std::size_t first_place = r0 * pr.k, first_value = pr.row_offsets ? 0 : r0 * pr.row_length;
+      if (pr.index_bytes == 4)
+        block_select<U, std::int32_t><<<one_per_row, kThreads, 0, stream>>>(
+            c, pr.input_indices ? static_cast<const std::int32_t*>(pr.input_indices) + first_value : nullptr,
+            static_cast<U*>(pr.out_values) + first_place, static_cast<std::int32_t*>(pr.out_indices) + first_place);
+      else
+        block_select<U, std::int64_t><<<one_per_row, kThreads, 0, stream>>>(
+            c, pr.input_indices ? static_cast<const std::int64_t*>(pr.input_indices) + first_value : nullptr,
+            static_cast<U*>(pr.out_values) + first_place, static_cast<std::int64_t*>(pr.out_indices) + first_place);
+      debug.after_launch("block_select");
+      continue;
     }
     // Rows with delegates select among ~k candidates (at most k * 2^alpha): fewer blocks. A row
     // without them (offsets can mix both) needs the whole grid.
@@ -216,6 +247,7 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
     debug.after_launch("gather_winners");
   }
   debug.check_winner_counts(p.win_count, pr);
+  if (g.block_select) return;  // ordered and written by block_select
   const std::uint64_t pad = std::uint64_t(1) << g.IB;  // after every real index
   const unsigned place_blocks = grid_1d(places);
   if (pr.row_offsets) {

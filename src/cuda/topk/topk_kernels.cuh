@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 #include <cub/block/block_scan.cuh>
 
 #include "radixmesh/keys.hpp"
@@ -70,6 +71,10 @@ template <class U> struct Params {
   U* cand_rank;
   std::uint64_t* cand_idx;
   unsigned long long* cand_count;  // rows
+  std::uint64_t* qual_list;        // rows * k: the qualifying subranges of each row
+  unsigned long long* qual_count;  // rows
+  int qual_per_warp;               // listed subranges a warp rescans per round
+  bool vector_loads;               // the delegate pass may use 16-byte loads
   std::uint64_t cand_cap;          // per row
   U* win_rank;
   std::uint64_t* win_idx;
@@ -175,8 +180,52 @@ __device__ __forceinline__ PassBits next_bits(int resolved, int total_bits, int 
   return {low, hi - low};
 }
 
-// ---- one histogram pass's tail: merge the block's shared histogram, and the last block of the
-// row picks the bucket holding the k_left-th best, updating the row's state.
+// ---- picking the bucket. A block scans a pass's histogram (thread 0 owns the top bins, `per`
+// bins each) and the one thread whose bins hold the k_left-th best updates the row's state.
+using BinScan = cub::BlockScan<unsigned long long, kThreads>;
+constexpr int kBinsPerThread = kMaxBins / kThreads;
+
+// `get(b)` reads bin b; fills this thread's bins and returns how many elements they hold.
+template <class Get>
+__device__ __forceinline__ unsigned long long load_my_bins(int bins, unsigned long long (&local)[kBinsPerThread],
+                                                           Get&& get) {
+  const int per = (bins + kThreads - 1) / kThreads;  // <= kBinsPerThread
+  unsigned long long sum = 0;
+#pragma unroll
+  for (int j = 0; j < kBinsPerThread; ++j) {
+    const int b = bins - 1 - (int(threadIdx.x) * per + j);
+    local[j] = (j < per && b >= 0) ? get(b) : 0ull;
+    sum += local[j];
+  }
+  return sum;
+}
+
+// With `above` elements in the bins of the threads before this one: if the k_left-th best lies
+// in this thread's bins, updates `s` (the digit, k_left within the bucket, done) and returns true.
+template <class U>
+__device__ __forceinline__ bool pick_in_my_bins(const unsigned long long (&local)[kBinsPerThread], int bins,
+                                                unsigned long long above, unsigned long long sum, RowState<U>& s,
+                                                int total_bits, int IB, PassBits pb) {
+  if (!(above < s.k_left && s.k_left <= above + sum)) return false;
+  const int per = (bins + kThreads - 1) / kThreads;
+  unsigned long long running = above;
+#pragma unroll
+  for (int j = 0; j < kBinsPerThread; ++j) {
+    if (j < per && running + local[j] >= s.k_left) {
+      const unsigned d = unsigned(bins - 1 - (int(threadIdx.x) * per + j));
+      s.k_left -= running;
+      set_digit(s, d, IB, pb.low, pb.width);
+      s.resolved = total_bits - pb.low;
+      s.done = (local[j] == s.k_left || pb.low == 0) ? 1 : 0;
+      return true;
+    }
+    running += local[j];
+  }
+  return false;
+}
+
+// One histogram pass's tail: merge the block's shared histogram, and the last block of the row
+// picks the bucket holding the k_left-th best, updating the row's state.
 template <class U>
 __device__ void merge_and_pick(unsigned* smem_hist, int bins, unsigned long long* hist, unsigned* counter,
                                RowState<U>* state, int total_bits, int IB, PassBits pb) {
@@ -190,17 +239,9 @@ __device__ void merge_and_pick(unsigned* smem_hist, int bins, unsigned long long
   __syncthreads();
   if (!last) return;
   __threadfence();
-  using Scan = cub::BlockScan<unsigned long long, kThreads>;
-  __shared__ typename Scan::TempStorage scan_storage;
-  const int per = (bins + kThreads - 1) / kThreads;  // <= 8
-  unsigned long long local[kMaxBins / kThreads];
-  unsigned long long sum = 0;
-#pragma unroll
-  for (int j = 0; j < kMaxBins / kThreads; ++j) {
-    const int b = bins - 1 - (int(threadIdx.x) * per + j);  // thread 0 owns the top bins
-    local[j] = (j < per && b >= 0) ? __ldcg(hist + b) : 0ull;
-    sum += local[j];
-  }
+  __shared__ typename BinScan::TempStorage scan_storage;
+  unsigned long long local[kBinsPerThread];
+  const unsigned long long sum = load_my_bins(bins, local, [&](int b) { return __ldcg(hist + b); });
   // Every thread reads the row's state BEFORE the barrier below, and the one thread whose bins
   // hold the k_left-th best writes it only AFTER it. Without that barrier (the code up to
   // adefc27 read it after the scan) a warp scheduled late could read the state that the
@@ -208,27 +249,11 @@ __device__ void merge_and_pick(unsigned* smem_hist, int bins, unsigned long long
   // write a second, wrong digit: too few winners, unwritten output places. It showed only under
   // compute-sanitizer racecheck, which reorders warps, and racecheck could not report it (a race
   // on global memory). See NOTES.md, "The racecheck finding".
-  const RowState<U> row = *state;
+  RowState<U> s = *state;
   unsigned long long above;
-  Scan(scan_storage).ExclusiveSum(sum, above);
+  BinScan(scan_storage).ExclusiveSum(sum, above);
   __syncthreads();
-  RowState<U> s = row;
-  if (above < s.k_left && s.k_left <= above + sum) {
-    unsigned long long running = above;
-#pragma unroll
-    for (int j = 0; j < kMaxBins / kThreads; ++j) {
-      if (j < per && running + local[j] >= s.k_left) {
-        const unsigned d = unsigned(bins - 1 - (int(threadIdx.x) * per + j));
-        s.k_left -= running;
-        set_digit(s, d, IB, pb.low, pb.width);
-        s.resolved = total_bits - pb.low;
-        s.done = (local[j] == s.k_left || pb.low == 0) ? 1 : 0;
-        *state = s;
-        break;
-      }
-      running += local[j];
-    }
-  }
+  if (pick_in_my_bins(local, bins, above, sum, s, total_bits, IB, pb)) *state = s;
   __syncthreads();
   for (int b = threadIdx.x; b < bins; b += blockDim.x) hist[b] = 0;
   if (threadIdx.x == 0) *counter = 0;
@@ -277,6 +302,7 @@ __global__ void init_rows(Params<U> p, std::size_t row_count, std::uint64_t min_
     d.mode = s.mode;
     p.dstate[r] = d;
     p.cand_count[r] = 0;
+    p.qual_count[r] = 0;
     p.win_count[r] = 0;
     p.row_max[r] = 0;
   });
@@ -356,7 +382,89 @@ template <class U> __global__ void __launch_bounds__(kThreads) delegate_pass(Par
         v[u] = (base + kTile <= length || base + lane + 32 * u < length) ? rank : U(0);
       }
     };
-    if (S >= kTile) {
+    // 16-byte loads (4 floats, 8 halves, 2 doubles per lane and load): the pass is bound by
+    // instructions, and a vector load does the work of V scalar ones with one address. A lane
+    // folds its V elements first (ascending offsets, so a strict > keeps the lowest), then lanes.
+    constexpr int V = int(16 / sizeof(U));
+    constexpr int kVecLoads = 4;  // 16-byte loads in flight per lane
+    // Where each lane has kVecLoads vectors in flight: a warp per subrange (S >= 32 V kVecLoads), or
+    // S / V <= 32 lanes per subrange (S <= 32 V). In between (f32: S = 256, 512) the scalar tiles
+    // below keep more loads in flight. Measured (device run 2): a warp per subrange of S = 32 V
+    // had one load in flight per lane and made 16x2^22 k=512's delegate pass slower (219 -> 250 us
+    // in ncu time).
+    const bool vector_path = p.vector_loads && S >= std::uint64_t(V) &&
+                             (reinterpret_cast<std::uintptr_t>(values) & 15) == 0 &&
+                             (S <= std::uint64_t(32 * V) || S >= std::uint64_t(32 * V * kVecLoads));
+    const uint4* vectors = reinterpret_cast<const uint4*>(values);
+    const std::uint64_t full_vectors = length / V, all_vectors = (length + V - 1) / V;
+    // Ranks of vector vi (elements past the row's end: rank 0, never better than a real one).
+    auto load_vector = [&](std::uint64_t vi, U (&v)[V]) {
+      if (vi < full_vectors) {
+        const uint4 raw = __ldcs(vectors + vi);  // streamed: read once
+        memcpy(v, &raw, 16);
+#pragma unroll
+        for (int j = 0; j < V; ++j) v[j] = U(topk_rank(from_bits<T>(key_bits_t<T>(v[j])), o));
+      } else {
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          const std::uint64_t i = vi * V + j;
+          v[j] = i < length ? U(topk_rank(from_bits<T>(key_bits_t<T>(values[i])), o)) : U(0);
+        }
+      }
+    };
+    auto fold_vector = [&](const U (&v)[V], std::uint32_t first_off, Best<U>& b) {
+#pragma unroll
+      for (int j = 0; j < V; ++j)
+        if (v[j] > b.rank) b = {v[j], first_off + std::uint32_t(j)};
+    };
+    if (vector_path && S > std::uint64_t(32 * V)) {
+      // A warp per subrange: 32 lanes x kVecLoads vectors per step.
+      const std::uint32_t sub_vectors = std::uint32_t(S / V);
+      for (std::uint64_t sub = warp; sub < subranges; sub += warps) {
+        const std::uint64_t first = sub * sub_vectors;
+        Best<U> best{0, ~0u};
+        for (std::uint32_t t0 = 0; t0 < sub_vectors; t0 += 32 * kVecLoads) {
+          U v[kVecLoads][V];
+#pragma unroll
+          for (int u = 0; u < kVecLoads; ++u) {
+            const std::uint32_t t = t0 + 32 * u + lane;
+            if (t < sub_vectors && first + t < all_vectors) load_vector(first + t, v[u]);
+            else for (int j = 0; j < V; ++j) v[u][j] = 0;
+          }
+#pragma unroll
+          for (int u = 0; u < kVecLoads; ++u) {
+            Best<U> b{v[u][0], (t0 + 32 * u + lane) * V};
+            fold_vector(v[u], (t0 + 32 * u + lane) * V, b);
+            if (b.rank > best.rank || best.off == ~0u) best = b;
+          }
+        }
+        best = best_over_lanes(best, 32);
+        if (lane == 0) emit(sub, best);
+      }
+    } else if (vector_path) {
+      // S / V lanes per subrange: a warp covers 32 vectors (32 V / S subranges) per load.
+      const int lanes_per_sub = int(S / V);
+      const std::uint64_t tiles = (all_vectors + 31) / 32;
+      for (std::uint64_t t0 = warp * kVecLoads; t0 < tiles; t0 += warps * kVecLoads) {
+        U v[kVecLoads][V];
+#pragma unroll
+        for (int u = 0; u < kVecLoads; ++u) {
+          const std::uint64_t vi = (t0 + u) * 32 + lane;
+          if (vi < all_vectors) load_vector(vi, v[u]);
+          else for (int j = 0; j < V; ++j) v[u][j] = 0;
+        }
+#pragma unroll
+        for (int u = 0; u < kVecLoads; ++u) {
+          if (t0 + u >= tiles) break;  // warp-uniform
+          const std::uint64_t vi = (t0 + u) * 32 + lane;
+          const std::uint32_t off = std::uint32_t((vi * V) & (S - 1));
+          Best<U> b{v[u][0], off};
+          fold_vector(v[u], off, b);
+          b = best_over_lanes(b, lanes_per_sub);
+          if (lane % lanes_per_sub == 0 && vi < all_vectors) emit((vi * V) >> alpha, b);
+        }
+      }
+    } else if (S >= kTile) {
       for (std::uint64_t sub = warp; sub < subranges; sub += warps) {
         U v[kLoads];
         load_tile(sub << alpha, v);
@@ -434,14 +542,39 @@ __device__ __forceinline__ void warp_append(bool flag, U rank, std::uint64_t idx
   }
 }
 
-// Rescans the subranges whose delegate is >= T' (the k-th best delegate, a composite: exactly k
-// subranges qualify) and compacts their elements >= T' into the row's candidates: at most
-// k * 2^alpha, the capacity. A warp tests 32 delegates at once, then reads each qualifying
-// subrange together. Block 0 also starts the main select where the candidates' ranks diverge:
-// they all lie in [T'.rank, row max], so the bits those two share are resolved for free (the
-// range-adaptive digits that replace RadiK's scaling, §4.3: inputs that share high bits, such as
-// U[128.6, 128.7], lose no pass to them).
-template <class U> __global__ void __launch_bounds__(kThreads) gather_candidates(Params<U> p) {
+// Block-wide exclusive prefix of per-warp counts with one atomic per block on `counter`: returns
+// this warp's first place in the row's list (every thread of the block must call it).
+__device__ __forceinline__ unsigned long long reserve_for_warp(unsigned warp_count, unsigned long long* counter) {
+  constexpr int kWarps = kThreads / 32;
+  __shared__ unsigned warp_offset[kWarps];
+  __shared__ unsigned long long block_base;
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  if (lane == 0) warp_offset[w] = warp_count;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned total = 0;
+    for (int i = 0; i < kWarps; ++i) {
+      const unsigned c = warp_offset[i];
+      warp_offset[i] = total;
+      total += c;
+    }
+    block_base = total ? atomicAdd(counter, (unsigned long long)total) : 0;
+  }
+  __syncthreads();
+  const unsigned long long at = block_base + warp_offset[w];
+  __syncthreads();  // the shared words are rewritten by the next call
+  return at;
+}
+
+// Lists the subranges whose delegate is >= T' (the k-th best delegate, a composite: exactly k
+// subranges qualify), so that the rescan can spread them over every warp: with heavy ties (f16,
+// bf16, U[128.6, 128.7]) the qualifying subranges are the lowest-index ones holding the top value,
+// all in the first few blocks' share of the delegates, and scanning them where they were found
+// serialized the rescan on those blocks (f16 n = 2^28 k = 1024: 0.39 ms of ncu time). Block 0 also
+// starts the main select where the candidates' ranks diverge: they all lie in [T'.rank, row max],
+// so the bits those two share are resolved for free (the range-adaptive digits that replace
+// RadiK's scaling, §4.3: inputs that share high bits, such as U[128.6, 128.7], lose no pass).
+template <class U> __global__ void __launch_bounds__(kThreads) list_qualifying(Params<U> p) {
   const std::size_t r = blockIdx.y;
   const RowState<U> t = p.dstate[r];
   if (t.mode != kDelegates) return;
@@ -455,20 +588,48 @@ template <class U> __global__ void __launch_bounds__(kThreads) gather_candidates
     p.state[r] = m;
   }
   const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
-  const std::uint64_t S = 1ull << p.alpha, subranges = (length + S - 1) >> p.alpha;
+  const std::uint64_t subranges = (length + (1ull << p.alpha) - 1) >> p.alpha;
   const U* delegates = p.delegates + (begin >> p.alpha) + r;
   const std::uint32_t* delegate_off = p.delegate_off + (begin >> p.alpha) + r;
+  const std::uint64_t idx_mask = low_mask(p.IB);
+  const int lane = threadIdx.x & 31;
+  std::uint64_t* list = p.qual_list + r * p.k;
+  for (std::uint64_t g0 = std::uint64_t(blockIdx.x) * kThreads; g0 < subranges;
+       g0 += std::uint64_t(gridDim.x) * kThreads) {
+    const std::uint64_t mine = g0 + threadIdx.x;
+    const bool qualifies = mine < subranges &&
+                           compare_top<U, true>(delegates[mine], ~((mine << p.alpha) + delegate_off[mine]) & idx_mask,
+                                                t, p.W, p.IB);
+    const unsigned mask = __ballot_sync(0xffffffffu, qualifies);
+    const unsigned long long at = reserve_for_warp(__popc(mask), p.qual_count + r);
+    const unsigned long long position = at + __popc(mask & ((1u << lane) - 1));
+    if (qualifies && position < p.k) list[position] = mine;
+  }
+}
+
+// Rescans the listed subranges and compacts their elements >= T' into the row's candidates: at
+// most k * 2^alpha, the capacity. Each warp takes `qual_per_warp` listed subranges per round (at
+// least one per warp for small k; up to 32 for large k, to keep the atomics few), counts its
+// takers, reserves their places with one atomic per block (RadiK §3.1.2 aggregates its flushes
+// for the same reason), then reads the same subranges again, now from L1/L2, and writes them.
+template <class U> __global__ void __launch_bounds__(kThreads) gather_candidates(Params<U> p) {
+  const std::size_t r = blockIdx.y;
+  const RowState<U> t = p.dstate[r];
+  if (t.mode != kDelegates) return;
+  const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
+  const std::uint64_t S = 1ull << p.alpha;
+  const std::uint64_t listed = p.qual_count[r] < p.k ? p.qual_count[r] : p.k;
+  const std::uint64_t* list = p.qual_list + r * p.k;
   const std::uint64_t idx_mask = low_mask(p.IB);
   const int lane = threadIdx.x & 31, warp_in_block = threadIdx.x >> 5;
   constexpr int kWarps = kThreads / 32;
   U* out_rank = p.cand_rank + r * p.cand_cap;
   std::uint64_t* out_idx = p.cand_idx + r * p.cand_cap;
-  __shared__ unsigned warp_offset[kWarps];
-  __shared__ unsigned long long block_base;
-  // One pass over a warp's qualifying subranges: `visit(take mask, lane takes, rank, index)`.
-  auto scan = [&](std::uint64_t g, unsigned qualifying, auto&& visit) {
-    for (; qualifying; qualifying &= qualifying - 1) {
-      const std::uint64_t base = (g + (__ffs(qualifying) - 1)) << p.alpha;
+  const std::uint64_t per_warp = std::uint64_t(p.qual_per_warp), per_block = per_warp * kWarps;
+  // One pass over the warp's listed subranges: `visit(take mask, lane takes, rank, index)`.
+  auto scan = [&](std::uint64_t first, auto&& visit) {
+    for (std::uint64_t e = first; e < first + per_warp && e < listed; ++e) {
+      const std::uint64_t base = list[e] << p.alpha;
       for (std::uint64_t j = 0; j < S; j += 32) {
         const std::uint64_t i = base + j + lane;
         const bool in_row = j + lane < S && i < length;
@@ -478,34 +639,12 @@ template <class U> __global__ void __launch_bounds__(kThreads) gather_candidates
       }
     }
   };
-  // Each block iteration covers 32 delegates per warp. Its candidates are counted first, then
-  // one atomic per block reserves their places (RadiK §3.1.2 aggregates its flushes for the same
-  // reason: a single counter taking one atomic per warp serialized k * 2^alpha / 32 of them),
-  // then the same subranges, now in L1, are read again and written.
-  for (std::uint64_t g0 = std::uint64_t(blockIdx.x) * kThreads; g0 < subranges;
-       g0 += std::uint64_t(gridDim.x) * kThreads) {
-    const std::uint64_t g = g0 + std::uint64_t(warp_in_block) * 32, mine = g + lane;
-    const bool qualifies = mine < subranges &&
-                           compare_top<U, true>(delegates[mine], ~((mine << p.alpha) + delegate_off[mine]) & idx_mask,
-                                                t, p.W, p.IB);
-    const unsigned qualifying = __ballot_sync(0xffffffffu, qualifies);
+  for (std::uint64_t b0 = std::uint64_t(blockIdx.x) * per_block; b0 < listed; b0 += std::uint64_t(gridDim.x) * per_block) {
+    const std::uint64_t first = b0 + std::uint64_t(warp_in_block) * per_warp;
     unsigned count = 0;
-    scan(g, qualifying, [&](unsigned mask, bool, U, std::uint64_t) { count += __popc(mask); });
-    if (lane == 0) warp_offset[warp_in_block] = count;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      unsigned total = 0;
-      for (int w = 0; w < kWarps; ++w) {
-        const unsigned c = warp_offset[w];
-        warp_offset[w] = total;
-        total += c;
-      }
-      block_base = total ? atomicAdd(p.cand_count + r, (unsigned long long)total) : 0;
-    }
-    __syncthreads();
-    unsigned long long at = block_base + warp_offset[warp_in_block];
-    __syncthreads();  // warp_offset is rewritten by the next iteration
-    scan(g, qualifying, [&](unsigned mask, bool take, U rank, std::uint64_t i) {
+    scan(first, [&](unsigned mask, bool, U, std::uint64_t) { count += __popc(mask); });
+    unsigned long long at = reserve_for_warp(count, p.cand_count + r);
+    scan(first, [&](unsigned mask, bool take, U rank, std::uint64_t i) {
       const unsigned long long position = at + __popc(mask & ((1u << lane) - 1));
       if (take && position < p.cand_cap) {
         out_rank[position] = rank;
@@ -610,6 +749,113 @@ template <class U> __global__ void __launch_bounds__(kThreads) gather_winners(Pa
     const bool win = in && compare_top<U, true>(rank, ~idx & idx_mask, s, p.W, p.IB);
     warp_append(win, rank, idx, p.win_count + r, p.win_rank + r * p.k, p.win_idx + r * p.k, p.k);
   }
+}
+
+// ---- the one-block path: the whole select of a row in one block.
+// Largest k it keeps in shared memory.
+constexpr int kBlockSelectMaxK = 2048;
+
+// Used when k <= kBlockSelectMaxK and a row's source is small: a delegate row's candidates (about
+// k of them for most inputs, up to k * 2^alpha for adversarial ones such as ascending input, which
+// then cost this one block more time), or a short raw row. Every radix pass with a shared-memory
+// histogram and the bucket picked inside the block (no global histogram, no last-block handshake,
+// one launch instead of one per pass), then the winners gathered into shared memory, ordered there
+// (bitonic sort: ascending index, or best first with ties by index) and written out. It replaces
+// the select launches, the winner gather, CUB's sort(s) and the output kernel: the fixed per-call
+// cost that dominated the batched shapes.
+template <class U, class Index>
+__global__ void __launch_bounds__(kThreads) block_select(Params<U> p, const Index* input_indices, U* out_values,
+                                                         Index* out_indices) {
+  __shared__ unsigned smem_hist[kMaxBins];
+  __shared__ U win_rank[kBlockSelectMaxK];
+  __shared__ std::uint64_t win_idx[kBlockSelectMaxK];
+  __shared__ RowState<U> shared_state;
+  __shared__ unsigned win_count;
+  __shared__ typename BinScan::TempStorage scan_storage;
+  const std::size_t r = blockIdx.y;
+  const Source<U> src = row_source(p, r);
+  const int bins = 1 << p.digit_bits, total_bits = p.W + p.IB;
+  const std::uint64_t idx_mask = low_mask(p.IB);
+  RowState<U> s = p.state[r];
+  if (threadIdx.x == 0) shared_state = s, win_count = 0;
+  __syncthreads();
+  const int max_passes = (total_bits + p.digit_bits - 1) / p.digit_bits + 1;
+  for (int pass = 0; !s.done && pass < max_passes; ++pass) {
+    zero_smem(smem_hist, bins);
+    const PassBits pb = next_bits(s.resolved, total_bits, p.digit_bits);
+    for (std::uint64_t i = threadIdx.x; i < src.count; i += kThreads) {
+      U rank;
+      std::uint64_t idx;
+      src.load(i, rank, idx);
+      const std::uint64_t nidx = ~idx & idx_mask;
+      if (compare_top<U, false>(rank, nidx, s, p.W, p.IB))
+        atomicAdd(smem_hist + composite_digit(rank, nidx, p.IB, pb.low, pb.width), 1u);
+    }
+    __syncthreads();
+    unsigned long long local[kBinsPerThread];
+    const unsigned long long sum = load_my_bins(bins, local, [&](int b) { return (unsigned long long)smem_hist[b]; });
+    unsigned long long above;
+    BinScan(scan_storage).ExclusiveSum(sum, above);
+    RowState<U> next = s;  // every thread's copy is `s`; only the picking thread writes the shared one
+    if (pick_in_my_bins(local, bins, above, sum, next, total_bits, p.IB, pb)) shared_state = next;
+    __syncthreads();
+    s = shared_state;
+  }
+  // The winners, in any order, into shared memory (exactly min(k, length) of them).
+  const std::uint64_t rounded = (src.count + 31) & ~31ull;
+  const int lane = threadIdx.x & 31;
+  for (std::uint64_t i = threadIdx.x; i < rounded; i += kThreads) {
+    U rank = 0;
+    std::uint64_t idx = 0;
+    const bool in = i < src.count;
+    if (in) src.load(i, rank, idx);
+    const bool win = in && compare_top<U, true>(rank, ~idx & idx_mask, s, p.W, p.IB);
+    const unsigned mask = __ballot_sync(0xffffffffu, win);
+    if (!mask) continue;
+    unsigned base = 0;
+    if (lane == __ffs(mask) - 1) base = atomicAdd(&win_count, unsigned(__popc(mask)));
+    base = __shfl_sync(0xffffffffu, base, __ffs(mask) - 1);
+    const unsigned at = base + __popc(mask & ((1u << lane) - 1));
+    if (win && at < unsigned(kBlockSelectMaxK)) win_rank[at] = rank, win_idx[at] = idx;
+  }
+  __syncthreads();
+  const unsigned count = win_count < unsigned(kBlockSelectMaxK) ? win_count : unsigned(kBlockSelectMaxK);
+  unsigned size = 1;
+  while (size < count) size *= 2;
+  for (unsigned i = count + threadIdx.x; i < size; i += kThreads) win_rank[i] = 0, win_idx[i] = ~0ull;
+  __syncthreads();
+  // Bitonic sort of the `size` entries: ascending index, or (sorted) best rank first, ties by index.
+  const bool by_rank = p.options.sorted;
+  auto before = [&](unsigned a, unsigned b) {
+    if (by_rank && win_rank[a] != win_rank[b]) return win_rank[a] > win_rank[b];
+    return win_idx[a] < win_idx[b];
+  };
+  for (unsigned block = 2; block <= size; block *= 2)
+    for (unsigned stride = block / 2; stride > 0; stride /= 2) {
+      for (unsigned t = threadIdx.x; t < size / 2; t += kThreads) {
+        const unsigned a = 2 * t - (t & (stride - 1)), b = a + stride;
+        const bool forward = (a & block) == 0;
+        if (forward ? before(b, a) : before(a, b)) {
+          const U tr = win_rank[a];
+          win_rank[a] = win_rank[b], win_rank[b] = tr;
+          const std::uint64_t ti = win_idx[a];
+          win_idx[a] = win_idx[b], win_idx[b] = ti;
+        }
+      }
+      __syncthreads();
+    }
+  const std::uint64_t begin = p.rows.begin(r);
+  for (std::uint64_t q = threadIdx.x; q < p.k; q += kThreads) {
+    const std::uint64_t at = r * p.k + q;
+    if (q < count) {
+      out_values[at] = raw_of_rank<U>(win_rank[q], p.type, p.options);
+      out_indices[at] = input_indices ? input_indices[begin + win_idx[q]] : Index(win_idx[q]);
+    } else {  // a row shorter than k
+      out_values[at] = 0;
+      out_indices[at] = Index(-1);
+    }
+  }
+  if (threadIdx.x == 0) p.win_count[r] = count;  // for the RXM_TOPK_DEBUG check
 }
 
 // Places past a short row's winners: index `pad` (sorts after every real index), rank 0.

@@ -13,14 +13,18 @@ namespace radixmesh::detail::topk_gpu {
 constexpr std::uint64_t kMinDelegateRow = std::uint64_t(1) << 15;
 // The per-row kernels take the row from blockIdx.y: a launch covers at most this many rows.
 constexpr std::size_t kMaxChunkRows = 65535;
+// Raw rows up to this length take the one-block select when k is small enough (a guess to be
+// replaced by a measured threshold: see NOTES.md).
+constexpr std::uint64_t kBlockSelectMaxRow = std::uint64_t(1) << 16;
 
 struct GpuPlan {
   std::size_t key_bytes = 4, rows = 1, k = 1, max_len = 0, chunk_rows = 1;
   int W = 32, IB = 0, alpha = 0, digit_bits = 11;
+  bool block_select = false;
   unsigned grid_x = 1;
   std::uint64_t cand_cap = 0;
   std::size_t off_state = 0, off_dstate = 0, off_hist = 0, hist_bytes = 0, off_counters = 0, off_delegates = 0, off_delegate_off = 0, off_row_max = 0,
-              off_cand_rank = 0, off_cand_idx = 0, off_cand_count = 0, off_win_count = 0, off_win_rank = 0,
+              off_cand_rank = 0, off_cand_idx = 0, off_cand_count = 0, off_qual_list = 0, off_qual_count = 0, off_win_count = 0, off_win_rank = 0,
               off_win_idx = 0, off_alt_rank = 0, off_alt_idx = 0, off_segments = 0, off_cub = 0, cub_bytes = 0;
   std::size_t temp_bytes = 0;
 };
