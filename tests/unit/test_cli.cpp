@@ -110,7 +110,9 @@ TEST_F(Cli, SpecialFractionNeedsAFloatType) {
 }
 
 TEST_F(Cli, HelpListsTheExitCodes) {
-  for (std::vector<std::string> args : {std::vector<std::string>{"--help"}, {"sort", "--help"}, {"bench", "sort", "--help"}}) {
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"--help"}, {"sort", "--help"}, {"multisplit", "--help"}, {"topk", "--help"},
+        {"bench", "sort", "--help"}, {"bench", "topk", "--help"}, {"bench", "multisplit", "--help"}}) {
     CliRun r = run(args);
     SCOPED_TRACE(describe(r));
     EXPECT_EQ(r.exit_code, 0);
