@@ -37,21 +37,21 @@
 // offsets (and the checked mode). m > 4096 (to 65536): two passes over 8-bit digits, offsets
 // from a histogram with warp-aggregated global atomics. Splitter functors (has_lookup_table)
 // are searched in shared memory: each block copies the boundaries there first (up to 32 KB).
-// Measured on an H200, 2^28 u32 keys, uniform (bench_multisplit, CUB's time in the same run):
-//   session 1 (ballots with run-time bit tests, leader lane + shuffle, one pass to m = 4096):
-//     m = 256 keys 2.09 ms (CUB 1.51), pairs 3.86 (CUB 2.28), m = 32 keys 1.83, m = 4096 10.3.
-//   session 2 (id classes, leaderless counters): m = 256 keys 2.07, m = 32 keys 1.52 (CUB 1.47,
-//     counting pass 0.62 ms of it), m = 2 keys 1.48 (CUB 1.42); m = 4096 in one pass with
-//     two local 6-bit passes per tile 11.1 ms: the writes, not the counters, limit one pass
-//     at m = 4096 (4096 keys per tile scatter to ~4096 places), hence two global passes.
-//   later figures: bench/results/multisplit.jsonl and src/cuda/multisplit/NOTES.md.
+// Measured on an H200, 2^28 u32 keys, uniform (bench_multisplit; CUB or RB-sort in the same run;
+// floor 0.77 ms keys, 1.28 ms pairs at 4.19 TB/s), at 34e23fd:
+//   radix m = 2 keys 1.24 ms (CUB 1.42), m = 32 1.46 (CUB 1.47), m = 256 2.08 (CUB 1.51),
+//   pairs m = 256 3.89 (CUB 2.29), delta m = 256 2.48 (RB-sort 3.06), m = 4096 keys 3.09
+//   (CUB 2.71; session 1: 10.3 in one pass), pairs 4.48 (CUB 4.19). Counting pass 0.27 ms at
+//   m = 256, 0.55 at m <= 32, 0.39 at m = 4096. The m = 256 scatter pass (1.8 ms) is latency-bound
+//   on its per-window shared-memory counter updates (ncu: issue 42 %, bank conflicts on half the
+//   shared wavefronts); see src/cuda/multisplit/NOTES.md for the budget, variants and evidence.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstddef>
-#include <cstdint>
 #include <concepts>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <cub/device/device_scan.cuh>
@@ -153,8 +153,8 @@ template <class F> __device__ __forceinline__ F with_shared_table(const F& f, st
 }
 
 // The ballot of "bit `bit_mask` of id is set", inverted on lanes where it is not set: ANDed over
-// the id's bits this leaves the lanes with the same id (§5.4). Four SASS instructions (predicate,
-// VOTE, predicated NOT, AND; as in CUB's MatchAny).
+// the id's bits this leaves the lanes with the same id (§5.4). Five PTX instructions, the AND
+// at the call site included (as in CUB's MatchAny).
 __device__ __forceinline__ std::uint32_t same_bit_lanes(std::uint32_t id, std::uint32_t bit_mask) {
   std::uint32_t mask;
   asm("{\n\t.reg .pred p;\n\tand.b32 %0, %1, %2;\n\tsetp.ne.u32 p, %0, 0;\n\t"
