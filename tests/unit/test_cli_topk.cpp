@@ -215,6 +215,15 @@ TEST_F(CliTopkBadInput, UnsupportedType) {
                  {"in.npy", "bytes.npy", "raw.bin"});
 }
 
+TEST_F(CliTopkBadInput, ResultsTooLargeAreRefusedBeforeAnyWork) {
+  // 1024 empty rows padded to k = 2^40 places each: the outputs cannot fit (the disk is checked
+  // first, then host memory); the message names what is needed, and nothing is left behind.
+  write("offsets.npy", std::vector<std::uint64_t>(1025, 0));
+  CliRun r = topk({"--in", path("in.npy"), "-k", "2^40", "--row-offsets", path("offsets.npy")});
+  expect_failure(r, 2, "needs", {"in.npy", "offsets.npy"});
+  EXPECT_NE(r.err.find("free"), std::string::npos) << r.err;
+}
+
 TEST_F(CliTopkBadInput, MissingInputOrOutputDirectory) {
   expect_failure(topk({"--in", path("missing.npy"), "-k", "1"}), 2, "no such file", {"in.npy"});
   expect_failure(run({"topk", "--in", path("in.npy"), "-k", "1", "--out-values", path("values.npy"), "--out-indices",
