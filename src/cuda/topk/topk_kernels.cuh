@@ -387,14 +387,16 @@ template <class U> __global__ void __launch_bounds__(kThreads) delegate_pass(Par
     // folds its V elements first (ascending offsets, so a strict > keeps the lowest), then lanes.
     constexpr int V = int(16 / sizeof(U));
     constexpr int kVecLoads = 4;  // 16-byte loads in flight per lane
-    // Where each lane has kVecLoads vectors in flight: a warp per subrange (S >= 32 V kVecLoads), or
-    // S / V <= 32 lanes per subrange (S <= 32 V). In between (f32: S = 256, 512) the scalar tiles
-    // below keep more loads in flight. Measured (device run 2): a warp per subrange of S = 32 V
-    // had one load in flight per lane and made 16x2^22 k=512's delegate pass slower (219 -> 250 us
-    // in ncu time).
+    // Where the vector path was measured faster (H200, bench_topk --ab, device run 3 of session 2,
+    // same run): S / V <= 32 lanes per subrange (S <= 32 V) for every width (f32 S = 32: 4096x32768
+    // k=50 0.96 -> 0.60 ms; S = 128: 16x2^22 k=512 0.251 -> 0.239, n=2^28 k=2^20 1.75 -> 1.44), and a
+    // warp per subrange (S >= 32 V kVecLoads) for 16-bit keys only (f16 0.444 -> 0.414 ms, bf16
+    // 0.445 -> 0.422). For 32-bit keys a warp per subrange was slower than the scalar tiles below
+    // (n=2^28 k=16 0.432 -> 0.461 ms, k=1024 0.408 -> 0.453, n=2^29 0.685 -> 0.774), and with S =
+    // 32 V it had one load in flight per lane (run 2: 16x2^22's delegate pass 219 -> 250 us).
     const bool vector_path = p.vector_loads && S >= std::uint64_t(V) &&
                              (reinterpret_cast<std::uintptr_t>(values) & 15) == 0 &&
-                             (S <= std::uint64_t(32 * V) || S >= std::uint64_t(32 * V * kVecLoads));
+                             (S <= std::uint64_t(32 * V) || (sizeof(U) == 2 && S >= std::uint64_t(32 * V * kVecLoads)));
     const uint4* vectors = reinterpret_cast<const uint4*>(values);
     const std::uint64_t full_vectors = length / V, all_vectors = (length + V - 1) / V;
     // Ranks of vector vi (elements past the row's end: rank 0, never better than a real one).
