@@ -9,8 +9,11 @@
 
 namespace radixmesh::detail::topk_gpu {
 
-// Rows shorter than this never take the delegate path (one or two radix passes cost less).
-constexpr std::uint64_t kMinDelegateRow = std::uint64_t(1) << 15;
+// Rows shorter than this never take the delegate path. The rows sweep (H200, session 2 run 2,
+// NOTES.md) measured delegates 3.8x faster than one block per raw row at 2^15 values (0.584 vs
+// 2.238 ms per 2^27 values, k = 50) and raw rows at 1.7-2.1 ms from 2^12 to 2^14; 2^12 is the
+// shortest row where choose_alpha still leaves alpha = 3 for k = 50 (k * 2^alpha * 4 <= n).
+constexpr std::uint64_t kMinDelegateRow = std::uint64_t(1) << 12;
 // The per-row kernels take the row from blockIdx.y: a launch covers at most this many rows.
 constexpr std::size_t kMaxChunkRows = 65535;
 // Raw rows up to this length take the one-block select when k is small enough (a guess to be
