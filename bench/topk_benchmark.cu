@@ -13,6 +13,11 @@
 //                              and with the multi-block select (ours only: the A/B of session 2)
 //   bench_topk --rows-sweep    short batched rows (k = 50, 2^27 values): delegates vs one block per
 //                              raw row, with and without the one-block select (ours only)
+//   bench_topk --start-compare where the select starts (device::TopkStart), f32, n = 2^28 and 2^24,
+//                              k = 512 and 1024, U[0.6,0.7] and U[128.6,128.7]: radix select alone
+//                              (alpha = 0) with no start adaptation, RadiK's scaling (exact) and
+//                              our range-adaptive start; the full pipeline (delegates) with each.
+//                              Ours only, each checked against the default's indices in the run.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -47,7 +52,17 @@ struct Shape {
   int block = -1;  // one-block select: -1 automatic, 0 off, 1 on (k <= 2048)
   bool peers = true;
   int vector = -1;  // 16-byte loads in the delegate pass: -1 automatic, 0 off
+  rxm::device::TopkStart start = rxm::device::TopkStart::automatic;
 };
+
+const char* start_name(rxm::device::TopkStart s) {
+  switch (s) {
+    case rxm::device::TopkStart::automatic: return "automatic";
+    case rxm::device::TopkStart::none: return "none";
+    case rxm::device::TopkStart::range_adaptive: return "range_adaptive";
+    default: return "radik_scaling";
+  }
+}
 
 __device__ __forceinline__ float uniform01(std::uint64_t i, std::uint64_t seed) {
   std::uint64_t z = i * 0x9E3779B97F4A7C15ull + seed;
@@ -109,11 +124,31 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   p.delegate_log2 = s.alpha;
   p.block_select = s.block;
   p.delegate_vector = s.vector;
+  p.start = s.start;
   const std::size_t temp_bytes = rxm::device::topk_temp_bytes(p, 0);
   rxm::DeviceBuffer temp(0, temp_bytes);
   const Stats ours = rxm::bench::time_device(stream, [&] { rxm::device::topk(temp.data(), temp_bytes, p, stream); }, 3, reps);
   std::vector<std::int64_t> our_idx(places);
   RXM_CUDA_CHECK(cudaMemcpy(our_idx.data(), out_indices.data(), places * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
+  // A tuned case without peers: its indices against the default tuning's in the same run (the
+  // default is the one verified against CUB and by the GPU tests).
+  std::string default_check = "not checked";
+  if (!with_peers && (s.alpha >= 0 || s.start != rxm::device::TopkStart::automatic)) {
+    rxm::device::TopkProblem d = p;
+    d.delegate_log2 = -1, d.block_select = -1, d.delegate_vector = -1, d.start = rxm::device::TopkStart::automatic;
+    const std::size_t d_bytes = rxm::device::topk_temp_bytes(d, 0);
+    rxm::DeviceArray<std::int64_t> d_indices(0, places);
+    d.out_indices = d_indices.data();
+    {
+      rxm::DeviceBuffer d_temp(0, d_bytes);
+      rxm::device::topk(d_temp.data(), d_bytes, d, stream);
+      RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+    std::vector<std::int64_t> default_idx(places);
+    RXM_CUDA_CHECK(cudaMemcpy(default_idx.data(), d_indices.data(), places * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
+    default_check = default_idx == our_idx ? "yes" : "NO";
+    if (default_idx != our_idx) std::printf("MISMATCH %s against the default tuning\n", s.name.c_str());
+  }
 
   nlohmann::json params = {{"rows", s.rows}, {"n", s.length}, {"k", s.k}, {"type", std::string(rxm::name_of(s.type))},
                            {"distribution", "uniform[" + std::to_string(s.lo) + "," + std::to_string(s.hi) + ")"},
@@ -121,6 +156,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   if (s.alpha >= 0) params["alpha"] = s.alpha;
   if (s.block >= 0) params["block_select"] = s.block;
   if (s.vector >= 0) params["delegate_vector"] = s.vector;
+  if (s.start != rxm::device::TopkStart::automatic) params["start"] = start_name(s.start);
   Case c("topk", params, double(n), "keys");
   c.add("radixmesh::device::topk", ours, true);
   c.set_floor(double(n) * sizeof(T), bandwidth, "one read of the input over the D2D copy bandwidth measured here");
@@ -170,19 +206,21 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
     if (auto t = torch_topk(s, reps, what)) c.add(what, *t);
   c.print();
   std::printf("  verified against CUB: %s\n", with_peers ? (verified ? "yes" : "NO") : "not checked");
+  if (!with_peers) std::printf("  same indices as the default tuning: %s\n", default_check.c_str());
   rxm::bench::append_results("topk.jsonl", info, c);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool sweep = false, rows_sweep = false, ab = false;
+  bool sweep = false, rows_sweep = false, ab = false, start_compare = false;
   std::string only;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--sweep") sweep = true;
     else if (a == "--rows-sweep") rows_sweep = true;
     else if (a == "--ab") ab = true;
+    else if (a == "--start-compare") start_compare = true;
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
   }
   cudaDeviceProp prop{};
@@ -232,6 +270,26 @@ int main(int argc, char** argv) {
         shapes.push_back({"rows " + base + " delegates multi", rows, length, 50, rxm::KeyType::f32, 0.0, 1.0, -1, 0, false});
       }
     }
+  if (start_compare) {
+    using rxm::device::TopkStart;
+    for (std::size_t n : {n28, std::size_t(1) << 24})
+      for (std::size_t k : {std::size_t(512), std::size_t(1024)})
+        for (double lo : {0.6, 128.6}) {
+          const std::string base = std::string("start n2^") + (n == n28 ? "28" : "24") + " k" + std::to_string(k) +
+                                   (lo < 1 ? " U[0.6,0.7]" : " U[128.6,128.7]");
+          auto add = [&](const std::string& what, int alpha, TopkStart start) {
+            Shape c{base + " " + what, 1, n, k, rxm::KeyType::f32, lo, lo + 0.1, alpha, -1, false};
+            c.start = start;
+            shapes.push_back(c);
+          };
+          add("select-only none", 0, TopkStart::none);
+          add("select-only radik-scaling", 0, TopkStart::radik_scaling);
+          add("select-only range-adaptive", 0, TopkStart::range_adaptive);
+          add("delegates none", -1, TopkStart::none);
+          add("delegates radik-scaling", -1, TopkStart::radik_scaling);
+          add("delegates range-adaptive", -1, TopkStart::range_adaptive);
+        }
+  }
   double bandwidth = 0;
   for (const auto& s : shapes) {
     if (!only.empty() && s.name.find(only) == std::string::npos) continue;

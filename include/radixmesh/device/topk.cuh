@@ -21,6 +21,24 @@
 
 namespace radixmesh::device {
 
+// Where the radix select starts (tuning: benchmarks, tests). Every choice gives the same, exact
+// result (topk.hpp's semantics); only the number and cost of the passes differ.
+enum class TopkStart {
+  // Rows with delegates start at the bits that the k-th delegate and the row maximum share (free:
+  // both come from the delegate pass); rows without start at the top bit.
+  automatic,
+  // Every row starts at the top bit (no start adaptation: the baseline of the comparison).
+  none,
+  // As automatic, and rows without delegates too: one extra read of such a row finds its minimum
+  // and maximum, and the bits they share are resolved before the first pass.
+  range_adaptive,
+  // RadiK's adaptive scaling (RadiK §4.3; f32 and f64 only): the select first runs on the scaled
+  // key fl(x - x_r), x_r = the first element of the select's source (NaN/inf -> 0, as RadiK's
+  // sampleScaler), then finishes inside the scaled tie group on the original keys. Exact, because
+  // x -> fl(x - c) is monotone: see topk_kernels.cuh, "RadiK's scaling, made exact".
+  radik_scaling,
+};
+
 struct TopkProblem {
   KeyType type = KeyType::f32;
   const void* values = nullptr;             // device memory, `total` elements
@@ -43,6 +61,8 @@ struct TopkProblem {
   int block_select = -1;
   // Tuning (benchmarks): 16-byte loads in the delegate pass where they fit: -1/1 yes, 0 never.
   int delegate_vector = -1;
+  // Tuning (benchmarks, tests): where the select starts (see TopkStart).
+  TopkStart start = TopkStart::automatic;
 };
 
 // Bytes of temporary storage topk needs for this problem on `device`.

@@ -35,6 +35,8 @@ template <class U> Params<U> chunk_params(const Params<U>& p, std::size_t r0, co
   c.state += r0;
   c.dstate += r0;
   c.row_max += r0;
+  c.row_min += r0;
+  c.sstate += r0;
   c.cand_rank += r0 * p.cand_cap;
   c.cand_idx += r0 * p.cand_cap;
   c.cand_count += r0;
@@ -133,6 +135,8 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
   g.off_delegates = take(delegate_count * g.key_bytes);
   g.off_delegate_off = take(delegate_count * sizeof(std::uint32_t));
   g.off_row_max = take(pr.rows * sizeof(unsigned long long));
+  g.off_row_min = take(pr.rows * sizeof(unsigned long long));
+  g.off_sstate = take(pr.rows * state_bytes);
   g.off_cand_rank = take(pr.rows * g.cand_cap * g.key_bytes);
   g.off_cand_idx = take(pr.rows * g.cand_cap * sizeof(std::uint64_t));
   g.off_cand_count = take(pr.rows * sizeof(unsigned long long));
@@ -170,6 +174,10 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
   p.delegates = reinterpret_cast<U*>(base + g.off_delegates);
   p.delegate_off = reinterpret_cast<std::uint32_t*>(base + g.off_delegate_off);
   p.row_max = reinterpret_cast<unsigned long long*>(base + g.off_row_max);
+  p.row_min = reinterpret_cast<unsigned long long*>(base + g.off_row_min);
+  p.sstate = reinterpret_cast<RowState<U>*>(base + g.off_sstate);
+  p.scaling = pr.start == device::TopkStart::radik_scaling;
+  p.range_start = pr.start == device::TopkStart::automatic || pr.start == device::TopkStart::range_adaptive;
   p.cand_rank = reinterpret_cast<U*>(base + g.off_cand_rank);
   p.cand_idx = reinterpret_cast<std::uint64_t*>(base + g.off_cand_idx);
   p.cand_count = reinterpret_cast<unsigned long long*>(base + g.off_cand_count);
@@ -208,13 +216,19 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
       const dim3 small_grid(unsigned(std::clamp<std::uint64_t>(delegates_per_row / (kThreads * 16), 1, g.grid_x)),
                             unsigned(chunk));
       for (int pass = 1; pass < passes; ++pass) {
-        select_pass<U, true><<<small_grid, kThreads, 0, stream>>>(c);
+        select_pass<U, Stage::delegates><<<small_grid, kThreads, 0, stream>>>(c);
         debug.after_launch("select_pass<delegates>");
       }
       list_qualifying<U><<<grid, kThreads, 0, stream>>>(c);
       debug.after_launch("list_qualifying");
       gather_candidates<U><<<grid, kThreads, 0, stream>>>(c);
       debug.after_launch("gather_candidates");
+    }
+    if (pr.start == device::TopkStart::range_adaptive) {  // rows without delegates: one extra read
+      row_range<U><<<grid, kThreads, 0, stream>>>(c);
+      debug.after_launch("row_range");
+      start_from_range<U><<<grid_1d(chunk), 256, 0, stream>>>(c, chunk);
+      debug.after_launch("start_from_range");
     }
     if (g.block_select) {
       const dim3 one_per_row(1, unsigned(chunk));
@@ -239,8 +253,16 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
     const dim3 select_grid(
         all_delegate_rows ? unsigned(std::clamp<std::uint64_t>(expected / (kThreads * 16), 1, g.grid_x)) : g.grid_x,
         unsigned(chunk));
+    if (p.scaling) {  // RadiK's scaling: the W bits of the scaled ranks first, then inside their group
+      for (int pass = 0; pass < (g.W + g.digit_bits - 1) / g.digit_bits; ++pass) {
+        select_pass<U, Stage::scaled><<<select_grid, kThreads, 0, stream>>>(c);
+        debug.after_launch("select_pass<scaled>");
+      }
+      begin_after_scaling<U><<<grid_1d(chunk), 256, 0, stream>>>(c, chunk);
+      debug.after_launch("begin_after_scaling");
+    }
     for (int pass = 0; pass < passes; ++pass) {
-      select_pass<U, false><<<select_grid, kThreads, 0, stream>>>(c);
+      select_pass<U, Stage::main><<<select_grid, kThreads, 0, stream>>>(c);
       debug.after_launch("select_pass");
     }
     gather_winners<U><<<grid, kThreads, 0, stream>>>(c);
@@ -326,6 +348,9 @@ void check_problem(const TopkProblem& pr) {
   require(pr.index_bytes == 8 || longest <= std::size_t(INT32_MAX),
           "device::topk: rows of up to " + std::to_string(longest) + " values need 64-bit indices",
           "use std::int64_t indices (index_bytes = 8)");
+  require(pr.start != TopkStart::radik_scaling || pr.type == KeyType::f32 || pr.type == KeyType::f64,
+          "device::topk: RadiK's scaling (TopkStart::radik_scaling) on " + std::string(name_of(pr.type)) + " keys",
+          "use it with f32 or f64 keys, or another TopkStart");
   require(pr.values && pr.out_values && pr.out_indices, "device::topk: a pointer is null",
           "pass device memory for values and both outputs");
 }

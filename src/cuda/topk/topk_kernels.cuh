@@ -67,7 +67,11 @@ template <class U> struct Params {
   unsigned* counters;       // rows: blocks finished in the current pass
   U* delegates;             // best rank of each subrange
   std::uint32_t* delegate_off;  // its lowest offset within the subrange: the delegate's index
-  unsigned long long* row_max;  // rows: the largest rank (from the delegates)
+  unsigned long long* row_max;  // rows: the largest rank (from the delegates, or row_range)
+  unsigned long long* row_min;  // rows: the smallest rank (row_range: raw rows, TopkStart::range_adaptive)
+  RowState<U>* sstate;          // RadiK's scaling: the select over the scaled ranks, one per row
+  bool scaling;                 // TopkStart::radik_scaling
+  bool range_start;             // start delegate rows at the bits shared by the k-th delegate and the max
   U* cand_rank;
   std::uint64_t* cand_idx;
   unsigned long long* cand_count;  // rows
@@ -124,6 +128,64 @@ template <class U> __device__ __forceinline__ U raw_of_rank(U rank, KeyType t, c
     return U(key_traits<T>::decode_bits(e));
   });
 }
+
+// ---- RadiK's scaling, made exact (RadiK §4.3; TopkStart::radik_scaling).
+// RadiK subtracts a sample x_r (its code: the first element of the task, NaN/inf -> 0) from every
+// key before the radix passes, so that inputs sharing their high bits (U[128.6, 128.7]) spread
+// over the first digit. Subtraction rounds, so distinct keys can meet (fl(x - c) == fl(y - c)),
+// and RadiK then returns whichever of them its atomics pick. But x -> fl(x - c) is monotone
+// (non-decreasing, NaN and inf included: c is finite, every NaN stays in the NaN block of the
+// ranks), so the order by (scaled rank, original rank, lowest index) IS the order by (original
+// rank, lowest index). Hence: (1) a select over the scaled ranks alone (W bits, no index digits)
+// finds the scaled rank s of the k-th best and k_left, the places left among the elements whose
+// scaled rank equals s (or, on an early exit, whose resolved top bits match: all of them win);
+// (2) every element whose scaled rank is above that group wins outright; (3) the usual select on
+// the original composite (rank, ~index) runs inside the group for the k_left places. Only f32 and
+// f64 (16-bit keys would need device half arithmetic; integer keys gain nothing).
+template <class U> __device__ __forceinline__ U scaled_rank(U rank, U sample, KeyType t, const TopkOptions& o) {
+  return with_type<U>(t, [&](auto tag) -> U {
+    using T = decltype(tag);
+    if constexpr (key_traits<T>::is_float && sizeof(T) >= 4) {
+      const T x = from_bits<T>(key_bits_t<T>(raw_of_rank<U>(rank, t, o)));
+      const T c = from_bits<T>(key_bits_t<T>(sample));
+      return U(topk_rank(T(x - c), o));
+    } else {
+      return rank;
+    }
+  });
+}
+
+// The sample x_r from the raw bits of the source's first element: NaN and +-inf become 0 (RadiK's
+// sampleScaler), so that x - c never makes a NaN from a number.
+template <class U> __device__ __forceinline__ U scaling_sample(U raw, KeyType t) {
+  return with_type<U>(t, [&](auto tag) -> U {
+    using T = decltype(tag);
+    if constexpr (key_traits<T>::is_float && sizeof(T) >= 4) {
+      const T c = from_bits<T>(key_bits_t<T>(raw));
+      return c - c == T(0) ? raw : U(0);  // false for NaN and +-inf
+    } else {
+      return U(0);
+    }
+  });
+}
+
+// A row's view of the scaled select: the sample and, once that select has run, its state (the
+// group). `place` says where an element of original rank `rank` stands: +1 above the group (a
+// winner), 0 inside it (the original-key select decides), -1 below it. Off: everything is "inside".
+template <class U> struct ScaledView {
+  bool on;
+  U sample;
+  RowState<U> group;
+  __device__ __forceinline__ U scaled(U rank, KeyType t, const TopkOptions& o) const {
+    return scaled_rank<U>(rank, sample, t, o);
+  }
+  __device__ __forceinline__ int place(U rank, KeyType t, const TopkOptions& o, int W) const {
+    if (!on || group.resolved == 0) return 0;
+    const std::uint64_t a = std::uint64_t(scaled(rank, t, o)) >> (W - group.resolved);
+    const std::uint64_t b = std::uint64_t(group.rank_prefix) >> (W - group.resolved);
+    return a > b ? 1 : a == b ? 0 : -1;
+  }
+};
 
 // ---- the composite key (rank, ~index): bit arithmetic over W + IB <= 128 bits.
 __device__ __forceinline__ std::uint64_t low_mask(int bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
@@ -296,6 +358,8 @@ __global__ void init_rows(Params<U> p, std::size_t row_count, std::uint64_t min_
     s.done = length <= p.k;
     s.mode = (!s.done && p.alpha > 0 && length >= min_delegate_length) ? kDelegates : kRaw;
     p.state[r] = s;
+    p.sstate[r] = s;  // the scaled select starts like the main one
+    p.row_min[r] = ~0ull;
     RowState<U> d{};
     d.k_left = p.k;
     d.done = s.mode != kDelegates;
@@ -568,6 +632,91 @@ __device__ __forceinline__ unsigned long long reserve_for_warp(unsigned warp_cou
   return at;
 }
 
+// The range-adaptive start: every element the select will see has a rank in [lo, hi], so the top
+// bits those two share are resolved before the first pass.
+template <class U> __device__ __forceinline__ void start_at_shared_bits(RowState<U>& m, U lo, U hi, int W) {
+  const std::uint64_t diff = std::uint64_t(lo ^ hi);
+  const int common = diff ? W - (64 - __clzll((long long)diff)) : W;
+  m.resolved = common;
+  m.rank_prefix = common ? U(hi & ~U(low_mask(W - common))) : U(0);
+}
+
+// TopkStart::range_adaptive on rows without delegates: the row's smallest and largest rank (one
+// extra read of the row), then start_from_range resolves the bits they share.
+template <class U> __global__ void __launch_bounds__(kThreads) row_range(Params<U> p) {
+  const std::size_t r = blockIdx.y;
+  const RowState<U> s = p.state[r];
+  if (s.done || s.mode != kRaw) return;
+  const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
+  unsigned long long lo = ~0ull, hi = 0;
+  with_type<U>(p.type, [&](auto tag) {
+    using T = decltype(tag);
+    for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < length;
+         i += gridDim.x * std::uint64_t(blockDim.x)) {
+      const unsigned long long rank = U(topk_rank(from_bits<T>(key_bits_t<T>(p.values[begin + i])), p.options));
+      lo = rank < lo ? rank : lo;
+      hi = rank > hi ? rank : hi;
+    }
+  });
+  __shared__ unsigned long long block_lo, block_hi;
+  if (threadIdx.x == 0) block_lo = ~0ull, block_hi = 0;
+  __syncthreads();
+  atomicMin(&block_lo, lo);
+  atomicMax(&block_hi, hi);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    atomicMin(p.row_min + r, block_lo);
+    atomicMax(p.row_max + r, block_hi);
+  }
+}
+template <class U> __global__ void start_from_range(Params<U> p, std::size_t row_count) {
+  for_each_index(row_count, [&](std::uint64_t r) {
+    RowState<U> m = p.state[r];
+    if (m.done || m.mode != kRaw || p.row_min[r] > p.row_max[r]) return;
+    start_at_shared_bits(m, U(p.row_min[r]), U(p.row_max[r]), p.W);
+    p.state[r] = m;
+  });
+}
+
+// RadiK's scaling, step (1) to (3): the main select continues inside the scaled select's group
+// with its k_left. An early exit of the scaled select (the group's count equals k_left before all
+// W bits were resolved) means the whole group wins. Otherwise the group is {x : fl(x - c) == s},
+// and every such x lies within half an ulp of s from c + s: the ranks of that interval's ends
+// (rounded outward) bound the group's original ranks, so the main select starts at the bits they
+// share (for exact subtractions, as for U[0.6, 0.7] and U[128.6, 128.7] with c from the same
+// range (Sterbenz), all W rank bits: only the index digits are left). s = +-inf or NaN: no bound.
+template <class U>
+__device__ __forceinline__ void start_inside_group(RowState<U>& m, const RowState<U>& g, U sample, KeyType t,
+                                                   const TopkOptions& o, int W) {
+  if (m.done) return;
+  m.k_left = g.k_left;
+  m.done = g.resolved < W ? 1 : 0;
+  if (m.done) return;
+  with_type<U>(t, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (key_traits<T>::is_float && sizeof(T) >= 4) {
+      const T scaled = from_bits<T>(key_bits_t<T>(raw_of_rank<U>(g.rank_prefix, t, o)));
+      const T c = from_bits<T>(key_bits_t<T>(sample));
+      if (!(scaled - scaled == T(0))) return;  // inf or NaN
+      constexpr int kMantissa = key_traits<T>::mantissa_bits;
+      constexpr int kMinExponent = sizeof(T) == 4 ? -126 : -1022;
+      const int e = scaled == T(0) ? kMinExponent : (ilogb(scaled) > kMinExponent ? ilogb(scaled) : kMinExponent);
+      // [L, H] = c + s -+ half an ulp of s, computed rounded outward (directed double adds); for
+      // f32 its ends then round INWARD to floats (the smallest float >= L is still <= every member,
+      // which is a float), so that an exact subtraction gives lo = hi = the one original value.
+      const double half_ulp = ldexp(1.0, e - kMantissa - 1);
+      const double low = __dsub_rd(__dadd_rd(double(c), double(scaled)), half_ulp);
+      const double high = __dadd_ru(__dadd_ru(double(c), double(scaled)), half_ulp);
+      T lo, hi;
+      if constexpr (sizeof(T) == 4) lo = __double2float_ru(low), hi = __double2float_rd(high);
+      else lo = low, hi = high;  // f64: one double wider on each side than needed
+      const U a = U(topk_rank(lo, o)), b = U(topk_rank(hi, o));  // largest = false reverses them
+      start_at_shared_bits(m, a < b ? a : b, a < b ? b : a, W);
+    }
+  });
+}
+
+
 // Lists the subranges whose delegate is >= T' (the k-th best delegate, a composite: exactly k
 // subranges qualify), so that the rescan can spread them over every warp: with heavy ties (f16,
 // bf16, U[128.6, 128.7]) the qualifying subranges are the lowest-index ones holding the top value,
@@ -580,13 +729,9 @@ template <class U> __global__ void __launch_bounds__(kThreads) list_qualifying(P
   const std::size_t r = blockIdx.y;
   const RowState<U> t = p.dstate[r];
   if (t.mode != kDelegates) return;
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    const U lo = t.rank_prefix, hi = U(p.row_max[r]);
-    const std::uint64_t diff = std::uint64_t(lo ^ hi);
-    const int common = diff ? p.W - (64 - __clzll((long long)diff)) : p.W;
+  if (blockIdx.x == 0 && threadIdx.x == 0 && p.range_start) {
     RowState<U> m = p.state[r];
-    m.resolved = common;
-    m.rank_prefix = common ? U(hi & ~U(low_mask(p.W - common))) : U(0);
+    start_at_shared_bits(m, t.rank_prefix, U(p.row_max[r]), p.W);
     p.state[r] = m;
   }
   const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
@@ -671,6 +816,11 @@ template <class U> struct Source {
   int alpha;
   KeyType type;
   TopkOptions options;
+  // Raw bits of the first element (RadiK's x_r), 0 for an empty source.
+  __device__ __forceinline__ U first_raw() const {
+    if (count == 0) return U(0);
+    return kind == SourceKind::row ? raw[0] : raw_of_rank<U>(ranks[0], type, options);
+  }
   __device__ __forceinline__ void load(std::uint64_t i, U& rank, std::uint64_t& index) const {
     switch (kind) {
       case SourceKind::candidates: rank = ranks[i], index = idx[i]; break;
@@ -696,20 +846,45 @@ template <class U> __device__ __forceinline__ Source<U> delegate_source(const Pa
           SourceKind::delegates, p.alpha, p.type, p.options};
 }
 
-// One pass of a select (over the delegates, or a row's main source): the next digit below the
-// bits resolved so far. (Warp-aggregating the shared-memory adds with __match_any_sync was
-// measured slower on H200 than plain adds: see the notes.)
-template <class U, bool OnDelegates>
+template <class U> __device__ __forceinline__ ScaledView<U> scaled_view(const Params<U>& p, std::size_t r,
+                                                                       const Source<U>& src) {
+  if (!p.scaling) return {false, U(0), {}};
+  return {true, scaling_sample<U>(src.first_raw(), p.type), p.sstate[r]};
+}
+
+// Run after the scaled select's passes (multi-block path): see start_inside_group.
+template <class U> __global__ void begin_after_scaling(Params<U> p, std::size_t row_count) {
+  for_each_index(row_count, [&](std::uint64_t r) {
+    RowState<U> m = p.state[r];
+    if (m.done) return;
+    const Source<U> src = row_source(p, r);
+    start_inside_group(m, p.sstate[r], scaling_sample<U>(src.first_raw(), p.type), p.type, p.options, p.W);
+    p.state[r] = m;
+  });
+}
+
+// Which select a pass belongs to: over the delegates, over the scaled ranks (RadiK's scaling), or
+// the main one over the row's source (inside the scaled group when scaling).
+enum class Stage { delegates, scaled, main };
+
+// One pass of a select: the next digit below the bits resolved so far. (Warp-aggregating the
+// shared-memory adds with __match_any_sync was measured slower on H200 than plain adds: see the
+// notes.)
+template <class U, Stage St>
 __global__ void __launch_bounds__(kThreads) select_pass(Params<U> p) {
   __shared__ unsigned smem_hist[kMaxBins];
   const std::size_t r = blockIdx.y;
-  RowState<U>* state = (OnDelegates ? p.dstate : p.state) + r;
+  RowState<U>* state = (St == Stage::delegates ? p.dstate : St == Stage::scaled ? p.sstate : p.state) + r;
   const RowState<U> s = *state;
   if (s.done) return;
   const int bins = 1 << p.digit_bits;
   zero_smem(smem_hist, bins);
-  const Source<U> src = OnDelegates ? delegate_source(p, r) : row_source(p, r);
-  const int total_bits = p.W + p.IB;
+  const Source<U> src = St == Stage::delegates ? delegate_source(p, r) : row_source(p, r);
+  [[maybe_unused]] const ScaledView<U> sv =
+      St == Stage::delegates ? ScaledView<U>{false, U(0), {}} : scaled_view(p, r, src);
+  // The scaled select resolves the W rank bits only: its ties are the group the main select splits.
+  const int IB = St == Stage::scaled ? 0 : p.IB;
+  const int total_bits = p.W + IB;
   const PassBits pb = next_bits(s.resolved, total_bits, p.digit_bits);
   const std::uint64_t idx_mask = low_mask(p.IB);
   constexpr int kLoads = 4;  // loads in flight per thread
@@ -727,12 +902,20 @@ __global__ void __launch_bounds__(kThreads) select_pass(Params<U> p) {
 #pragma unroll
     for (int u = 0; u < kLoads; ++u) {
       if (i0 + u * stride >= rounded) break;  // warp-uniform
-      const std::uint64_t nidx = ~idx[u] & idx_mask;
-      const bool alive = i0 + u * stride < src.count && compare_top<U, false>(rank[u], nidx, s, p.W, p.IB);
-      if (alive) atomicAdd(smem_hist + composite_digit(rank[u], nidx, p.IB, pb.low, pb.width), 1u);
+      const bool in = i0 + u * stride < src.count;
+      U key = rank[u];
+      std::uint64_t nidx = ~idx[u] & idx_mask;
+      bool alive = in;
+      if constexpr (St == Stage::scaled) {
+        key = sv.scaled(rank[u], p.type, p.options), nidx = 0;
+      } else if constexpr (St == Stage::main) {
+        alive = in && sv.place(rank[u], p.type, p.options, p.W) == 0;
+      }
+      alive = alive && compare_top<U, false>(key, nidx, s, p.W, IB);
+      if (alive) atomicAdd(smem_hist + composite_digit(key, nidx, IB, pb.low, pb.width), 1u);
     }
   }
-  merge_and_pick(smem_hist, bins, p.hist + r * bins, p.counters + r, state, total_bits, p.IB, pb);
+  merge_and_pick(smem_hist, bins, p.hist + r * bins, p.counters + r, state, total_bits, IB, pb);
 }
 
 // Writes each row's winners (exactly min(k, length)) in any order; the sort that follows fixes it.
@@ -740,6 +923,7 @@ template <class U> __global__ void __launch_bounds__(kThreads) gather_winners(Pa
   const std::size_t r = blockIdx.y;
   const RowState<U> s = p.state[r];
   const Source<U> src = row_source(p, r);
+  const ScaledView<U> sv = scaled_view(p, r, src);
   const std::uint64_t idx_mask = low_mask(p.IB);
   const std::uint64_t rounded = (src.count + 31) & ~31ull;  // whole warps reach the ballot
   for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < rounded;
@@ -748,7 +932,8 @@ template <class U> __global__ void __launch_bounds__(kThreads) gather_winners(Pa
     std::uint64_t idx = 0;
     const bool in = i < src.count;
     if (in) src.load(i, rank, idx);
-    const bool win = in && compare_top<U, true>(rank, ~idx & idx_mask, s, p.W, p.IB);
+    const int place = in ? sv.place(rank, p.type, p.options, p.W) : -1;
+    const bool win = place > 0 || (place == 0 && compare_top<U, true>(rank, ~idx & idx_mask, s, p.W, p.IB));
     warp_append(win, rank, idx, p.win_count + r, p.win_rank + r * p.k, p.win_idx + r * p.k, p.k);
   }
 }
@@ -776,33 +961,56 @@ __global__ void __launch_bounds__(kThreads) block_select(Params<U> p, const Inde
   __shared__ typename BinScan::TempStorage scan_storage;
   const std::size_t r = blockIdx.y;
   const Source<U> src = row_source(p, r);
-  const int bins = 1 << p.digit_bits, total_bits = p.W + p.IB;
+  const int bins = 1 << p.digit_bits;
   const std::uint64_t idx_mask = low_mask(p.IB);
   RowState<U> s = p.state[r];
-  if (threadIdx.x == 0) shared_state = s, win_count = 0;
-  __syncthreads();
-  const int max_passes = (total_bits + p.digit_bits - 1) / p.digit_bits + 1;
-  for (int pass = 0; !s.done && pass < max_passes; ++pass) {
-    zero_smem(smem_hist, bins);
-    const PassBits pb = next_bits(s.resolved, total_bits, p.digit_bits);
-    for (std::uint64_t i = threadIdx.x; i < src.count; i += kThreads) {
-      U rank;
-      std::uint64_t idx;
-      src.load(i, rank, idx);
-      const std::uint64_t nidx = ~idx & idx_mask;
-      if (compare_top<U, false>(rank, nidx, s, p.W, p.IB))
-        atomicAdd(smem_hist + composite_digit(rank, nidx, p.IB, pb.low, pb.width), 1u);
+  if (threadIdx.x == 0) win_count = 0;
+  // Every pass of one select over the source, keyed by `key(i, key, nidx)` (false: not in this
+  // select's set): a shared-memory histogram and the bucket picked in the block.
+  auto run_select = [&](RowState<U>& st, int IB, auto&& key) {
+    const int bits = p.W + IB;
+    if (threadIdx.x == 0) shared_state = st;
+    __syncthreads();
+    const int max_passes = (bits + p.digit_bits - 1) / p.digit_bits + 1;
+    for (int pass = 0; !st.done && pass < max_passes; ++pass) {
+      zero_smem(smem_hist, bins);
+      const PassBits pb = next_bits(st.resolved, bits, p.digit_bits);
+      for (std::uint64_t i = threadIdx.x; i < src.count; i += kThreads) {
+        U kv;
+        std::uint64_t nidx;
+        if (key(i, kv, nidx) && compare_top<U, false>(kv, nidx, st, p.W, IB))
+          atomicAdd(smem_hist + composite_digit(kv, nidx, IB, pb.low, pb.width), 1u);
+      }
+      __syncthreads();
+      unsigned long long local[kBinsPerThread];
+      const unsigned long long sum = load_my_bins(bins, local, [&](int b) { return (unsigned long long)smem_hist[b]; });
+      unsigned long long above;
+      BinScan(scan_storage).ExclusiveSum(sum, above);
+      RowState<U> next = st;  // every thread's copy is `st`; only the picking thread writes the shared one
+      if (pick_in_my_bins(local, bins, above, sum, next, bits, IB, pb)) shared_state = next;
+      __syncthreads();
+      st = shared_state;
     }
-    __syncthreads();
-    unsigned long long local[kBinsPerThread];
-    const unsigned long long sum = load_my_bins(bins, local, [&](int b) { return (unsigned long long)smem_hist[b]; });
-    unsigned long long above;
-    BinScan(scan_storage).ExclusiveSum(sum, above);
-    RowState<U> next = s;  // every thread's copy is `s`; only the picking thread writes the shared one
-    if (pick_in_my_bins(local, bins, above, sum, next, total_bits, p.IB, pb)) shared_state = next;
-    __syncthreads();
-    s = shared_state;
+    __syncthreads();  // shared_state is rewritten by the next select
+  };
+  ScaledView<U> sv = scaled_view(p, r, src);
+  if (sv.on) {  // RadiK's scaling: the scaled select first, then the main one inside its group
+    RowState<U> g = s;
+    run_select(g, 0, [&](std::uint64_t i, U& kv, std::uint64_t& nidx) {
+      std::uint64_t idx;
+      src.load(i, kv, idx);
+      kv = sv.scaled(kv, p.type, p.options), nidx = 0;
+      return true;
+    });
+    sv.group = g;
+    start_inside_group(s, g, sv.sample, p.type, p.options, p.W);
   }
+  run_select(s, p.IB, [&](std::uint64_t i, U& kv, std::uint64_t& nidx) {
+    std::uint64_t idx;
+    src.load(i, kv, idx);
+    nidx = ~idx & idx_mask;
+    return sv.place(kv, p.type, p.options, p.W) == 0;
+  });
   // The winners, in any order, into shared memory (exactly min(k, length) of them).
   const std::uint64_t rounded = (src.count + 31) & ~31ull;
   const int lane = threadIdx.x & 31;
@@ -811,7 +1019,8 @@ __global__ void __launch_bounds__(kThreads) block_select(Params<U> p, const Inde
     std::uint64_t idx = 0;
     const bool in = i < src.count;
     if (in) src.load(i, rank, idx);
-    const bool win = in && compare_top<U, true>(rank, ~idx & idx_mask, s, p.W, p.IB);
+    const int place = in ? sv.place(rank, p.type, p.options, p.W) : -1;
+    const bool win = place > 0 || (place == 0 && compare_top<U, true>(rank, ~idx & idx_mask, s, p.W, p.IB));
     const unsigned mask = __ballot_sync(0xffffffffu, win);
     if (!mask) continue;
     unsigned base = 0;

@@ -26,7 +26,7 @@ struct GpuPlan {
   bool block_select = false;
   unsigned grid_x = 1;
   std::uint64_t cand_cap = 0;
-  std::size_t off_state = 0, off_dstate = 0, off_hist = 0, hist_bytes = 0, off_counters = 0, off_delegates = 0, off_delegate_off = 0, off_row_max = 0,
+  std::size_t off_state = 0, off_dstate = 0, off_hist = 0, hist_bytes = 0, off_counters = 0, off_delegates = 0, off_delegate_off = 0, off_row_max = 0, off_row_min = 0, off_sstate = 0,
               off_cand_rank = 0, off_cand_idx = 0, off_cand_count = 0, off_qual_list = 0, off_qual_count = 0, off_win_count = 0, off_win_rank = 0,
               off_win_idx = 0, off_alt_rank = 0, off_alt_idx = 0, off_segments = 0, off_cub = 0, cub_bytes = 0;
   std::size_t temp_bytes = 0;
