@@ -18,6 +18,8 @@
 //                              (alpha = 0) with no start adaptation, RadiK's scaling (exact) and
 //                              our range-adaptive start; the full pipeline (delegates) with each.
 //                              Ours only, each checked against the default's indices in the run.
+//   bench_topk --beta-sweep    Dr. Top-k's beta in {1, 2, 4} delegates per subrange, n = 2^28 f32,
+//                              k = 1024, 65536, 2^20 (ours only, checked against the default)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -53,6 +55,7 @@ struct Shape {
   bool peers = true;
   int vector = -1;  // 16-byte loads in the delegate pass: -1 automatic, 0 off
   rxm::device::TopkStart start = rxm::device::TopkStart::automatic;
+  int beta = 1;  // delegates per subrange
 };
 
 const char* start_name(rxm::device::TopkStart s) {
@@ -125,6 +128,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   p.block_select = s.block;
   p.delegate_vector = s.vector;
   p.start = s.start;
+  p.delegate_beta = s.beta;
   const std::size_t temp_bytes = rxm::device::topk_temp_bytes(p, 0);
   rxm::DeviceBuffer temp(0, temp_bytes);
   const Stats ours = rxm::bench::time_device(stream, [&] { rxm::device::topk(temp.data(), temp_bytes, p, stream); }, 3, reps);
@@ -133,9 +137,10 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   // A tuned case without peers: its indices against the default tuning's in the same run (the
   // default is the one verified against CUB and by the GPU tests).
   std::string default_check = "not checked";
-  if (!with_peers && (s.alpha >= 0 || s.start != rxm::device::TopkStart::automatic)) {
+  if (!with_peers && (s.alpha >= 0 || s.start != rxm::device::TopkStart::automatic || s.beta != 1)) {
     rxm::device::TopkProblem d = p;
     d.delegate_log2 = -1, d.block_select = -1, d.delegate_vector = -1, d.start = rxm::device::TopkStart::automatic;
+    d.delegate_beta = 1;
     const std::size_t d_bytes = rxm::device::topk_temp_bytes(d, 0);
     rxm::DeviceArray<std::int64_t> d_indices(0, places);
     d.out_indices = d_indices.data();
@@ -157,6 +162,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   if (s.block >= 0) params["block_select"] = s.block;
   if (s.vector >= 0) params["delegate_vector"] = s.vector;
   if (s.start != rxm::device::TopkStart::automatic) params["start"] = start_name(s.start);
+  if (s.beta != 1) params["delegate_beta"] = s.beta;
   Case c("topk", params, double(n), "keys");
   c.add("radixmesh::device::topk", ours, true);
   c.set_floor(double(n) * sizeof(T), bandwidth, "one read of the input over the D2D copy bandwidth measured here");
@@ -213,7 +219,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool sweep = false, rows_sweep = false, ab = false, start_compare = false;
+  bool sweep = false, rows_sweep = false, ab = false, start_compare = false, beta_sweep = false;
   std::string only;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -221,6 +227,7 @@ int main(int argc, char** argv) {
     else if (a == "--rows-sweep") rows_sweep = true;
     else if (a == "--ab") ab = true;
     else if (a == "--start-compare") start_compare = true;
+    else if (a == "--beta-sweep") beta_sweep = true;
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
   }
   cudaDeviceProp prop{};
@@ -290,6 +297,14 @@ int main(int argc, char** argv) {
           add("delegates range-adaptive", -1, TopkStart::range_adaptive);
         }
   }
+  if (beta_sweep)
+    for (std::size_t k : {std::size_t(1024), std::size_t(65536), std::size_t(1) << 20})
+      for (int beta : {1, 2, 4}) {
+        Shape c{"beta k" + std::to_string(k) + " beta" + std::to_string(beta), 1, n28, k, rxm::KeyType::f32, 0.0, 1.0,
+                -1, -1, false};
+        c.beta = beta;
+        shapes.push_back(c);
+      }
   double bandwidth = 0;
   for (const auto& s : shapes) {
     if (!only.empty() && s.name.find(only) == std::string::npos) continue;

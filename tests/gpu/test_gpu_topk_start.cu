@@ -6,10 +6,12 @@
 // one-block select and the multi-block passes. Inputs: narrow ranges sharing high bits
 // (U[128.6,128.7], U[0.6,0.7]), NaN/inf present, every bit pattern, and values that collide after
 // the subtraction (the sample is huge, so distinct originals round to one scaled value).
+// Also GpuTopkBeta: Dr. Top-k's beta > 1 delegates per subrange (TopkProblem::delegate_beta).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,7 @@ struct Tuning {
   TopkStart start;
   int alpha;  // delegate_log2: -1 automatic, 0 raw rows
   int block;  // block_select: -1 automatic, 0 multi-block passes
+  int beta = 1;  // delegate_beta
 };
 
 // The device-level entry on `v` (rows of equal length, or `offsets`), outputs poisoned first.
@@ -72,7 +75,7 @@ rxm::TopkResult<T, std::int64_t> device_topk(const std::vector<T>& v, std::size_
     p.max_row_length = longest;
   }
   p.out_values = out_v.data(), p.out_indices = out_i.data();
-  p.start = t.start, p.delegate_log2 = t.alpha, p.block_select = t.block;
+  p.start = t.start, p.delegate_log2 = t.alpha, p.block_select = t.block, p.delegate_beta = t.beta;
   const std::size_t bytes = rxm::device::topk_temp_bytes(p, 0);
   rxm::DeviceBuffer temp(0, bytes);
   rxm::device::topk(temp.data(), bytes, p, nullptr);
@@ -108,17 +111,20 @@ std::string describe(const std::string& what, std::size_t n, std::size_t k, cons
   return what + " n=" + std::to_string(n) + " k=" + std::to_string(k) + " largest=" + std::to_string(o.largest) +
          " sorted=" + std::to_string(o.sorted) + " nan=" + std::to_string(o.include_nan) + " start=" +
          name_of(t.start) + " alpha=" + std::to_string(t.alpha) + " block=" + std::to_string(t.block) +
+         " beta=" + std::to_string(t.beta) +
          " seed=" + std::to_string(test_seed());
 }
 
 // Every tuning against the CPU reference for one input of one row.
-template <class T> void check_one_row(const std::string& what, const std::vector<T>& v, std::vector<std::size_t> ks) {
+template <class T>
+void check_one_row(const std::string& what, const std::vector<T>& v, std::vector<std::size_t> ks,
+                   std::span<const Tuning> tuning_set = tunings) {
   const std::size_t n = v.size();
   for (std::size_t k : ks) {
     if (k < 1 || k > n) continue;
     for (const auto& o : some_options) {
       const auto want = rxm::topk(cpu(), std::span<const T>(v), k, o);
-      for (const Tuning& t : tunings) {
+      for (const Tuning& t : tuning_set) {
         SCOPED_TRACE(describe(what, n, k, o, t));
         expect_equal(device_topk(v, 1, {}, k, o, t), want);
       }
@@ -230,5 +236,58 @@ TEST(GpuTopkSmall, StartChoices) {
     check_one_row("f32 colliding", colliding(n, test_seed()), {1, 50, n / 2});
     const auto narrow = rxm::testing::topk_inputs(test_seed())[2];  // U[128.6,128.7]
     check_one_row("f32 " + narrow.name, rxm::testing::make_topk_input<float>(narrow, n), {1, 50, n / 2});
+  }
+}
+
+// beta = 2 and 4 delegates per subrange: automatic alpha, alpha = 5 (32-element subranges, the
+// smallest beta > 1 takes) and 8; one-block and multi-block selects. Row lengths leave a last
+// subrange with fewer than beta elements (4097, 4099: empty slots), ties everywhere.
+const Tuning beta_tunings[] = {
+    {TopkStart::automatic, -1, -1, 2}, {TopkStart::automatic, -1, 0, 4}, {TopkStart::automatic, 5, -1, 4},
+    {TopkStart::automatic, 5, 0, 2},   {TopkStart::automatic, 8, -1, 2}, {TopkStart::radik_scaling, 5, -1, 4},
+};
+
+TEST(GpuTopkBeta, F32) {
+  RXM_REQUIRE_GPU();
+  for (const auto& input : rxm::testing::topk_inputs(test_seed())) {
+    if (input.name == "normal" || input.name == "zipf(1.1)") continue;
+    for (std::size_t n : {std::size_t(4097), std::size_t(4099), std::size_t(70001), (std::size_t(1) << 20) + 3}) {
+      const auto v = rxm::testing::make_topk_input<float>(input, n);
+      check_one_row("f32 " + input.name, v, {1, 2, 50, 1024, n / 8}, beta_tunings);
+    }
+  }
+}
+
+TEST(GpuTopkBeta, F16AndBatches) {
+  RXM_REQUIRE_GPU();
+  const Tuning no_scaling[] = {beta_tunings[0], beta_tunings[1], beta_tunings[2], beta_tunings[3]};
+  for (const auto& input : rxm::testing::topk_inputs(test_seed())) {
+    if (input.name != "uniform" && input.name != "few-distinct" && input.name != "specials") continue;
+    const auto h = rxm::testing::make_topk_input<rxm::half_t>(input, 70001);
+    check_one_row("f16 " + input.name, h, {1, 50, 1024}, no_scaling);
+    const std::vector<std::uint64_t> offsets = {0, 0, 3, 4100, 8197, 108197, 208197};
+    const auto v = rxm::testing::make_topk_input<float>(input, offsets.back());
+    for (std::size_t k : {1, 50, 700})
+      for (const Tuning& t : beta_tunings) {
+        const rxm::TopkOptions o{};
+        SCOPED_TRACE(describe("offsets " + input.name, v.size(), k, o, t));
+        const auto want =
+            rxm::topk_batched<float, std::int64_t>(cpu(), std::span<const float>(v), rxm::Rows::from_offsets(offsets), k, o);
+        expect_equal(device_topk(v, offsets.size() - 1, offsets, k, o, t), want);
+      }
+  }
+}
+
+TEST(GpuTopkBeta, BadBeta) {
+  RXM_REQUIRE_GPU();
+  rxm::device::TopkProblem p;
+  p.type = rxm::KeyType::f32, p.values = (void*)1, p.total = 100, p.rows = 1, p.row_length = 100;
+  p.max_row_length = 100, p.k = 5, p.out_values = (void*)1, p.out_indices = (void*)1;
+  p.delegate_beta = 3;
+  try {
+    (void)rxm::device::topk_temp_bytes(p, 0);
+    FAIL() << "expected an error for delegate_beta = 3";
+  } catch (const rxm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("delegate_beta = 3"), std::string::npos) << e.what();
   }
 }

@@ -63,6 +63,9 @@ struct TopkProblem {
   int delegate_vector = -1;
   // Tuning (benchmarks, tests): where the select starts (see TopkStart).
   TopkStart start = TopkStart::automatic;
+  // Tuning (benchmarks, tests): delegates per subrange (Dr. Top-k's beta): 1, 2 or 4; beta > 1 is
+  // used where the subrange has at least 32 elements (alpha >= 5), else 1.
+  int delegate_beta = 1;
 };
 
 // Bytes of temporary storage topk needs for this problem on `device`.

@@ -79,6 +79,7 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
   g.IB = g.max_len > 1 ? int(std::bit_width(std::uint64_t(g.max_len - 1))) : 0;
   g.alpha = pr.delegate_log2 < 0 ? choose_alpha(g.max_len, pr.k) : std::min(pr.delegate_log2, 20);
   g.digit_bits = pr.rows > 64 ? 8 : kMaxDigitBits;
+  g.beta = g.alpha >= 5 ? pr.delegate_beta : 1;  // delegate_pass_top_beta: a warp per subrange
   // The one-block select: where every row's source is small (a delegate row's candidates, or a
   // short raw row; rows shorter than kMinDelegateRow are raw in a delegate plan too).
   g.block_select = pr.k <= std::size_t(kBlockSelectMaxK) &&
@@ -131,7 +132,7 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
   g.hist_bytes = g.chunk_rows * bins * sizeof(unsigned long long);
   g.off_hist = take(g.hist_bytes);
   g.off_counters = take(g.chunk_rows * sizeof(unsigned));
-  const std::size_t delegate_count = g.alpha ? (pr.total >> g.alpha) + pr.rows + 1 : 0;
+  const std::size_t delegate_count = g.alpha ? ((pr.total >> g.alpha) + pr.rows + 1) * std::size_t(g.beta) : 0;
   g.off_delegates = take(delegate_count * g.key_bytes);
   g.off_delegate_off = take(delegate_count * sizeof(std::uint32_t));
   g.off_row_max = take(pr.rows * sizeof(unsigned long long));
@@ -167,6 +168,7 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
   p.IB = g.IB;
   p.digit_bits = g.digit_bits;
   p.alpha = g.alpha;
+  p.beta = g.beta;
   p.state = reinterpret_cast<RowState<U>*>(base + g.off_state);
   p.dstate = reinterpret_cast<RowState<U>*>(base + g.off_dstate);
   p.hist = reinterpret_cast<unsigned long long*>(base + g.off_hist);
@@ -209,10 +211,11 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
     const Params<U> c = chunk_params(p, r0, pr.row_offsets);
     const dim3 grid(g.grid_x, unsigned(chunk));
     if (g.alpha) {
-      delegate_pass<U><<<grid, kThreads, 0, stream>>>(c);
+      if (g.beta > 1) delegate_pass_top_beta<U><<<grid, kThreads, 0, stream>>>(c);
+      else delegate_pass<U><<<grid, kThreads, 0, stream>>>(c);
       debug.after_launch("delegate_pass");
-      // The delegates are n / 2^alpha: as many blocks as give each thread ~16 of them.
-      const std::uint64_t delegates_per_row = (g.max_len >> g.alpha) + 1;
+      // The delegates are beta n / 2^alpha: as many blocks as give each thread ~16 of them.
+      const std::uint64_t delegates_per_row = ((g.max_len >> g.alpha) + 1) * std::uint64_t(g.beta);
       const dim3 small_grid(unsigned(std::clamp<std::uint64_t>(delegates_per_row / (kThreads * 16), 1, g.grid_x)),
                             unsigned(chunk));
       for (int pass = 1; pass < passes; ++pass) {
@@ -348,6 +351,8 @@ void check_problem(const TopkProblem& pr) {
   require(pr.index_bytes == 8 || longest <= std::size_t(INT32_MAX),
           "device::topk: rows of up to " + std::to_string(longest) + " values need 64-bit indices",
           "use std::int64_t indices (index_bytes = 8)");
+  require(pr.delegate_beta == 1 || pr.delegate_beta == 2 || pr.delegate_beta == 4,
+          "device::topk: delegate_beta = " + std::to_string(pr.delegate_beta), "use 1, 2 or 4 delegates per subrange");
   require(pr.start != TopkStart::radik_scaling || pr.type == KeyType::f32 || pr.type == KeyType::f64,
           "device::topk: RadiK's scaling (TopkStart::radik_scaling) on " + std::string(name_of(pr.type)) + " keys",
           "use it with f32 or f64 keys, or another TopkStart");

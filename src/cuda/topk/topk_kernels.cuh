@@ -61,6 +61,7 @@ template <class U> struct Params {
   int W, IB;                // rank bits, index bits of the composite
   int digit_bits;           // per pass
   int alpha;                // log2 of the delegate subrange
+  int beta;                 // delegates per subrange (Dr. Top-k's beta; > 1 only with alpha >= 5)
   RowState<U>* state;       // main select, one per row
   RowState<U>* dstate;      // delegate select, one per row
   unsigned long long* hist; // rows * kMaxBins
@@ -589,6 +590,78 @@ template <class U> __global__ void __launch_bounds__(kThreads) delegate_pass(Par
   merge_and_pick(smem_hist, bins, p.hist + r * bins, p.counters + r, p.dstate + r, p.W + p.IB, p.IB, pb);
 }
 
+// Dr. Top-k's beta > 1 (opt-in: TopkProblem::delegate_beta; used when alpha >= 5): the best beta
+// elements (rank, lowest index) of every subrange, at slots sub * beta + j, best first. A warp per
+// subrange with scalar loads in index order; each lane keeps its own best beta (sorted insertion),
+// then beta rounds of a warp arg-max, the winning lane advancing its head. The k-th best delegate
+// is still a lower bound of the k-th best element (k delegates >= it are k distinct elements), and
+// fewer subranges qualify (those holding a delegate >= it: between k / beta and k), so the rescan
+// shrinks; the delegates and their select passes grow by beta. Slots of a subrange with fewer than
+// beta elements (the row's last) get offset kNoDelegate: never counted, never qualifying. This
+// pass is the simple one (no vector loads, no small-subrange paths): the sweep compares beta with
+// it, not with the tuned beta = 1 pass.
+constexpr std::uint32_t kNoDelegate = ~0u;
+constexpr int kMaxBeta = 4;
+template <class U> __global__ void __launch_bounds__(kThreads) delegate_pass_top_beta(Params<U> p) {
+  __shared__ unsigned smem_hist[kMaxBins];
+  __shared__ unsigned long long block_max;
+  const std::size_t r = blockIdx.y;
+  if (p.dstate[r].done) return;
+  const int bins = 1 << p.digit_bits, beta = p.beta, alpha = p.alpha;
+  if (threadIdx.x == 0) block_max = 0;
+  zero_smem(smem_hist, bins);
+  const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
+  const std::uint64_t S = 1ull << alpha, subranges = (length + S - 1) >> alpha;
+  const std::uint64_t first = ((begin >> alpha) + r) * std::uint64_t(beta);
+  U* delegates = p.delegates + first;
+  std::uint32_t* delegate_off = p.delegate_off + first;
+  const U* values = p.values + begin;
+  const int lane = threadIdx.x & 31;
+  const std::uint64_t warp = (blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x) >> 5;
+  const std::uint64_t warps = (gridDim.x * std::uint64_t(blockDim.x)) >> 5;
+  const PassBits pb = next_bits(0, p.W + p.IB, p.digit_bits);
+  unsigned long long lane_max = 0;
+  auto better = [](const Best<U>& a, const Best<U>& b) {  // a before b (an empty slot is last)
+    return b.off == kNoDelegate || (a.off != kNoDelegate && (a.rank > b.rank || (a.rank == b.rank && a.off < b.off)));
+  };
+  for (std::uint64_t sub = warp; sub < subranges; sub += warps) {
+    const std::uint64_t base = sub << alpha;
+    Best<U> mine[kMaxBeta];
+#pragma unroll
+    for (int j = 0; j < kMaxBeta; ++j) mine[j] = {U(0), kNoDelegate};
+    for (std::uint64_t t = lane; t < S && base + t < length; t += 32) {
+      Best<U> c{rank_of<U>(values[base + t], p.type, p.options), std::uint32_t(t)};
+#pragma unroll
+      for (int j = 0; j < kMaxBeta; ++j)
+        if (j < beta && better(c, mine[j])) {
+          const Best<U> displaced = mine[j];
+          mine[j] = c, c = displaced;
+        }
+    }
+    int head = 0;
+    for (int j = 0; j < beta; ++j) {
+      Best<U> h{U(0), kNoDelegate};
+#pragma unroll
+      for (int m = 0; m < kMaxBeta; ++m)
+        if (m == head) h = mine[m];
+      const Best<U> w = best_over_lanes(h, 32);  // an empty head (0, ~0u) loses to every element
+      if (h.off != kNoDelegate && h.off == w.off) ++head;
+      if (lane == 0) {
+        delegates[sub * beta + j] = w.rank;
+        delegate_off[sub * beta + j] = w.off;
+        if (w.off != kNoDelegate) {
+          lane_max = w.rank > lane_max ? w.rank : lane_max;
+          atomicAdd(smem_hist + composite_digit(w.rank, 0, p.IB, pb.low, pb.width), 1u);
+        }
+      }
+    }
+  }
+  if (lane_max) atomicMax(&block_max, lane_max);
+  __syncthreads();
+  if (threadIdx.x == 0 && block_max) atomicMax(p.row_max + r, block_max);
+  merge_and_pick(smem_hist, bins, p.hist + r * bins, p.counters + r, p.dstate + r, p.W + p.IB, p.IB, pb);
+}
+
 // Appends the lanes' flagged (rank, index) pairs to a row's list with one atomic per warp.
 template <class U>
 __device__ __forceinline__ void warp_append(bool flag, U rank, std::uint64_t idx, unsigned long long* count,
@@ -736,17 +809,19 @@ template <class U> __global__ void __launch_bounds__(kThreads) list_qualifying(P
   }
   const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
   const std::uint64_t subranges = (length + (1ull << p.alpha) - 1) >> p.alpha;
-  const U* delegates = p.delegates + (begin >> p.alpha) + r;
-  const std::uint32_t* delegate_off = p.delegate_off + (begin >> p.alpha) + r;
+  // A subrange's first delegate is its best: it qualifies when any of its beta do.
+  const std::uint64_t beta = std::uint64_t(p.beta);
+  const U* delegates = p.delegates + ((begin >> p.alpha) + r) * beta;
+  const std::uint32_t* delegate_off = p.delegate_off + ((begin >> p.alpha) + r) * beta;
   const std::uint64_t idx_mask = low_mask(p.IB);
   const int lane = threadIdx.x & 31;
   std::uint64_t* list = p.qual_list + r * p.k;
   for (std::uint64_t g0 = std::uint64_t(blockIdx.x) * kThreads; g0 < subranges;
        g0 += std::uint64_t(gridDim.x) * kThreads) {
     const std::uint64_t mine = g0 + threadIdx.x;
-    const bool qualifies = mine < subranges &&
-                           compare_top<U, true>(delegates[mine], ~((mine << p.alpha) + delegate_off[mine]) & idx_mask,
-                                                t, p.W, p.IB);
+    const bool qualifies =
+        mine < subranges && compare_top<U, true>(delegates[mine * beta],
+                                                 ~((mine << p.alpha) + delegate_off[mine * beta]) & idx_mask, t, p.W, p.IB);
     const unsigned mask = __ballot_sync(0xffffffffu, qualifies);
     const unsigned long long at = reserve_for_warp(__popc(mask), p.qual_count + r);
     const unsigned long long position = at + __popc(mask & ((1u << lane) - 1));
@@ -814,6 +889,7 @@ template <class U> struct Source {
   std::uint64_t count;
   SourceKind kind;
   int alpha;
+  int beta;  // delegates per subrange
   KeyType type;
   TopkOptions options;
   // Raw bits of the first element (RadiK's x_r), 0 for an empty source.
@@ -824,7 +900,7 @@ template <class U> struct Source {
   __device__ __forceinline__ void load(std::uint64_t i, U& rank, std::uint64_t& index) const {
     switch (kind) {
       case SourceKind::candidates: rank = ranks[i], index = idx[i]; break;
-      case SourceKind::delegates: rank = ranks[i], index = (i << alpha) + off[i]; break;
+      case SourceKind::delegates: rank = ranks[i], index = ((beta == 1 ? i : i / unsigned(beta)) << alpha) + off[i]; break;
       default: rank = rank_of<U>(raw[i], type, options), index = i; break;
     }
   }
@@ -837,13 +913,14 @@ template <class U> __device__ __forceinline__ Source<U> row_source(const Params<
   const bool cand = p.dstate[r].mode == kDelegates && p.cand_count[r] <= p.cand_cap;
   return {p.values + begin, p.cand_rank + r * p.cand_cap, p.cand_idx + r * p.cand_cap, nullptr,
           cand ? std::uint64_t(p.cand_count[r]) : length, cand ? SourceKind::candidates : SourceKind::row,
-          p.alpha, p.type, p.options};
+          p.alpha, 1, p.type, p.options};
 }
 template <class U> __device__ __forceinline__ Source<U> delegate_source(const Params<U>& p, std::size_t r) {
   const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
-  const std::uint64_t first = (begin >> p.alpha) + r;
-  return {nullptr, p.delegates + first, nullptr, p.delegate_off + first, (length + (1ull << p.alpha) - 1) >> p.alpha,
-          SourceKind::delegates, p.alpha, p.type, p.options};
+  const std::uint64_t beta = std::uint64_t(p.beta), first = ((begin >> p.alpha) + r) * beta;
+  return {nullptr, p.delegates + first, nullptr, p.delegate_off + first,
+          ((length + (1ull << p.alpha) - 1) >> p.alpha) * beta, SourceKind::delegates, p.alpha, p.beta, p.type,
+          p.options};
 }
 
 template <class U> __device__ __forceinline__ ScaledView<U> scaled_view(const Params<U>& p, std::size_t r,
@@ -906,7 +983,9 @@ __global__ void __launch_bounds__(kThreads) select_pass(Params<U> p) {
       U key = rank[u];
       std::uint64_t nidx = ~idx[u] & idx_mask;
       bool alive = in;
-      if constexpr (St == Stage::scaled) {
+      if constexpr (St == Stage::delegates) {  // beta > 1: a short subrange's empty slots
+        alive = in && (p.beta == 1 || src.off[i0 + u * stride] != kNoDelegate);
+      } else if constexpr (St == Stage::scaled) {
         key = sv.scaled(rank[u], p.type, p.options), nidx = 0;
       } else if constexpr (St == Stage::main) {
         alive = in && sv.place(rank[u], p.type, p.options, p.W) == 0;

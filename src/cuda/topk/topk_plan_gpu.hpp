@@ -22,7 +22,7 @@ constexpr std::uint64_t kBlockSelectMaxRow = std::uint64_t(1) << 16;
 
 struct GpuPlan {
   std::size_t key_bytes = 4, rows = 1, k = 1, max_len = 0, chunk_rows = 1;
-  int W = 32, IB = 0, alpha = 0, digit_bits = 11;
+  int W = 32, IB = 0, alpha = 0, beta = 1, digit_bits = 11;
   bool block_select = false;
   unsigned grid_x = 1;
   std::uint64_t cand_cap = 0;
