@@ -127,17 +127,19 @@ TEST(GpuTopk, UniformBatches) {
   }
 }
 
-// Rows just below and above kMinDelegateRow = 2^12 (topk_plan_gpu.hpp): 4095 takes the raw path
-// (one block per row), 4096, 4097 and 8191 the delegates (alpha = 3..5 for these k; k = 100 is the
-// largest k with k * 2^3 * 4 <= 4096). Equal-length batches and one batch with offsets that mixes
-// both paths; inputs with ties (all-equal, few-distinct, U[128.6,128.7]) check the lowest-index rule.
+// Rows just below and above kMinDelegateRow = 2^13 (topk_plan_gpu.hpp): 8191 takes the raw path
+// (one block per row), 8192 and 8193 the delegates (alpha = 3..6 for these k); 4095 and 4096
+// straddle 2^12 (raw now; delegates while the threshold was 2^12, as in the session-3 H200 run).
+// Equal-length batches and one batch with offsets that mixes both paths; inputs with ties
+// (all-equal, few-distinct, U[128.6,128.7]) check the lowest-index rule.
 TEST(GpuTopk, RowsAroundTheDelegateThreshold) {
   RXM_REQUIRE_GPU();
   for (const auto& input : rxm::testing::topk_inputs(test_seed())) {
     if (input.name != "uniform" && input.name != "all-equal" && input.name != "few-distinct" &&
         input.name != "U[128.6,128.7]" && input.name != "specials" && input.name != "sorted")
       continue;
-    for (std::size_t length : {std::size_t(4095), std::size_t(4096), std::size_t(4097), std::size_t(8191)}) {
+    for (std::size_t length :
+         {std::size_t(4095), std::size_t(4096), std::size_t(8191), std::size_t(8192), std::size_t(8193)}) {
       const std::size_t rows = 5;
       const auto v = rxm::testing::make_topk_input<float>(input, rows * length);
       for (std::size_t k : {1, 7, 50, 100})
@@ -148,10 +150,10 @@ TEST(GpuTopk, RowsAroundTheDelegateThreshold) {
                        rxm::topk_batched(cpu(), std::span<const float>(v), uniform, k, o));
         }
     }
-    const std::vector<std::uint64_t> offsets = {0, 4095, 8191, 12288, 16385, 20480, 28671};
+    const std::vector<std::uint64_t> offsets = {0, 8191, 16383, 24576, 32769, 36865, 45056};
     const auto v = rxm::testing::make_topk_input<float>(input, offsets.back());
     for (std::size_t k : {1, 50, 100}) {
-      SCOPED_TRACE(describe("mixed rows around 2^12 " + input.name, v.size(), k, some_options[0]));
+      SCOPED_TRACE(describe("mixed rows around 2^13 " + input.name, v.size(), k, some_options[0]));
       const auto rows = rxm::Rows::from_offsets(offsets);
       expect_equal(rxm::topk_batched(gpu(), std::span<const float>(v), rows, k, some_options[0]),
                    rxm::topk_batched(cpu(), std::span<const float>(v), rows, k, some_options[0]));

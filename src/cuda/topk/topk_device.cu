@@ -7,6 +7,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 #include <string>
+#include <type_traits>
 
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/topk/topk_debug.hpp"
@@ -238,14 +239,20 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
       // Outputs and caller indices of the chunk's rows (equal-length rows: the chunk's values
       // start at row r0, and so do its caller indices; offsets stay absolute).
       const std::size_t first_place = r0 * pr.k, first_value = pr.row_offsets ? 0 : r0 * pr.row_length;
-      if (pr.index_bytes == 4)
-        block_select<U, std::int32_t><<<one_per_row, kThreads, 0, stream>>>(
-            c, pr.input_indices ? static_cast<const std::int32_t*>(pr.input_indices) + first_value : nullptr,
-            static_cast<U*>(pr.out_values) + first_place, static_cast<std::int32_t*>(pr.out_indices) + first_place);
-      else
-        block_select<U, std::int64_t><<<one_per_row, kThreads, 0, stream>>>(
-            c, pr.input_indices ? static_cast<const std::int64_t*>(pr.input_indices) + first_value : nullptr,
-            static_cast<U*>(pr.out_values) + first_place, static_cast<std::int64_t*>(pr.out_indices) + first_place);
+      // Per index width, and with RadiK's scaling compiled in only where asked (the default kernel
+      // stays the one measured).
+      auto one_block = [&](auto index_tag, auto scaled) {
+        using Index = decltype(index_tag);
+        block_select<U, Index, decltype(scaled)::value><<<one_per_row, kThreads, 0, stream>>>(
+            c, pr.input_indices ? static_cast<const Index*>(pr.input_indices) + first_value : nullptr,
+            static_cast<U*>(pr.out_values) + first_place, static_cast<Index*>(pr.out_indices) + first_place);
+      };
+      auto per_index = [&](auto scaled) {
+        if (pr.index_bytes == 4) one_block(std::int32_t{}, scaled);
+        else one_block(std::int64_t{}, scaled);
+      };
+      if (p.scaling) per_index(std::true_type{});
+      else per_index(std::false_type{});
       debug.after_launch("block_select");
       continue;
     }
@@ -265,10 +272,12 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
       debug.after_launch("begin_after_scaling");
     }
     for (int pass = 0; pass < passes; ++pass) {
-      select_pass<U, Stage::main><<<select_grid, kThreads, 0, stream>>>(c);
+      if (p.scaling) select_pass<U, Stage::grouped><<<select_grid, kThreads, 0, stream>>>(c);
+      else select_pass<U, Stage::main><<<select_grid, kThreads, 0, stream>>>(c);
       debug.after_launch("select_pass");
     }
-    gather_winners<U><<<grid, kThreads, 0, stream>>>(c);
+    if (p.scaling) gather_winners<U, true><<<grid, kThreads, 0, stream>>>(c);
+    else gather_winners<U, false><<<grid, kThreads, 0, stream>>>(c);
     debug.after_launch("gather_winners");
   }
   debug.check_winner_counts(p.win_count, pr);

@@ -148,6 +148,12 @@ template <class U> __device__ __forceinline__ U scaled_rank(U rank, U sample, Ke
     using T = decltype(tag);
     if constexpr (key_traits<T>::is_float && sizeof(T) >= 4) {
       const T x = from_bits<T>(key_bits_t<T>(raw_of_rank<U>(rank, t, o)));
+      // A NaN keeps its own rank: every NaN rank lies in the NaN block, beyond every number's, so
+      // this stays monotone. Subtracting would not: the H200 run (device run of session 3) failed
+      // GpuTopkStart.F64 with include_nan and a NaN on top, as an f64 NaN - c keeps the NaN's
+      // payload and quiets it, which reorders NaNs among themselves (f32 gives one canonical NaN,
+      // a tie group, and passed).
+      if (x != x) return rank;
       const T c = from_bits<T>(key_bits_t<T>(sample));
       return U(topk_rank(T(x - c), o));
     } else {
@@ -940,9 +946,10 @@ template <class U> __global__ void begin_after_scaling(Params<U> p, std::size_t 
   });
 }
 
-// Which select a pass belongs to: over the delegates, over the scaled ranks (RadiK's scaling), or
-// the main one over the row's source (inside the scaled group when scaling).
-enum class Stage { delegates, scaled, main };
+// Which select a pass belongs to: over the delegates, over the scaled ranks (RadiK's scaling), the
+// main one over the row's source, or the main one inside the scaled group (RadiK's scaling; a
+// separate instantiation so that the default main pass carries no group check).
+enum class Stage { delegates, scaled, main, grouped };
 
 // One pass of a select: the next digit below the bits resolved so far. (Warp-aggregating the
 // shared-memory adds with __match_any_sync was measured slower on H200 than plain adds: see the
@@ -958,7 +965,7 @@ __global__ void __launch_bounds__(kThreads) select_pass(Params<U> p) {
   zero_smem(smem_hist, bins);
   const Source<U> src = St == Stage::delegates ? delegate_source(p, r) : row_source(p, r);
   [[maybe_unused]] const ScaledView<U> sv =
-      St == Stage::delegates ? ScaledView<U>{false, U(0), {}} : scaled_view(p, r, src);
+      St == Stage::scaled || St == Stage::grouped ? scaled_view(p, r, src) : ScaledView<U>{false, U(0), {}};
   // The scaled select resolves the W rank bits only: its ties are the group the main select splits.
   const int IB = St == Stage::scaled ? 0 : p.IB;
   const int total_bits = p.W + IB;
@@ -987,7 +994,7 @@ __global__ void __launch_bounds__(kThreads) select_pass(Params<U> p) {
         alive = in && (p.beta == 1 || src.off[i0 + u * stride] != kNoDelegate);
       } else if constexpr (St == Stage::scaled) {
         key = sv.scaled(rank[u], p.type, p.options), nidx = 0;
-      } else if constexpr (St == Stage::main) {
+      } else if constexpr (St == Stage::grouped) {
         alive = in && sv.place(rank[u], p.type, p.options, p.W) == 0;
       }
       alive = alive && compare_top<U, false>(key, nidx, s, p.W, IB);
@@ -998,11 +1005,12 @@ __global__ void __launch_bounds__(kThreads) select_pass(Params<U> p) {
 }
 
 // Writes each row's winners (exactly min(k, length)) in any order; the sort that follows fixes it.
-template <class U> __global__ void __launch_bounds__(kThreads) gather_winners(Params<U> p) {
+// Scaled: RadiK's scaling (above its group, or in it and selected).
+template <class U, bool Scaled> __global__ void __launch_bounds__(kThreads) gather_winners(Params<U> p) {
   const std::size_t r = blockIdx.y;
   const RowState<U> s = p.state[r];
   const Source<U> src = row_source(p, r);
-  const ScaledView<U> sv = scaled_view(p, r, src);
+  [[maybe_unused]] const ScaledView<U> sv = Scaled ? scaled_view(p, r, src) : ScaledView<U>{false, U(0), {}};
   const std::uint64_t idx_mask = low_mask(p.IB);
   const std::uint64_t rounded = (src.count + 31) & ~31ull;  // whole warps reach the ballot
   for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < rounded;
@@ -1011,8 +1019,13 @@ template <class U> __global__ void __launch_bounds__(kThreads) gather_winners(Pa
     std::uint64_t idx = 0;
     const bool in = i < src.count;
     if (in) src.load(i, rank, idx);
-    const int place = in ? sv.place(rank, p.type, p.options, p.W) : -1;
-    const bool win = place > 0 || (place == 0 && compare_top<U, true>(rank, ~idx & idx_mask, s, p.W, p.IB));
+    bool win;
+    if constexpr (Scaled) {
+      const int place = in ? sv.place(rank, p.type, p.options, p.W) : -1;
+      win = place > 0 || (place == 0 && compare_top<U, true>(rank, ~idx & idx_mask, s, p.W, p.IB));
+    } else {
+      win = in && compare_top<U, true>(rank, ~idx & idx_mask, s, p.W, p.IB);
+    }
     warp_append(win, rank, idx, p.win_count + r, p.win_rank + r * p.k, p.win_idx + r * p.k, p.k);
   }
 }
@@ -1029,7 +1042,7 @@ constexpr int kBlockSelectMaxK = 2048;
 // (bitonic sort: ascending index, or best first with ties by index) and written out. It replaces
 // the select launches, the winner gather, CUB's sort(s) and the output kernel: the fixed per-call
 // cost that dominated the batched shapes.
-template <class U, class Index>
+template <class U, class Index, bool Scaled>
 __global__ void __launch_bounds__(kThreads) block_select(Params<U> p, const Index* input_indices, U* out_values,
                                                          Index* out_indices) {
   __shared__ unsigned smem_hist[kMaxBins];
@@ -1040,56 +1053,72 @@ __global__ void __launch_bounds__(kThreads) block_select(Params<U> p, const Inde
   __shared__ typename BinScan::TempStorage scan_storage;
   const std::size_t r = blockIdx.y;
   const Source<U> src = row_source(p, r);
-  const int bins = 1 << p.digit_bits;
+  const int bins = 1 << p.digit_bits, total_bits = p.W + p.IB;
   const std::uint64_t idx_mask = low_mask(p.IB);
   RowState<U> s = p.state[r];
-  if (threadIdx.x == 0) win_count = 0;
-  // Every pass of one select over the source, keyed by `key(i, key, nidx)` (false: not in this
-  // select's set): a shared-memory histogram and the bucket picked in the block.
-  auto run_select = [&](RowState<U>& st, int IB, auto&& key) {
-    const int bits = p.W + IB;
-    if (threadIdx.x == 0) shared_state = st;
-    __syncthreads();
-    const int max_passes = (bits + p.digit_bits - 1) / p.digit_bits + 1;
-    for (int pass = 0; !st.done && pass < max_passes; ++pass) {
+  if (threadIdx.x == 0) shared_state = s, win_count = 0;
+  __syncthreads();
+  [[maybe_unused]] ScaledView<U> sv{false, U(0), {}};
+  if constexpr (Scaled) {
+    // RadiK's scaling: the select over the scaled ranks first (W bits, no index digits), then the
+    // main select below inside its group. (The default instantiation, Scaled = false, is the
+    // code measured in session 2: the session-3 version with both selects in one generic lambda
+    // and the group check on every element measured 1.6-1.9x slower on raw rows, H200 run of
+    // session 3, rows sweep, which is why the scaled parts are compiled in only here.)
+    sv = scaled_view(p, r, src);
+    RowState<U> g = s;
+    const int max_scaled_passes = (p.W + p.digit_bits - 1) / p.digit_bits + 1;
+    for (int pass = 0; !g.done && pass < max_scaled_passes; ++pass) {
       zero_smem(smem_hist, bins);
-      const PassBits pb = next_bits(st.resolved, bits, p.digit_bits);
+      const PassBits pb = next_bits(g.resolved, p.W, p.digit_bits);
       for (std::uint64_t i = threadIdx.x; i < src.count; i += kThreads) {
-        U kv;
-        std::uint64_t nidx;
-        if (key(i, kv, nidx) && compare_top<U, false>(kv, nidx, st, p.W, IB))
-          atomicAdd(smem_hist + composite_digit(kv, nidx, IB, pb.low, pb.width), 1u);
+        U rank;
+        std::uint64_t idx;
+        src.load(i, rank, idx);
+        const U key = sv.scaled(rank, p.type, p.options);
+        if (compare_top<U, false>(key, 0, g, p.W, 0)) atomicAdd(smem_hist + composite_digit(key, 0, 0, pb.low, pb.width), 1u);
       }
       __syncthreads();
       unsigned long long local[kBinsPerThread];
       const unsigned long long sum = load_my_bins(bins, local, [&](int b) { return (unsigned long long)smem_hist[b]; });
       unsigned long long above;
       BinScan(scan_storage).ExclusiveSum(sum, above);
-      RowState<U> next = st;  // every thread's copy is `st`; only the picking thread writes the shared one
-      if (pick_in_my_bins(local, bins, above, sum, next, bits, IB, pb)) shared_state = next;
+      RowState<U> next = g;
+      if (pick_in_my_bins(local, bins, above, sum, next, p.W, 0, pb)) shared_state = next;
       __syncthreads();
-      st = shared_state;
+      g = shared_state;
     }
-    __syncthreads();  // shared_state is rewritten by the next select
-  };
-  ScaledView<U> sv = scaled_view(p, r, src);
-  if (sv.on) {  // RadiK's scaling: the scaled select first, then the main one inside its group
-    RowState<U> g = s;
-    run_select(g, 0, [&](std::uint64_t i, U& kv, std::uint64_t& nidx) {
-      std::uint64_t idx;
-      src.load(i, kv, idx);
-      kv = sv.scaled(kv, p.type, p.options), nidx = 0;
-      return true;
-    });
     sv.group = g;
     start_inside_group(s, g, sv.sample, p.type, p.options, p.W);
+    __syncthreads();  // every thread has read shared_state
+    if (threadIdx.x == 0) shared_state = s;
+    __syncthreads();
   }
-  run_select(s, p.IB, [&](std::uint64_t i, U& kv, std::uint64_t& nidx) {
-    std::uint64_t idx;
-    src.load(i, kv, idx);
-    nidx = ~idx & idx_mask;
-    return sv.place(kv, p.type, p.options, p.W) == 0;
-  });
+  const int max_passes = (total_bits + p.digit_bits - 1) / p.digit_bits + 1;
+  for (int pass = 0; !s.done && pass < max_passes; ++pass) {
+    zero_smem(smem_hist, bins);
+    const PassBits pb = next_bits(s.resolved, total_bits, p.digit_bits);
+    for (std::uint64_t i = threadIdx.x; i < src.count; i += kThreads) {
+      U rank;
+      std::uint64_t idx;
+      src.load(i, rank, idx);
+      if constexpr (Scaled) {
+        if (sv.place(rank, p.type, p.options, p.W) != 0) continue;
+      }
+      const std::uint64_t nidx = ~idx & idx_mask;
+      if (compare_top<U, false>(rank, nidx, s, p.W, p.IB))
+        atomicAdd(smem_hist + composite_digit(rank, nidx, p.IB, pb.low, pb.width), 1u);
+    }
+    __syncthreads();
+    unsigned long long local[kBinsPerThread];
+    const unsigned long long sum = load_my_bins(bins, local, [&](int b) { return (unsigned long long)smem_hist[b]; });
+    unsigned long long above;
+    BinScan(scan_storage).ExclusiveSum(sum, above);
+    RowState<U> next = s;  // every thread's copy is `s`; only the picking thread writes the shared one
+    if (pick_in_my_bins(local, bins, above, sum, next, total_bits, p.IB, pb)) shared_state = next;
+    __syncthreads();
+    s = shared_state;
+  }
   // The winners, in any order, into shared memory (exactly min(k, length) of them).
   const std::uint64_t rounded = (src.count + 31) & ~31ull;
   const int lane = threadIdx.x & 31;
@@ -1098,8 +1127,13 @@ __global__ void __launch_bounds__(kThreads) block_select(Params<U> p, const Inde
     std::uint64_t idx = 0;
     const bool in = i < src.count;
     if (in) src.load(i, rank, idx);
-    const int place = in ? sv.place(rank, p.type, p.options, p.W) : -1;
-    const bool win = place > 0 || (place == 0 && compare_top<U, true>(rank, ~idx & idx_mask, s, p.W, p.IB));
+    bool win;
+    if constexpr (Scaled) {
+      const int place = in ? sv.place(rank, p.type, p.options, p.W) : -1;
+      win = place > 0 || (place == 0 && compare_top<U, true>(rank, ~idx & idx_mask, s, p.W, p.IB));
+    } else {
+      win = in && compare_top<U, true>(rank, ~idx & idx_mask, s, p.W, p.IB);
+    }
     const unsigned mask = __ballot_sync(0xffffffffu, win);
     if (!mask) continue;
     unsigned base = 0;

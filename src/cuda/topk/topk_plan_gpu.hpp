@@ -9,11 +9,13 @@
 
 namespace radixmesh::detail::topk_gpu {
 
-// Rows shorter than this never take the delegate path. The rows sweep (H200, session 2 run 2,
-// NOTES.md) measured delegates 3.8x faster than one block per raw row at 2^15 values (0.584 vs
-// 2.238 ms per 2^27 values, k = 50) and raw rows at 1.7-2.1 ms from 2^12 to 2^14; 2^12 is the
-// shortest row where choose_alpha still leaves alpha = 3 for k = 50 (k * 2^alpha * 4 <= n).
-constexpr std::uint64_t kMinDelegateRow = std::uint64_t(1) << 12;
+// Rows shorter than this never take the delegate path. Rows sweeps on an H200 (k = 50, 2^27
+// values, NOTES.md): session 2 (<= 2^14 raw only) raw one-block 2.05 / 1.77 / 1.68 ms at 2^12 /
+// 2^13 / 2^14; session 3 (delegates down to 2^12) delegates 2.43-2.98 / 1.39-1.65 / 0.93-1.04 ms.
+// From 2^13 the delegates win against either run's raw figures; at 2^12 only against the same
+// run's raw rows, whose one-block select was then measured slower than session 2's (restored
+// since): 2^13, not the 2^12 first guessed.
+constexpr std::uint64_t kMinDelegateRow = std::uint64_t(1) << 13;
 // The per-row kernels take the row from blockIdx.y: a launch covers at most this many rows.
 constexpr std::size_t kMaxChunkRows = 65535;
 // Raw rows up to this length take the one-block select when k is small enough (a guess to be
