@@ -181,30 +181,28 @@ BenchOutcome run_on_cuda(const TopkBenchOptions& o, Context& ctx, const std::vec
 
   // Sort-then-take: (value, index) pairs sorted by the device sort, the first k taken (one row).
   const double bandwidth = device_copy_bandwidth(device, std::max<std::size_t>(n * sizeof(T), std::size_t(1) << 29));
-  {
+  if (o.rows == 1 && n <= std::size_t(UINT32_MAX)) {
     DeviceArray<T> keys(device, n);
-    if (o.rows == 1 && n <= std::size_t(UINT32_MAX)) {
-      std::vector<std::uint32_t> iota(n);
-      std::iota(iota.begin(), iota.end(), 0u);
-      DeviceArray<std::uint32_t> index(device, n), index_in(device, n);
-      RXM_CUDA_CHECK(cudaMemcpy(index_in.data(), iota.data(), n * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
-      std::vector<std::uint32_t> taken(o.k);
-      const SortOptions order{o.topk.largest ? Order::descending : Order::ascending};
-      c.add("radixmesh::sort (device pairs) then take k",
-            bench::time_host(
-                [&] {
-                  RXM_CUDA_CHECK(cudaMemcpy(keys.data(), values.data(), n * sizeof(T), cudaMemcpyDeviceToDevice));
-                  RXM_CUDA_CHECK(cudaMemcpy(index.data(), index_in.data(), n * sizeof(std::uint32_t),
-                                            cudaMemcpyDeviceToDevice));
-                  RXM_CUDA_CHECK(cudaDeviceSynchronize());
-                },
-                [&] {
-                  sort(ctx, device_span<T>(keys), device_span<std::uint32_t>(index), order);
-                  RXM_CUDA_CHECK(cudaMemcpy(taken.data(), index.data(), o.k * sizeof(std::uint32_t),
-                                            cudaMemcpyDeviceToHost));
-                },
-                o.warmup, o.reps));
-    }
+    std::vector<std::uint32_t> iota(n);
+    std::iota(iota.begin(), iota.end(), 0u);
+    DeviceArray<std::uint32_t> index(device, n), index_in(device, n);
+    RXM_CUDA_CHECK(cudaMemcpy(index_in.data(), iota.data(), n * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
+    std::vector<std::uint32_t> taken(o.k);
+    const SortOptions order{o.topk.largest ? Order::descending : Order::ascending};
+    c.add("radixmesh::sort (device pairs) then take k",
+          bench::time_host(
+              [&] {
+                RXM_CUDA_CHECK(cudaMemcpy(keys.data(), values.data(), n * sizeof(T), cudaMemcpyDeviceToDevice));
+                RXM_CUDA_CHECK(cudaMemcpy(index.data(), index_in.data(), n * sizeof(std::uint32_t),
+                                          cudaMemcpyDeviceToDevice));
+                RXM_CUDA_CHECK(cudaDeviceSynchronize());
+              },
+              [&] {
+                sort(ctx, device_span<T>(keys), device_span<std::uint32_t>(index), order);
+                RXM_CUDA_CHECK(cudaMemcpy(taken.data(), index.data(), o.k * sizeof(std::uint32_t),
+                                          cudaMemcpyDeviceToHost));
+              },
+              o.warmup, o.reps));
   }
 
   c.set_floor(double(n) * sizeof(T), bandwidth,
