@@ -220,10 +220,12 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
       const dim3 small_grid(unsigned(std::clamp<std::uint64_t>(delegates_per_row / (kThreads * 16), 1, g.grid_x)),
                             unsigned(chunk));
       for (int pass = 1; pass < passes; ++pass) {
-        select_pass<U, Stage::delegates><<<small_grid, kThreads, 0, stream>>>(c);
+        if (g.beta > 1) select_pass<U, Stage::delegate_groups><<<small_grid, kThreads, 0, stream>>>(c);
+        else select_pass<U, Stage::delegates><<<small_grid, kThreads, 0, stream>>>(c);
         debug.after_launch("select_pass<delegates>");
       }
-      list_qualifying<U><<<grid, kThreads, 0, stream>>>(c);
+      if (g.beta > 1) list_qualifying<U, true><<<grid, kThreads, 0, stream>>>(c);
+      else list_qualifying<U, false><<<grid, kThreads, 0, stream>>>(c);
       debug.after_launch("list_qualifying");
       gather_candidates<U><<<grid, kThreads, 0, stream>>>(c);
       debug.after_launch("gather_candidates");

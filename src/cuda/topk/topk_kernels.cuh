@@ -804,7 +804,7 @@ __device__ __forceinline__ void start_inside_group(RowState<U>& m, const RowStat
 // starts the main select where the candidates' ranks diverge: they all lie in [T'.rank, row max],
 // so the bits those two share are resolved for free (the range-adaptive digits that replace
 // RadiK's scaling, §4.3: inputs that share high bits, such as U[128.6, 128.7], lose no pass).
-template <class U> __global__ void __launch_bounds__(kThreads) list_qualifying(Params<U> p) {
+template <class U, bool Groups> __global__ void __launch_bounds__(kThreads) list_qualifying(Params<U> p) {
   const std::size_t r = blockIdx.y;
   const RowState<U> t = p.dstate[r];
   if (t.mode != kDelegates) return;
@@ -815,8 +815,9 @@ template <class U> __global__ void __launch_bounds__(kThreads) list_qualifying(P
   }
   const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
   const std::uint64_t subranges = (length + (1ull << p.alpha) - 1) >> p.alpha;
-  // A subrange's first delegate is its best: it qualifies when any of its beta do.
-  const std::uint64_t beta = std::uint64_t(p.beta);
+  // Groups (beta > 1): a subrange's first delegate is its best: it qualifies when any of its beta
+  // do. (A compile-time 1 otherwise: the default kernel stays the one measured.)
+  const std::uint64_t beta = Groups ? std::uint64_t(p.beta) : 1;
   const U* delegates = p.delegates + ((begin >> p.alpha) + r) * beta;
   const std::uint32_t* delegate_off = p.delegate_off + ((begin >> p.alpha) + r) * beta;
   const std::uint64_t idx_mask = low_mask(p.IB);
@@ -895,7 +896,6 @@ template <class U> struct Source {
   std::uint64_t count;
   SourceKind kind;
   int alpha;
-  int beta;  // delegates per subrange
   KeyType type;
   TopkOptions options;
   // Raw bits of the first element (RadiK's x_r), 0 for an empty source.
@@ -906,7 +906,7 @@ template <class U> struct Source {
   __device__ __forceinline__ void load(std::uint64_t i, U& rank, std::uint64_t& index) const {
     switch (kind) {
       case SourceKind::candidates: rank = ranks[i], index = idx[i]; break;
-      case SourceKind::delegates: rank = ranks[i], index = ((beta == 1 ? i : i / unsigned(beta)) << alpha) + off[i]; break;
+      case SourceKind::delegates: rank = ranks[i], index = (i << alpha) + off[i]; break;
       default: rank = rank_of<U>(raw[i], type, options), index = i; break;
     }
   }
@@ -919,14 +919,16 @@ template <class U> __device__ __forceinline__ Source<U> row_source(const Params<
   const bool cand = p.dstate[r].mode == kDelegates && p.cand_count[r] <= p.cand_cap;
   return {p.values + begin, p.cand_rank + r * p.cand_cap, p.cand_idx + r * p.cand_cap, nullptr,
           cand ? std::uint64_t(p.cand_count[r]) : length, cand ? SourceKind::candidates : SourceKind::row,
-          p.alpha, 1, p.type, p.options};
+          p.alpha, p.type, p.options};
 }
-template <class U> __device__ __forceinline__ Source<U> delegate_source(const Params<U>& p, std::size_t r) {
+// `beta` delegates per subrange (slot sub * beta + j; the index of slot i is then
+// ((i / beta) << alpha) + off[i], which Source::load does not know: see select_pass).
+template <class U>
+__device__ __forceinline__ Source<U> delegate_source(const Params<U>& p, std::size_t r, std::uint64_t beta) {
   const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
-  const std::uint64_t beta = std::uint64_t(p.beta), first = ((begin >> p.alpha) + r) * beta;
+  const std::uint64_t first = ((begin >> p.alpha) + r) * beta;
   return {nullptr, p.delegates + first, nullptr, p.delegate_off + first,
-          ((length + (1ull << p.alpha) - 1) >> p.alpha) * beta, SourceKind::delegates, p.alpha, p.beta, p.type,
-          p.options};
+          ((length + (1ull << p.alpha) - 1) >> p.alpha) * beta, SourceKind::delegates, p.alpha, p.type, p.options};
 }
 
 template <class U> __device__ __forceinline__ ScaledView<U> scaled_view(const Params<U>& p, std::size_t r,
@@ -946,10 +948,11 @@ template <class U> __global__ void begin_after_scaling(Params<U> p, std::size_t 
   });
 }
 
-// Which select a pass belongs to: over the delegates, over the scaled ranks (RadiK's scaling), the
-// main one over the row's source, or the main one inside the scaled group (RadiK's scaling; a
-// separate instantiation so that the default main pass carries no group check).
-enum class Stage { delegates, scaled, main, grouped };
+// Which select a pass belongs to: over the delegates (delegate_groups: beta > 1 per subrange), over
+// the scaled ranks (RadiK's scaling), the main one over the row's source, or the main one inside
+// the scaled group (RadiK's scaling). The opt-in stages are separate instantiations, so that the
+// default passes (delegates, main) stay the code measured in session 2.
+enum class Stage { delegates, delegate_groups, scaled, main, grouped };
 
 // One pass of a select: the next digit below the bits resolved so far. (Warp-aggregating the
 // shared-memory adds with __match_any_sync was measured slower on H200 than plain adds: see the
@@ -958,12 +961,14 @@ template <class U, Stage St>
 __global__ void __launch_bounds__(kThreads) select_pass(Params<U> p) {
   __shared__ unsigned smem_hist[kMaxBins];
   const std::size_t r = blockIdx.y;
-  RowState<U>* state = (St == Stage::delegates ? p.dstate : St == Stage::scaled ? p.sstate : p.state) + r;
+  constexpr bool kOnDelegates = St == Stage::delegates || St == Stage::delegate_groups;
+  RowState<U>* state = (kOnDelegates ? p.dstate : St == Stage::scaled ? p.sstate : p.state) + r;
   const RowState<U> s = *state;
   if (s.done) return;
   const int bins = 1 << p.digit_bits;
   zero_smem(smem_hist, bins);
-  const Source<U> src = St == Stage::delegates ? delegate_source(p, r) : row_source(p, r);
+  const std::uint64_t beta = St == Stage::delegate_groups ? std::uint64_t(p.beta) : 1;
+  const Source<U> src = kOnDelegates ? delegate_source(p, r, beta) : row_source(p, r);
   [[maybe_unused]] const ScaledView<U> sv =
       St == Stage::scaled || St == Stage::grouped ? scaled_view(p, r, src) : ScaledView<U>{false, U(0), {}};
   // The scaled select resolves the W rank bits only: its ties are the group the main select splits.
@@ -981,7 +986,12 @@ __global__ void __launch_bounds__(kThreads) select_pass(Params<U> p) {
 #pragma unroll
     for (int u = 0; u < kLoads; ++u) {
       rank[u] = 0, idx[u] = 0;
-      if (i0 + u * stride < src.count) src.load(i0 + u * stride, rank[u], idx[u]);
+      const std::uint64_t i = i0 + u * stride;
+      if constexpr (St == Stage::delegate_groups) {
+        if (i < src.count) rank[u] = src.ranks[i], idx[u] = ((i / beta) << p.alpha) + src.off[i];
+      } else {
+        if (i < src.count) src.load(i, rank[u], idx[u]);
+      }
     }
 #pragma unroll
     for (int u = 0; u < kLoads; ++u) {
@@ -990,8 +1000,8 @@ __global__ void __launch_bounds__(kThreads) select_pass(Params<U> p) {
       U key = rank[u];
       std::uint64_t nidx = ~idx[u] & idx_mask;
       bool alive = in;
-      if constexpr (St == Stage::delegates) {  // beta > 1: a short subrange's empty slots
-        alive = in && (p.beta == 1 || src.off[i0 + u * stride] != kNoDelegate);
+      if constexpr (St == Stage::delegate_groups) {  // a short subrange's empty slots
+        alive = in && src.off[i0 + u * stride] != kNoDelegate;
       } else if constexpr (St == Stage::scaled) {
         key = sv.scaled(rank[u], p.type, p.options), nidx = 0;
       } else if constexpr (St == Stage::grouped) {
