@@ -1,6 +1,7 @@
 #include "bench_common.hpp"
 
 #include <cstdio>
+#include <utility>
 
 namespace radixmesh::cli {
 
@@ -30,6 +31,19 @@ void check_bench_flags(const BenchFlags& flags, Backend backend) {
           "e.g. --reps 5 --warmup 1");
   require(flags.devices.empty() || backend == Backend::cuda, "--devices was given with the CPU backend",
           "drop --devices, or use --backend cuda");
+}
+
+std::size_t parse_value_width(int value_bytes) {
+  require(value_bytes == 0 || value_bytes == 4 || value_bytes == 8,
+          "--values " + std::to_string(value_bytes) + " is not a value width", "use 0 (keys only), 4 or 8");
+  return std::size_t(value_bytes);
+}
+
+BenchTarget make_bench_target(Backend backend, const BenchFlags& flags) {
+  if (backend != Backend::cuda) return {Context::cpu(flags.threads), ""};
+  Context ctx = make_context("cuda", flags.devices);
+  std::string device = ctx.devices().front().name;
+  return {std::move(ctx), std::move(device)};
 }
 
 Backend choose_bench_backend(const std::string& asked_name, bool cuda_built, const std::string& benchmark) {

@@ -2,6 +2,7 @@
 // flags, the choice of backend for --backend auto, and the report (one summary line, or one JSON
 // object with --json) that ends with exit code 6 when ours failed verification.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,6 +37,29 @@ struct BenchFlags {
 void add_bench_flags(CLI::App& command, BenchFlags& flags, const std::string& verified_against);
 // --reps/--warmup in range, --devices only with a CUDA backend; throws rxm::Error naming the flag.
 void check_bench_flags(const BenchFlags& flags, Backend backend);
+
+// Copies the repetition, verification and result-file flags into a benchmark's options (every
+// benchmark's options struct has these fields); `default_results_file` when --results-file is unset.
+template <class Options>
+void apply_run_flags(Options& options, const BenchFlags& flags, const char* default_results_file) {
+  options.warmup = flags.warmup;
+  options.reps = flags.reps;
+  options.verify = !flags.no_verify;
+  options.write_results = !flags.no_results;
+  options.results_file = flags.results_file.empty() ? default_results_file : flags.results_file;
+  options.quiet = flags.output.json;
+}
+
+// --values of `bench sort` and `bench multisplit`: 0 (keys only), 4 or 8 bytes; else rxm::Error.
+std::size_t parse_value_width(int value_bytes);
+
+// The context a benchmark runs on (the CUDA devices of --devices, or the CPU with --threads) and
+// the name of the device that runs ours ("" for the CPU: the harness records the CPU model).
+struct BenchTarget {
+  Context ctx;
+  std::string device;
+};
+BenchTarget make_bench_target(Backend backend, const BenchFlags& flags);
 
 // --backend auto: CUDA when a GPU is visible and this binary has the CUDA half of `benchmark`
 // (a note on stderr otherwise), else the CPU.

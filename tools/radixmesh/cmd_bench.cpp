@@ -83,19 +83,12 @@ void run_bench_sort(const BenchSortFlags& flags, const Invocation& invocation) {
   options.type = parse_key_type(common.type);
   options.distribution = parse_distribution(common.distribution);
   options.zipf_s = common.zipf_s;
-  require(flags.value_bytes == 0 || flags.value_bytes == 4 || flags.value_bytes == 8,
-          "--values " + std::to_string(flags.value_bytes) + " is not a value width", "use 0 (keys only), 4 or 8");
-  options.value_bytes = std::size_t(flags.value_bytes);
+  options.value_bytes = parse_value_width(flags.value_bytes);
   options.order = parse_order(flags.order);
   const Backend backend = choose_bench_backend(common.backend, RXM_CLI_HAS_CUDA_SORT_BENCH != 0, "sort");
   check_bench_flags(common, backend);
-  options.warmup = common.warmup;
-  options.reps = common.reps;
   options.seed = common.seed;
-  options.verify = !common.no_verify;
-  options.write_results = !common.no_results;
-  options.results_file = common.results_file.empty() ? "sort.jsonl" : common.results_file;
-  options.quiet = common.output.json;
+  apply_run_flags(options, common, "sort.jsonl");
 
   // The input, a working copy for each run and the verification reference, plus scratch.
   const std::size_t bytes = options.n * (size_of(options.type) + options.value_bytes);
@@ -140,15 +133,8 @@ void run_bench_topk(const BenchTopkFlags& flags, const Invocation& invocation) {
   options.topk = {.largest = !flags.smallest, .sorted = flags.sorted, .include_nan = flags.include_nan};
   const Backend backend = choose_bench_backend(common.backend, cuda_topk_bench_built(), "top-k");
   check_bench_flags(common, backend);
-  options.warmup = common.warmup;
-  options.reps = common.reps;
-  options.verify = !common.no_verify;
-  options.write_results = !common.no_results;
-  options.results_file = common.results_file.empty() ? "topk.jsonl" : common.results_file;
-  options.quiet = common.output.json;
-
-  Context ctx = backend == Backend::cuda ? make_context("cuda", common.devices) : Context::cpu(common.threads);
-  const std::string device = backend == Backend::cuda ? ctx.devices().front().name : "";
+  apply_run_flags(options, common, "topk.jsonl");
+  auto [ctx, device] = make_bench_target(backend, common);
   ProgressLine progress(common.output.progress);
   progress.phase("benchmarking top-" + std::to_string(options.k) + " of " + std::to_string(options.n) + " " +
                  std::string(name_of(options.type)) + " values on " + name_of(backend));
@@ -174,20 +160,11 @@ void run_bench_multisplit(const BenchMultisplitFlags& flags, const Invocation& i
   options.input.zipf_s = common.zipf_s;
   options.input.seed = common.seed;
   options.buckets = flags.buckets;
-  require(flags.value_bytes == 0 || flags.value_bytes == 4 || flags.value_bytes == 8,
-          "--values " + std::to_string(flags.value_bytes) + " is not a value width", "use 0 (keys only), 4 or 8");
-  options.value_bytes = std::size_t(flags.value_bytes);
+  options.value_bytes = parse_value_width(flags.value_bytes);
   const Backend backend = choose_bench_backend(common.backend, cuda_topk_bench_built(), "multisplit");
   check_bench_flags(common, backend);
-  options.warmup = common.warmup;
-  options.reps = common.reps;
-  options.verify = !common.no_verify;
-  options.write_results = !common.no_results;
-  options.results_file = common.results_file.empty() ? "multisplit.jsonl" : common.results_file;
-  options.quiet = common.output.json;
-
-  Context ctx = backend == Backend::cuda ? make_context("cuda", common.devices) : Context::cpu(common.threads);
-  const std::string device = backend == Backend::cuda ? ctx.devices().front().name : "";
+  apply_run_flags(options, common, "multisplit.jsonl");
+  auto [ctx, device] = make_bench_target(backend, common);
   ProgressLine progress(common.output.progress);
   progress.phase("benchmarking multisplit of " + std::to_string(options.n) + " " + std::string(name_of(options.type)) +
                  " keys on " + name_of(backend));
