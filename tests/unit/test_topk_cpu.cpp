@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -27,25 +28,39 @@ template <class T> bool model_better(T a, T b, const rxm::TopkOptions& o) {
   return o.largest ? ea > eb : ea < eb;
 }
 
+// The model's order of one row: every position, best first (a stable sort, so ties keep ascending
+// positions). Sorted once per row and options, then cut to any k by model_take.
+template <class T> std::vector<std::int64_t> model_order(const T* row, std::size_t length, const rxm::TopkOptions& o) {
+  std::vector<std::int64_t> pos(length);
+  std::iota(pos.begin(), pos.end(), 0);
+  std::stable_sort(pos.begin(), pos.end(), [&](auto a, auto b) { return model_better(row[a], row[b], o); });
+  return pos;
+}
+
+// Row r's k places (values, indices) from the row's model order, padded as documented.
+template <class T>
+void model_take(const T* row, std::vector<std::int64_t> order, std::size_t k, bool sorted, T* values,
+                std::int64_t* indices) {
+  order.resize(std::min(k, order.size()));
+  if (!sorted) std::sort(order.begin(), order.end());
+  for (std::size_t j = 0; j < k; ++j) {
+    values[j] = j < order.size() ? row[order[j]] : rxm::from_bits<T>(0);
+    indices[j] = j < order.size() ? order[j] : -1;
+  }
+}
+
 // The model: rows * k values and indices, padded as documented.
 template <class T>
 std::pair<std::vector<T>, std::vector<std::int64_t>> model_topk(const std::vector<T>& v,
                                                                  const std::vector<std::uint64_t>& offsets,
                                                                  std::size_t k, const rxm::TopkOptions& o) {
   const std::size_t rows = offsets.size() - 1;
-  std::vector<T> values(rows * k, rxm::from_bits<T>(0));
-  std::vector<std::int64_t> indices(rows * k, -1);
+  std::vector<T> values(rows * k);
+  std::vector<std::int64_t> indices(rows * k);
   for (std::size_t r = 0; r < rows; ++r) {
-    std::vector<std::int64_t> pos(offsets[r + 1] - offsets[r]);
-    std::iota(pos.begin(), pos.end(), 0);
     const T* row = v.data() + offsets[r];
-    std::stable_sort(pos.begin(), pos.end(), [&](auto a, auto b) { return model_better(row[a], row[b], o); });
-    pos.resize(std::min(k, pos.size()));
-    if (!o.sorted) std::sort(pos.begin(), pos.end());
-    for (std::size_t j = 0; j < pos.size(); ++j) {
-      values[r * k + j] = row[pos[j]];
-      indices[r * k + j] = pos[j];
-    }
+    model_take(row, model_order(row, offsets[r + 1] - offsets[r], o), k, o.sorted, values.data() + r * k,
+               indices.data() + r * k);
   }
   return {values, indices};
 }
@@ -85,7 +100,10 @@ template <class T> void check_single_rows(std::size_t n, bool every_input) {
 }
 
 template <class T> void check_every_small_size() {
-  for (std::size_t n : {std::size_t(1), std::size_t(2), std::size_t(1023)}) check_single_rows<T>(n, true);
+  // 4099: past the one-pass filter's first buffer (k + 1024 entries for a small k), so the
+  // threshold rejects values and the buffer is cut again.
+  for (std::size_t n : {std::size_t(1), std::size_t(2), std::size_t(1023), std::size_t(4099)})
+    check_single_rows<T>(n, true);
 }
 
 }  // namespace
@@ -135,6 +153,89 @@ TEST(TopkCpu, UniformBatchInt32IndicesAndInputIndices) {
     for (std::size_t j = 0; j < k; ++j)
       ASSERT_EQ(got.indices[r * k + j], caller[r * length + std::size_t(mi[r * k + j])]);
 }
+
+namespace {
+// Runs the type-erased entry on `threads` host threads with outputs poisoned, so a place the
+// backend forgets to write shows up as a mismatch.
+template <class T>
+void expect_model_on_threads(const std::vector<T>& v, rxm::Rows rows, std::size_t k, const rxm::TopkOptions& o,
+                             unsigned threads, const std::vector<T>& model_values,
+                             const std::vector<std::int64_t>& model_indices) {
+  auto ctx = rxm::Context::cpu(threads);
+  std::vector<T> out_values(model_values.size(), rxm::from_bits<T>(rxm::key_bits_t<T>(0x5a5a5a5a5a5a5a5aull)));
+  std::vector<std::int64_t> out_indices(model_indices.size(), 0x5a5a5a5a);
+  rxm::detail::TopkRequest rq;
+  rq.type = rxm::key_type_v<T>;
+  rq.values = v.data();
+  rq.total = v.size();
+  rq.rows = rows;
+  rq.k = k;
+  rq.options = o;
+  rq.out_values = out_values.data();
+  rq.out_indices = out_indices.data();
+  rxm::detail::topk_host(ctx, rq);
+  for (std::size_t i = 0; i < model_values.size(); ++i) {
+    ASSERT_EQ(out_indices[i], model_indices[i]) << "place " << i << " threads " << threads;
+    ASSERT_EQ(rxm::to_bits(out_values[i]), rxm::to_bits(model_values[i])) << "place " << i << " threads " << threads;
+  }
+}
+}  // namespace
+
+// One long row on 1, 3 and 8 threads: the buffer is cut many times (ascending input makes every
+// value beat the threshold), the row is split into chunks whose bounds do not divide it (ties
+// and equal runs straddle them), k from 1 to n/2, every input distribution.
+TEST(TopkCpu, LongRowsOnManyThreads) {
+  const rxm::TopkOptions options[] = {{.largest = true, .sorted = false},
+                                      {.largest = false, .sorted = true},
+                                      {.largest = true, .sorted = true, .include_nan = true}};
+  for (std::size_t n : {std::size_t(5003), std::size_t((1 << 17) + 7), std::size_t((1 << 19) + 1)})
+    for (const auto& input : rxm::testing::topk_inputs(test_seed())) {
+      const auto v = rxm::testing::make_topk_input<float>(input, n);
+      for (const auto& o : options) {
+        const auto order = model_order(v.data(), n, o);
+        for (std::size_t k : {std::size_t(1), std::size_t(2), std::size_t(100), std::size_t(3000), n / 2}) {
+          std::vector<float> mv(k);
+          std::vector<std::int64_t> mi(k);
+          model_take(v.data(), order, k, o.sorted, mv.data(), mi.data());
+          for (unsigned threads : {1u, 3u, 8u}) {
+            SCOPED_TRACE(input.name + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
+                         " largest=" + std::to_string(o.largest) + " sorted=" + std::to_string(o.sorted) +
+                         " nan=" + std::to_string(o.include_nan) + " threads=" + std::to_string(threads) +
+                         " seed=" + std::to_string(test_seed()));
+            expect_model_on_threads(v, rxm::Rows::uniform(1, n), k, o, threads, mv, mi);
+          }
+        }
+      }
+    }
+}
+
+// Many rows (more than threads, and fewer): empty rows, rows shorter than k, rows of exactly k,
+// rows long enough to be split, on 1, 3 and 8 threads; f64 specials and few-distinct i32 (ties).
+template <class T> void check_many_rows(const std::string& input_name) {
+  std::mt19937_64 rng(test_seed());
+  std::vector<std::uint64_t> offsets = {0};
+  for (int r = 0; r < 300; ++r) offsets.push_back(offsets.back() + (r % 7 == 0 ? 0 : rng() % 3000));
+  std::vector<std::uint64_t> few = {0, 0, 200'003, 200'003 + 100};  // fewer rows than threads
+  for (const auto& input : rxm::testing::topk_inputs(test_seed())) {
+    if (input.name != input_name) continue;
+    for (const auto* offs : {&offsets, &few}) {
+      const auto v = rxm::testing::make_topk_input<T>(input, offs->back());
+      for (std::size_t k : {std::size_t(1), std::size_t(7), std::size_t(100), std::size_t(1500)})
+        for (const auto& o : all_options) {
+          auto [mv, mi] = model_topk(v, *offs, k, o);
+          for (unsigned threads : {1u, 3u, 8u}) {
+            SCOPED_TRACE(input.name + " rows=" + std::to_string(offs->size() - 1) + " k=" + std::to_string(k) +
+                         " largest=" + std::to_string(o.largest) + " sorted=" + std::to_string(o.sorted) +
+                         " nan=" + std::to_string(o.include_nan) + " threads=" + std::to_string(threads) +
+                         " seed=" + std::to_string(test_seed()));
+            expect_model_on_threads(v, rxm::Rows::from_offsets(*offs), k, o, threads, mv, mi);
+          }
+        }
+    }
+  }
+}
+TEST(TopkCpu, ManyRowsOnManyThreadsF64Specials) { check_many_rows<double>("specials"); }
+TEST(TopkCpu, ManyRowsOnManyThreadsI32FewDistinct) { check_many_rows<std::int32_t>("few-distinct"); }
 
 namespace {
 // Runs the type-erased entry with poisoned outputs; expects the error and untouched outputs.
