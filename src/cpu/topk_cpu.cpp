@@ -57,10 +57,12 @@ template <class U> Entry<U> cut_to(std::vector<Entry<U>>& buffer, std::size_t ke
   return buffer[keep - 1];
 }
 
-// The buffer holds the k kept entries plus room for as many newcomers (at least 1024, so that a
+// The buffer holds the k kept entries plus room for as many newcomers (at least 256, so that a
 // small k does not run nth_element every few candidates), never more than the values scanned.
+// 256 rather than 1024: with 512 rows of 2^15 and k = 50 the first fill and cut of 1074 entries
+// per row cost a third of the time (30 -> 21 ms measured under load).
 inline std::size_t buffer_capacity(std::size_t keep, std::size_t length) {
-  return std::min(length, keep + std::max<std::size_t>(keep, 1024));
+  return std::min(length, keep + std::max<std::size_t>(keep, 256));
 }
 
 // The min(keep, hi - lo) best entries among row positions [lo, hi) of `row`, unordered, in

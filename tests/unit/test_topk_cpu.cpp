@@ -100,7 +100,7 @@ template <class T> void check_single_rows(std::size_t n, bool every_input) {
 }
 
 template <class T> void check_every_small_size() {
-  // 4099: past the one-pass filter's first buffer (k + 1024 entries for a small k), so the
+  // 4099: past the one-pass filter's first buffer (k + 256 entries for a small k), so the
   // threshold rejects values and the buffer is cut again.
   for (std::size_t n : {std::size_t(1), std::size_t(2), std::size_t(1023), std::size_t(4099)})
     check_single_rows<T>(n, true);
