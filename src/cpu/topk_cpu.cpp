@@ -65,26 +65,58 @@ inline std::size_t buffer_capacity(std::size_t keep, std::size_t length) {
   return std::min(length, keep + std::max<std::size_t>(keep, 256));
 }
 
+// A starting bound for a long scan, from a strided sample: the rank that about 4k of the values
+// reach if the sample is representative. On ascending input (every value beats the running
+// threshold, the filter's worst case) it keeps the buffer from being cut every k values from the
+// start of the row. Only a guess: best_entries checks that at least k values reached it and rescans
+// without it otherwise. 0 (every rank reaches it) when the scan is too short to pay for a sample.
+template <class T, bool Largest, bool IncludeNan>
+key_bits_t<T> sampled_floor(const T* row, std::uint64_t lo, std::uint64_t length, std::size_t keep) {
+  using U = key_bits_t<T>;
+  constexpr TopkOptions options{.largest = Largest, .sorted = false, .include_nan = IncludeNan};
+  const std::uint64_t samples = std::max<std::uint64_t>(4096, 16 * std::uint64_t(keep));
+  if (length / 64 < samples) return U(0);
+  const std::uint64_t stride = length / samples;
+  std::vector<U> ranks(samples);
+  for (std::uint64_t i = 0; i < samples; ++i) ranks[i] = topk_rank(row[lo + i * stride], options);
+  const std::uint64_t reaching = std::clamp<std::uint64_t>(4 * keep * samples / length, 1, samples);
+  std::nth_element(ranks.begin(), ranks.begin() + std::ptrdiff_t(reaching - 1), ranks.end(), std::greater<U>());
+  return ranks[reaching - 1];
+}
+
 // The min(keep, hi - lo) best entries among row positions [lo, hi) of `row`, unordered, in
 // `buffer` (whose storage is reused). Largest/NaN policy are template parameters so the scan's
 // rank is constant-folded out of topk_rank, the one definition of the order.
 template <class T, bool Largest, bool IncludeNan>
 void best_entries(const T* row, std::uint64_t lo, std::uint64_t hi, std::size_t keep,
-                  std::vector<Entry<key_bits_t<T>>>& buffer) {
+                  std::vector<Entry<key_bits_t<T>>>& buffer, bool use_sample = true) {
   using U = key_bits_t<T>;
   constexpr TopkOptions options{.largest = Largest, .sorted = false, .include_nan = IncludeNan};
   const std::uint64_t length = hi - lo;
   keep = std::min<std::size_t>(keep, length);
   const std::size_t capacity = buffer_capacity(keep, length);
+  const U floor = use_sample ? sampled_floor<T, Largest, IncludeNan>(row, lo, length, keep) : U(0);
   buffer.clear();
   buffer.reserve(capacity);
+  // Until the first cut: every value reaching the floor (with floor 0: every value).
   std::uint64_t p = lo;
-  for (const std::uint64_t first_end = lo + capacity; p < first_end; ++p)
-    buffer.push_back({topk_rank(row[p], options), p});
-  if (p == hi || keep == 0) {
-    if (keep < buffer.size() && keep > 0) cut_to(buffer, keep);
+  for (; p < hi; ++p) {  // the size is checked only after a push: the loop stays as tight as the next
+    const U r = topk_rank(row[p], options);
+    if (r >= floor) {
+      buffer.push_back({r, p});
+      if (buffer.size() == capacity) {
+        ++p;
+        break;
+      }
+    }
+  }
+  if (p == hi) {
+    if (buffer.size() < keep)  // the sampled floor was too high: fewer than k values reached it
+      return best_entries<T, Largest, IncludeNan>(row, lo, hi, keep, buffer, false);
+    if (keep < buffer.size()) cut_to(buffer, keep);
     return;
   }
+  // From here k values at least as good as the threshold have been seen, so the floor is implied.
   U threshold = cut_to(buffer, keep).rank;
   // The hot loop: the buffer has room for `capacity - keep` newcomers before the next cut, so the
   // pushes never reallocate.

@@ -234,6 +234,29 @@ template <class T> void check_many_rows(const std::string& input_name) {
     }
   }
 }
+// A long row whose only large values sit on a regular stride: a strided sample of it is not
+// representative (the backend may sample a long scan to start its threshold), so a bound taken
+// from such a sample is reached by fewer than k values and must not lose any winner.
+TEST(TopkCpu, LargeValuesOnARegularStride) {
+  const std::size_t n = std::size_t(1) << 20;
+  for (std::size_t stride : {std::size_t(128), std::size_t(256), std::size_t(4096)}) {
+    std::vector<float> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = i % stride == 0 ? 1000.0f + float(i / stride) : float(i % 1000) / 1000;
+    for (const rxm::TopkOptions o : {rxm::TopkOptions{.largest = true}, rxm::TopkOptions{.largest = false}}) {
+      const auto order = model_order(v.data(), n, o);
+      for (std::size_t k : {std::size_t(1), std::size_t(100), std::size_t(5000)}) {
+        std::vector<float> mv(k);
+        std::vector<std::int64_t> mi(k);
+        model_take(v.data(), order, k, o.sorted, mv.data(), mi.data());
+        for (unsigned threads : {1u, 2u, 8u}) {
+          SCOPED_TRACE("stride=" + std::to_string(stride) + " k=" + std::to_string(k) +
+                       " largest=" + std::to_string(o.largest) + " threads=" + std::to_string(threads));
+          expect_model_on_threads(v, rxm::Rows::uniform(1, n), k, o, threads, mv, mi);
+        }
+      }
+    }
+  }
+}
 TEST(TopkCpu, ManyRowsOnManyThreadsF64Specials) { check_many_rows<double>("specials"); }
 TEST(TopkCpu, ManyRowsOnManyThreadsI32FewDistinct) { check_many_rows<std::int32_t>("few-distinct"); }
 
