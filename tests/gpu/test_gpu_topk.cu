@@ -8,6 +8,7 @@
 
 #include "common/gpu_skip.hpp"
 #include "common/random_keys.hpp"
+#include "common/topk_checks.hpp"
 #include "common/topk_inputs.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "radixmesh/device/topk.cuh"
@@ -16,27 +17,11 @@
 
 namespace rxm = radixmesh;
 using rxm::testing::test_seed;
+using rxm::testing::gpu;
+using rxm::testing::cpu;
+using rxm::testing::expect_equal;
 
 namespace {
-
-rxm::Context& gpu() {
-  static rxm::Context ctx = rxm::Context::local({}, rxm::Backend::cuda);
-  return ctx;
-}
-rxm::Context& cpu() {
-  static rxm::Context ctx = rxm::Context::cpu();
-  return ctx;
-}
-
-template <class T, class Index>
-void expect_equal(const rxm::TopkResult<T, Index>& got, const rxm::TopkResult<T, Index>& want) {
-  ASSERT_EQ(got.values.size(), want.values.size());
-  ASSERT_EQ(got.indices.size(), want.indices.size());
-  for (std::size_t i = 0; i < want.values.size(); ++i) {
-    ASSERT_EQ(got.indices[i], want.indices[i]) << "place " << i;
-    ASSERT_EQ(rxm::to_bits(got.values[i]), rxm::to_bits(want.values[i])) << "place " << i;
-  }
-}
 
 std::string describe(const std::string& what, std::size_t n, std::size_t k, const rxm::TopkOptions& o) {
   return what + " n=" + std::to_string(n) + " k=" + std::to_string(k) + " largest=" + std::to_string(o.largest) +

@@ -17,6 +17,7 @@
 
 #include "common/gpu_skip.hpp"
 #include "common/random_keys.hpp"
+#include "common/topk_checks.hpp"
 #include "common/topk_inputs.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "radixmesh/device/topk.cuh"
@@ -26,13 +27,10 @@
 namespace rxm = radixmesh;
 using rxm::device::TopkStart;
 using rxm::testing::test_seed;
+using rxm::testing::cpu;
+using rxm::testing::expect_equal;
 
 namespace {
-
-rxm::Context& cpu() {
-  static rxm::Context ctx = rxm::Context::cpu();
-  return ctx;
-}
 
 const char* name_of(TopkStart s) {
   switch (s) {
@@ -87,14 +85,6 @@ rxm::TopkResult<T, std::int64_t> device_topk(const std::vector<T>& v, std::size_
   return got;
 }
 
-template <class T>
-void expect_equal(const rxm::TopkResult<T, std::int64_t>& got, const rxm::TopkResult<T, std::int64_t>& want) {
-  ASSERT_EQ(got.values.size(), want.values.size());
-  for (std::size_t i = 0; i < want.values.size(); ++i) {
-    ASSERT_EQ(got.indices[i], want.indices[i]) << "place " << i;
-    ASSERT_EQ(rxm::to_bits(got.values[i]), rxm::to_bits(want.values[i])) << "place " << i;
-  }
-}
 
 const rxm::TopkOptions some_options[] = {{.largest = true, .sorted = false},
                                          {.largest = false, .sorted = true},
