@@ -1014,6 +1014,21 @@ __global__ void __launch_bounds__(kThreads) select_pass(Params<U> p) {
   merge_and_pick(smem_hist, bins, p.hist + r * bins, p.counters + r, state, total_bits, IB, pb);
 }
 
+// Whether element (rank, idx) of a row is among its winners once the row's state `s` is final:
+// it matches the resolved prefix of (rank, ~index) — or, with RadiK's scaling, its scaled rank lies
+// above the scaled tie group, or inside it and it matches the prefix. `in`: the element exists.
+template <class U, bool Scaled>
+__device__ __forceinline__ bool is_winner(bool in, U rank, std::uint64_t idx, std::uint64_t idx_mask,
+                                          const RowState<U>& s, [[maybe_unused]] const ScaledView<U>& sv,
+                                          const Params<U>& p) {
+  if constexpr (Scaled) {
+    const int place = in ? sv.place(rank, p.type, p.options, p.W) : -1;
+    return place > 0 || (place == 0 && compare_top<U, true>(rank, ~idx & idx_mask, s, p.W, p.IB));
+  } else {
+    return in && compare_top<U, true>(rank, ~idx & idx_mask, s, p.W, p.IB);
+  }
+}
+
 // Writes each row's winners (exactly min(k, length)) in any order; the sort that follows fixes it.
 // Scaled: RadiK's scaling (above its group, or in it and selected).
 template <class U, bool Scaled> __global__ void __launch_bounds__(kThreads) gather_winners(Params<U> p) {
@@ -1029,13 +1044,7 @@ template <class U, bool Scaled> __global__ void __launch_bounds__(kThreads) gath
     std::uint64_t idx = 0;
     const bool in = i < src.count;
     if (in) src.load(i, rank, idx);
-    bool win;
-    if constexpr (Scaled) {
-      const int place = in ? sv.place(rank, p.type, p.options, p.W) : -1;
-      win = place > 0 || (place == 0 && compare_top<U, true>(rank, ~idx & idx_mask, s, p.W, p.IB));
-    } else {
-      win = in && compare_top<U, true>(rank, ~idx & idx_mask, s, p.W, p.IB);
-    }
+    const bool win = is_winner<U, Scaled>(in, rank, idx, idx_mask, s, sv, p);
     warp_append(win, rank, idx, p.win_count + r, p.win_rank + r * p.k, p.win_idx + r * p.k, p.k);
   }
 }
@@ -1137,13 +1146,7 @@ __global__ void __launch_bounds__(kThreads) block_select(Params<U> p, const Inde
     std::uint64_t idx = 0;
     const bool in = i < src.count;
     if (in) src.load(i, rank, idx);
-    bool win;
-    if constexpr (Scaled) {
-      const int place = in ? sv.place(rank, p.type, p.options, p.W) : -1;
-      win = place > 0 || (place == 0 && compare_top<U, true>(rank, ~idx & idx_mask, s, p.W, p.IB));
-    } else {
-      win = in && compare_top<U, true>(rank, ~idx & idx_mask, s, p.W, p.IB);
-    }
+    const bool win = is_winner<U, Scaled>(in, rank, idx, idx_mask, s, sv, p);
     const unsigned mask = __ballot_sync(0xffffffffu, win);
     if (!mask) continue;
     unsigned base = 0;
