@@ -1,7 +1,7 @@
 #include "bench_device.hpp"
 
 #if defined(RXM_HAS_CUDA)
-#include "harness/harness.hpp"
+#include "harness/device_timing.cuh"
 
 namespace radixmesh::cli {
 
@@ -9,14 +9,8 @@ double device_copy_bandwidth(int device, std::size_t bytes) {
   RXM_CUDA_CHECK(cudaSetDevice(device));
   DeviceBuffer from(device, bytes), to(device, bytes);
   RXM_CUDA_CHECK(cudaMemset(from.data(), 1, bytes));
-  const bench::Stats s = bench::time_host(
-      nullptr,
-      [&] {
-        RXM_CUDA_CHECK(cudaMemcpy(to.data(), from.data(), bytes, cudaMemcpyDeviceToDevice));
-        RXM_CUDA_CHECK(cudaDeviceSynchronize());
-      },
-      1, 5);
-  return s.min_ms > 0 ? 2.0 * double(bytes) / (s.min_ms * 1e-3) : 0;
+  // The yardstick every GPU benchmark's floor uses (bench/harness/device_timing.cuh).
+  return bench::measure_d2d_bandwidth(to.data(), from.data(), bytes, nullptr);
 }
 
 }  // namespace radixmesh::cli

@@ -17,7 +17,8 @@ template <class T> DeviceArray<T> copy_to_device(int device, const std::vector<T
   return on_device;
 }
 
-// Device-to-device cudaMemcpy bandwidth of `device` (read + write bytes / s), best of 5 copies of
+// Device-to-device cudaMemcpy bandwidth of `device` (read + write bytes / s), measured as the GPU
+// benchmarks measure it (bench::measure_d2d_bandwidth) over
 // `bytes` (use more than the L2 holds).
 double device_copy_bandwidth(int device, std::size_t bytes);
 
