@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
             rxm::device::multisplit_detail::use_match_any = false;
           }
           {  // the scatter pass with the other number of tile buffers (a tuning switch)
-            const int other = pairs ? 2 : 1;
+            const int other = rxm::device::multisplit_detail::default_scatter_stages == 2 ? 1 : 2;
             rxm::device::multisplit_detail::scatter_stages = other;
             run_ours();
             RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
