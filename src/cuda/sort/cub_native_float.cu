@@ -7,11 +7,9 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <cstdlib>
 #include <cub/device/device_radix_sort.cuh>
 #include <limits>
 #include <string>
-#include <string_view>
 #include <string_view>
 #include <type_traits>
 
