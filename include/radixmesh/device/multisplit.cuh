@@ -87,7 +87,6 @@ template <class K, class F> struct Pass {
   int id_shift;
   std::uint32_t id_mask;
   std::uint32_t m;
-  int id_bits;  // ballots per window: bit width of m - 1
   std::uint32_t tiles_per_chunk;
   std::uint32_t num_chunks;
   std::uint32_t* counts;  // H, bucket-major: counts[b * num_chunks + chunk]
@@ -619,7 +618,7 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
   void* cub_temp = static_cast<unsigned char*>(temp) + 2 * align256(entries * 4 + 4);
 
   Pass<K, F> pass{keys_in, keys_out, values_in, values_out, n, bucket_fn, m_full, id_shift, id_mask, m,
-                  bit_width(m - 1), plan.tiles_per_chunk, plan.num_chunks, counts, bad_index, false, false};
+                  plan.tiles_per_chunk, plan.num_chunks, counts, bad_index, false, false};
   // m <= 4: one __match_any_sync beats the id class's five ballots (H200, m = 2, 2^28 keys:
   // 1.24 against 1.41 ms); from m = 32 on the ballots win (1.45 against 2.17 ms).
   pass.match_any = use_match_any || m <= 4;
