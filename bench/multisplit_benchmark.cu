@@ -165,39 +165,44 @@ int main(int argc, char** argv) {
           c.add(std::string("cub::DeviceRadixSort::") + (pairs ? "SortPairs" : "SortKeys") + " bits [" +
                     std::to_string(shift) + ",32)",
                 time_device(stream, run_cub, warmup, reps));
-          {  // the same with __match_any_sync ranking instead of ballots (a tuning switch)
-            rxm::device::multisplit_detail::use_match_any = true;
-            run_ours();
-            RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
-            if (!same_device_arrays(keys_out.data(), peer_keys.data(), n * 4)) {
-              std::printf("MISMATCH radix match_any m=%u pairs=%d %s\n", m, int(pairs), distribution);
-              ++failures;
-            }
-            c.add_diagnostic("radixmesh, __match_any_sync ranking (diagnostic)", time_device(stream, run_ours, warmup, reps));
-            rxm::device::multisplit_detail::use_match_any = false;
-          }
-          {  // the scatter pass with the other number of tile buffers (a tuning switch)
-            const int other = rxm::device::multisplit_detail::default_scatter_stages == 2 ? 1 : 2;
-            rxm::device::multisplit_detail::scatter_stages = other;
+          namespace ms = rxm::device::multisplit_detail;
+          // A variant of ours as a diagnostic: `set` flips a tuning switch, `reset` restores it;
+          // its output is checked against the peer's like ours.
+          auto diagnostic = [&](const std::string& name, auto&& set, auto&& reset) {
+            set();
             run_ours();
             RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
             if (!same_device_arrays(keys_out.data(), peer_keys.data(), n * 4) ||
                 (pairs && !same_device_arrays(values_out.data(), peer_values.data(), n * 4))) {
-              std::printf("MISMATCH radix stages=%d m=%u pairs=%d %s\n", other, m, int(pairs), distribution);
+              std::printf("MISMATCH radix %s m=%u pairs=%d %s\n", name.c_str(), m, int(pairs), distribution);
               ++failures;
             }
-            c.add_diagnostic("radixmesh, " + std::to_string(other) + " scatter tile buffer(s) (diagnostic)",
-                             time_device(stream, run_ours, warmup, reps));
-            rxm::device::multisplit_detail::scatter_stages = 0;
+            c.add_diagnostic("radixmesh, " + name + " (diagnostic)", time_device(stream, run_ours, warmup, reps));
+            reset();
+          };
+          {  // the other ranking method than the default for this m (three-way switch)
+            const bool default_match_any = ms::ranks_with_match_any(ms::RankMethod::automatic, m);
+            diagnostic(default_match_any ? "ballot ranking" : "__match_any_sync ranking",
+                       [&] { ms::rank_method = default_match_any ? ms::RankMethod::ballot : ms::RankMethod::match_any; },
+                       [&] { ms::rank_method = ms::RankMethod::automatic; });
           }
+          if (m <= 256)  // the session-2 scatter pass (tile staged by cp.async, per-window counter chain)
+            diagnostic("session-2 staged scatter pass", [&] { ms::staged_scatter = true; },
+                       [&] { ms::staged_scatter = false; });
           if (!pairs) {  // our counting pass alone: splits our time into count + scatter
             std::size_t count_bytes = temp.bytes();
             rxm::cuda::raw_digit<std::uint32_t> digit{shift, (1u << bits) - 1};
-            c.add_diagnostic("radixmesh counting pass only (diagnostic)",
-                  time_device(stream, [&] {
-                    RXM_CUDA_CHECK(rxm::device::multisplit_offsets(temp.data(), count_bytes, keys.data(), n, digit,
-                                                                   1u << bits, offsets.data(), stream));
-                  }, warmup, reps));
+            auto count_only = [&] {
+              RXM_CUDA_CHECK(rxm::device::multisplit_offsets(temp.data(), count_bytes, keys.data(), n, digit,
+                                                             1u << bits, offsets.data(), stream));
+            };
+            c.add_diagnostic("radixmesh counting pass only (diagnostic)", time_device(stream, count_only, warmup, reps));
+            if (m <= 32) {  // the same with Alg. 2 (ballots per window) instead of per-thread counters
+              ms::small_m_ballots = true;
+              c.add_diagnostic("radixmesh counting pass only, Alg. 2 ballots (diagnostic)",
+                               time_device(stream, count_only, warmup, reps));
+              ms::small_m_ballots = false;
+            }
           }
           c.set_floor(bytes_moved, bandwidth, pairs ? "20 B/pair over measured D2D copy bandwidth"
                                                     : "12 B/key over measured D2D copy bandwidth");

@@ -333,20 +333,42 @@ template <int KeyBits, int ValueBytes> void check_digit(std::size_t n, int shift
   EXPECT_TRUE(std::equal(got_offsets.begin(), got_offsets.end(), expected_offsets.begin()));
 }
 
-// The scatter pass with one and with two tile buffers forced (the default is one for pairs, two
-// for keys only): the same results.
-TEST(GpuMultisplit, ScatterTileBuffersOneAndTwo) {
+// Every tuning switch gives the same results: the ranking method forced either way (ballots at
+// m <= 4, __match_any_sync above), the counting pass with Alg. 2 at m <= 32, and the session-2
+// staged scatter pass with one and two tile buffers (until it is deleted).
+TEST(GpuMultisplit, TuningSwitchesGiveTheSameResults) {
   RXM_REQUIRE_GPU();
   namespace ms = rxm::device::multisplit_detail;
-  for (int stages : {1, 2}) {
-    SCOPED_TRACE(stages);
-    ms::scatter_stages = stages;
+  auto all_cases = [] {
     for (std::size_t n : {4095ul, (1ul << 20) + 7}) {
       check_digit<32, 0>(n, 24, 8);
       check_digit<32, 4>(n, 27, 5);
+      check_digit<32, 0>(n, 30, 2);
       check_digit<64, 8>(n, 52, 12);
       check_digit<16, 4>(n, 0, 16);
+      check_digit<8, 4>(n, 0, 8);
     }
+  };
+  for (auto method : {ms::RankMethod::ballot, ms::RankMethod::match_any}) {
+    SCOPED_TRACE(method == ms::RankMethod::ballot ? "ballot ranking" : "match_any ranking");
+    ms::rank_method = method;
+    all_cases();
+    ms::rank_method = ms::RankMethod::automatic;
+    if (HasFatalFailure()) return;
+  }
+  {
+    SCOPED_TRACE("counting pass with Alg. 2");
+    ms::small_m_ballots = true;
+    all_cases();
+    ms::small_m_ballots = false;
+    if (HasFatalFailure()) return;
+  }
+  for (int stages : {1, 2}) {
+    SCOPED_TRACE(::testing::Message() << "staged scatter, " << stages << " tile buffers");
+    ms::staged_scatter = true;
+    ms::scatter_stages = stages;
+    all_cases();
+    ms::staged_scatter = false;
     ms::scatter_stages = 0;
     if (HasFatalFailure()) return;
   }

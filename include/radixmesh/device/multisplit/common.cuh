@@ -1,0 +1,102 @@
+// radixmesh/device/multisplit/common.cuh — what every kernel of the device multisplit shares: the
+// block shape, the tile sizes, the per-pass parameters (Pass: how a key becomes an id), the
+// tuning switches that bench_multisplit flips, and two small block/warp helpers.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace radixmesh::device::multisplit_detail {
+
+constexpr int block_threads = 256;
+constexpr int block_warps = block_threads / 32;
+constexpr int max_id_bits = 8;
+constexpr std::uint32_t max_one_pass_buckets = 1u << max_id_bits;  // see multisplit.cuh's header comment
+static_assert(max_one_pass_buckets <= block_threads, "the scatter pass scans one bucket per thread");
+
+// Keys per thread and per tile (a chunk of the plan is a whole number of tiles).
+template <class K> constexpr int items_per_thread = sizeof(K) == 8 ? 8 : 16;
+template <class K> constexpr int tile_keys = block_threads * items_per_thread<K>;
+
+template <int Bytes> struct raw_of;
+template <> struct raw_of<4> { using type = std::uint32_t; };
+template <> struct raw_of<8> { using type = std::uint64_t; };
+template <int ValueBytes> struct value_slot { using type = typename raw_of<ValueBytes>::type; };
+template <> struct value_slot<0> { using type = std::uint32_t; };  // unused
+
+__host__ __device__ constexpr std::size_t align16(std::size_t x) { return (x + 15) & ~std::size_t(15); }
+
+// Everything one pass needs. The id of a key is (min(f(key), m_full - 1) >> id_shift) & id_mask,
+// in [0, m): the whole id for one pass, one digit of it for each of the two passes of a large m.
+template <class K, class F> struct Pass {
+  const K* keys_in;
+  K* keys_out;
+  const void* values_in;
+  void* values_out;
+  std::uint32_t n;
+  F bucket_fn;
+  std::uint32_t m_full;
+  int id_shift;
+  std::uint32_t id_mask;
+  std::uint32_t m;
+  std::uint32_t tiles_per_chunk;
+  std::uint32_t num_chunks;
+  std::uint32_t* counts;  // H, bucket-major: counts[b * num_chunks + chunk]
+  unsigned long long* bad_index;
+  bool vector_loads;  // keys 16-byte aligned (the counting pass's 16-byte loads)
+  bool match_any;     // rank with __match_any_sync instead of ballots
+  std::uint32_t table_bytes = 0;  // the functor's lookup table, copied to shared memory (0: not)
+
+  // fn: bucket_fn, or its copy reading the lookup table in shared memory.
+  __device__ __forceinline__ std::uint32_t id_of(const F& fn, K key, std::uint32_t index, bool valid) const {
+    std::uint32_t raw = fn(key);
+    if (raw >= m_full) {
+      if (bad_index != nullptr && valid) atomicMin(bad_index, (unsigned long long)index);
+      raw = m_full - 1;
+    }
+    return (raw >> id_shift) & id_mask;
+  }
+};
+
+// Internal tuning switches read at launch (bench_multisplit flips them to compare variants).
+// How a warp finds the lanes holding its key's id: `automatic` takes one __match_any_sync for
+// m <= 4 and the id class's ballots above (measured, see NOTES.md), the others force one way.
+enum class RankMethod { automatic, ballot, match_any };
+inline RankMethod rank_method = RankMethod::automatic;
+
+__host__ __device__ inline bool ranks_with_match_any(RankMethod method, std::uint32_t m) {
+  return method == RankMethod::match_any || (method == RankMethod::automatic && m <= 4);
+}
+
+__device__ __forceinline__ std::uint32_t lanes_below() {
+  std::uint32_t mask;
+  asm("mov.u32 %0, %%lanemask_lt;" : "=r"(mask));
+  return mask;
+}
+
+// Exclusive scan over the block's 256 threads; `total` gets the sum. Two barriers.
+__device__ __forceinline__ std::uint32_t block_exclusive_scan(std::uint32_t x, std::uint32_t* warp_sums,
+                                                              std::uint32_t& total) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  std::uint32_t inclusive = x;
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const std::uint32_t y = __shfl_up_sync(0xFFFFFFFFu, inclusive, d);
+    if (lane >= d) inclusive += y;
+  }
+  if (lane == 31) warp_sums[warp] = inclusive;
+  __syncthreads();
+  std::uint32_t before = 0;
+  total = 0;
+#pragma unroll
+  for (int w = 0; w < block_warps; ++w) {
+    const std::uint32_t s = warp_sums[w];
+    before += w < warp ? s : 0;
+    total += s;
+  }
+  __syncthreads();
+  return before + inclusive - x;
+}
+
+}  // namespace radixmesh::device::multisplit_detail

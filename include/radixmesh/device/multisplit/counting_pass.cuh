@@ -1,0 +1,162 @@
+// radixmesh/device/multisplit/counting_pass.cuh — pass 1 of a split: every chunk's count of every
+// id (the bucket-major matrix H, m x chunks, that a scan turns into each chunk's starts), plus
+// the offsets of a one-pass split and the global histogram of the m > 4096 path.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "radixmesh/device/multisplit/bucket_functors.cuh"
+#include "radixmesh/device/multisplit/common.cuh"
+
+namespace radixmesh::device::multisplit_detail {
+
+// How the counting pass counts, by m:
+//  - m <= 32: one counter per thread and id in shared memory (counter[id * 256 + thread]); a key
+//    costs one shared atomic on a word no other thread touches, in the thread's own bank: no
+//    same-address serialization (the hazard of skewed ids at small m) and no bank conflicts.
+//    32 KB per block at m = 32.
+//  - m > 32: one shared atomic per key into per-warp histogram copies (warps share a copy
+//    round-robin, at most 48 KB), where same-id keys of one window are rare unless skewed.
+// `small_m_ballots` switches m <= 32 to the paper's Alg. 2 instead (five ballots per window, lane
+// b counting bucket b in a register), the session-2 method kept selectable until the per-thread
+// counters are measured against it (bench_multisplit).
+inline bool small_m_ballots = false;
+constexpr std::uint32_t max_thread_counter_buckets = 32;
+
+__host__ __device__ inline std::uint32_t upsweep_copies(std::uint32_t m) {
+  if (m <= max_thread_counter_buckets) return block_threads;
+  const std::uint32_t copies = 12288u / m;
+  return copies < 1 ? 1 : (copies > block_warps ? block_warps : copies);
+}
+
+// Shared memory of the counting pass besides the functor's table.
+inline std::size_t upsweep_counter_bytes(std::uint32_t m) { return std::size_t(upsweep_copies(m)) * m * 4; }
+
+// Counts per chunk: H[b * num_chunks + chunk]. Two tiles per step (8 independent 16-byte loads
+// per thread in flight when the keys are aligned).
+template <class K, class F>
+__global__ void __launch_bounds__(block_threads) upsweep_kernel(Pass<K, F> p, bool alg2) {
+  extern __shared__ uint4 upsweep_shared[];  // the functor's table, then the counters
+  const F fn = with_shared_table(p.bucket_fn, p.table_bytes, upsweep_shared);
+  std::uint32_t* const bucket_count =
+      reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(upsweep_shared) + align16(p.table_bytes));
+  constexpr int items = 2 * items_per_thread<K>;
+  constexpr int step = 2 * tile_keys<K>;
+  constexpr int keys_per_vector = 16 / sizeof(K);
+  const std::uint32_t copies = upsweep_copies(p.m);
+  const bool thread_counters = p.m <= max_thread_counter_buckets && !alg2;
+  for (std::uint32_t b = threadIdx.x; b < copies * p.m; b += block_threads) bucket_count[b] = 0;
+  __syncthreads();
+  const std::uint32_t chunk = blockIdx.x;
+  const std::uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const std::size_t chunk_begin = std::size_t(chunk) * p.tiles_per_chunk * tile_keys<K>;
+  std::size_t chunk_end = chunk_begin + std::size_t(p.tiles_per_chunk) * tile_keys<K>;
+  if (chunk_end > p.n) chunk_end = p.n;
+  std::uint32_t lane_bucket_count = 0;  // Alg. 2: this lane's bucket
+
+  // The chunk's keys, each given to count(key, index, valid, all_valid); one copy of the loop per
+  // counting method (the method is uniform, so each loop is straight-line code).
+  auto for_each_key = [&](auto&& count) {
+    for (std::size_t base = chunk_begin; base < chunk_end; base += step) {
+      const std::uint32_t valid =
+          chunk_end - base < std::size_t(step) ? std::uint32_t(chunk_end - base) : std::uint32_t(step);
+      if (p.vector_loads && valid == step) {
+        constexpr int vectors = items / keys_per_vector;
+        const uint4* src = reinterpret_cast<const uint4*>(p.keys_in + base);
+        uint4 r[vectors];
+#pragma unroll
+        for (int i = 0; i < vectors; ++i) r[i] = src[i * block_threads + threadIdx.x];
+#pragma unroll
+        for (int i = 0; i < vectors; ++i) {
+          K keys[keys_per_vector];
+          memcpy(keys, &r[i], sizeof keys);
+          const std::uint32_t first = std::uint32_t(base) + (i * block_threads + threadIdx.x) * keys_per_vector;
+#pragma unroll
+          for (int e = 0; e < keys_per_vector; ++e) count(keys[e], first + e, true, true);
+        }
+      } else {
+        for (int j = 0; j < items; ++j) {  // uniform trip count: every lane reaches Alg. 2's ballots
+          const std::uint32_t index = std::uint32_t(base) + j * block_threads + threadIdx.x;
+          const bool valid_key = index < chunk_end;
+          count(p.keys_in[valid_key ? index : base], index, valid_key, false);
+        }
+      }
+    }
+  };
+  if (thread_counters) {
+    std::uint32_t* const mine = bucket_count + threadIdx.x;
+    for_each_key([&](K key, std::uint32_t index, bool valid_key, bool) {
+      const std::uint32_t id = p.id_of(fn, key, index, valid_key);
+      if (valid_key) atomicAdd(&mine[id * block_threads], 1u);
+    });
+  } else if (p.m <= 32) {
+    // Alg. 2's selectors: all ones where bit i of the lane (its bucket) is clear, so that
+    // vote ^ lane_select[i] keeps the lanes agreeing with bit i of this lane's bucket.
+    std::uint32_t lane_select[5];
+#pragma unroll
+    for (int i = 0; i < 5; ++i) lane_select[i] = ((lane >> i) & 1u) - 1u;
+    for_each_key([&](K key, std::uint32_t index, bool valid_key, bool all_valid) {
+      const std::uint32_t id = p.id_of(fn, key, index, valid_key);
+      std::uint32_t match = all_valid ? 0xFFFFFFFFu : __ballot_sync(0xFFFFFFFFu, valid_key);
+#pragma unroll
+      for (int i = 0; i < 5; ++i) match &= __ballot_sync(0xFFFFFFFFu, (id >> i) & 1u) ^ lane_select[i];
+      lane_bucket_count += __popc(match);
+    });
+    if (lane < p.m) atomicAdd(&bucket_count[lane * block_threads], lane_bucket_count);
+  } else {
+    std::uint32_t* const my_copy = bucket_count + (warp % copies) * p.m;
+    for_each_key([&](K key, std::uint32_t index, bool valid_key, bool) {
+      const std::uint32_t id = p.id_of(fn, key, index, valid_key);
+      if (valid_key) atomicAdd(&my_copy[id], 1u);
+    });
+  }
+  __syncthreads();
+  if (p.m <= max_thread_counter_buckets) {
+    // Warp w sums buckets w, w + 8, ...: 256 counters each, 8 per lane, then a warp reduction.
+    for (std::uint32_t b = warp; b < p.m; b += block_warps) {
+      std::uint32_t total = 0;
+#pragma unroll
+      for (int k = 0; k < block_threads / 32; ++k) total += bucket_count[b * block_threads + k * 32 + lane];
+#pragma unroll
+      for (int d = 16; d >= 1; d /= 2) total += __shfl_xor_sync(0xFFFFFFFFu, total, d);
+      if (lane == 0) p.counts[std::size_t(b) * p.num_chunks + chunk] = total;
+    }
+  } else {
+    for (std::uint32_t b = threadIdx.x; b < p.m; b += block_threads) {
+      std::uint32_t total = 0;
+      for (std::uint32_t c = 0; c < copies; ++c) total += bucket_count[c * p.m + b];
+      p.counts[std::size_t(b) * p.num_chunks + chunk] = total;
+    }
+  }
+}
+
+// Offsets of a one-pass split: the first chunk's start in every bucket, and n. (A template only so
+// that every translation unit including this header may define it.)
+template <int Unused = 0>
+__global__ void offsets_from_counts_kernel(const std::uint32_t* scanned_counts, std::uint32_t num_chunks,
+                                           std::uint32_t m, std::uint32_t n, std::uint32_t* offsets) {
+  const std::uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b < m) offsets[b] = num_chunks == 0 ? 0 : scanned_counts[std::size_t(b) * num_chunks];
+  if (b == m) offsets[m] = n;
+}
+
+// Histogram of full ids for m > 4096 (warp-aggregated global atomics: skew-safe).
+template <class K, class F>
+__global__ void __launch_bounds__(block_threads) large_histogram_kernel(const K* keys, std::uint32_t n, F bucket_fn,
+                                                                        std::uint32_t m, std::uint32_t* histogram) {
+  for (std::size_t base = std::size_t(blockIdx.x) * block_threads; base < n;
+       base += std::size_t(gridDim.x) * block_threads) {
+    const std::size_t i = base + threadIdx.x;
+    const bool valid = i < n;
+    const std::uint32_t raw = valid ? bucket_fn(keys[i]) : 0;
+    const std::uint32_t id = raw < m ? raw : m - 1;
+    const std::uint32_t active = __ballot_sync(0xFFFFFFFFu, valid);
+    const std::uint32_t peers = __match_any_sync(0xFFFFFFFFu, id) & active;
+    if (valid && threadIdx.x % 32 == 31u - __clz(peers)) atomicAdd(&histogram[id], std::uint32_t(__popc(peers)));
+  }
+}
+
+}  // namespace radixmesh::device::multisplit_detail
