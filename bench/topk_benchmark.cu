@@ -9,8 +9,9 @@
 //   bench_topk                 every shape of issue 4
 //   bench_topk --sweep         also sweep the delegate subrange 2^alpha at n = 2^28
 //   bench_topk --only NAME     cases whose name contains NAME
-//   bench_topk --ab            also the standard cases with scalar loads in the delegate pass
-//                              and with the multi-block select (ours only: the A/B of session 2)
+//   bench_topk --ab            also the standard cases with scalar loads in the delegate pass,
+//                              with the multi-block select, and with the delegate select in one
+//                              block per row and in multi-block passes (ours only)
 //   bench_topk --rows-sweep    short batched rows (k = 50, 2^27 values): delegates vs one block per
 //                              raw row, with and without the one-block select (ours only)
 //   bench_topk --start-compare where the select starts (device::TopkStart), f32, n = 2^28 and 2^24,
@@ -53,9 +54,10 @@ struct Shape {
   int alpha = -1;  // -1: automatic
   int block = -1;  // one-block select: -1 automatic, 0 off, 1 on (k <= 2048)
   bool peers = true;
-  int vector = -1;  // 16-byte loads in the delegate pass: -1 automatic, 0 off
+  bool vector_loads = true;  // 16-byte loads in the delegate pass where rows are aligned
   rxm::device::TopkStart start = rxm::device::TopkStart::automatic;
   int beta = 1;  // delegates per subrange
+  int delegate_block = -1;  // delegate select in one block per row: -1 automatic, 0 off, 1 on
 };
 
 const char* start_name(rxm::device::TopkStart s) {
@@ -127,9 +129,10 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   p.max_row_length = s.length, p.k = s.k, p.out_values = out_values.data(), p.out_indices = out_indices.data();
   p.delegate_log2 = s.alpha;
   p.block_select = s.block;
-  p.delegate_vector = s.vector;
+  p.delegate_vector_loads = s.vector_loads;
   p.start = s.start;
   p.delegate_beta = s.beta;
+  p.delegate_block_select = s.delegate_block;
   const std::size_t temp_bytes = rxm::device::topk_temp_bytes(p, 0);
   rxm::DeviceBuffer temp(0, temp_bytes);
   const Stats ours = rxm::bench::time_device(stream, [&] { rxm::device::topk(temp.data(), temp_bytes, p, stream); }, 3, reps);
@@ -141,8 +144,8 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   std::string default_check = "not checked";
   if (!with_peers) {
     rxm::device::TopkProblem d = p;
-    d.delegate_log2 = -1, d.block_select = -1, d.delegate_vector = -1, d.start = rxm::device::TopkStart::automatic;
-    d.delegate_beta = 1;
+    d.delegate_log2 = -1, d.block_select = -1, d.delegate_vector_loads = true, d.start = rxm::device::TopkStart::automatic;
+    d.delegate_beta = 1, d.delegate_block_select = -1;
     const std::size_t d_bytes = rxm::device::topk_temp_bytes(d, 0);
     rxm::DeviceArray<std::int64_t> d_indices(0, places);
     d.out_indices = d_indices.data();
@@ -162,9 +165,10 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
                            {"largest", true}, {"sorted", false}, {"case", s.name}};
   if (s.alpha >= 0) params["alpha"] = s.alpha;
   if (s.block >= 0) params["block_select"] = s.block;
-  if (s.vector >= 0) params["delegate_vector"] = s.vector;
+  if (!s.vector_loads) params["delegate_vector"] = 0;
   if (s.start != rxm::device::TopkStart::automatic) params["start"] = start_name(s.start);
   if (s.beta != 1) params["delegate_beta"] = s.beta;
+  if (s.delegate_block >= 0) params["delegate_block_select"] = s.delegate_block;
   Case c("topk", params, double(n), "keys");
   c.add("radixmesh::device::topk", ours, true);
   c.set_floor(double(n) * sizeof(T), bandwidth, "one read of the input over the D2D copy bandwidth measured here");
@@ -261,10 +265,17 @@ int main(int argc, char** argv) {
     const std::size_t standard = shapes.size();
     for (std::size_t i = 0; i < standard; ++i) {
       Shape scalar = shapes[i], multi = shapes[i];
-      scalar.name += " scalar-delegates", scalar.vector = 0, scalar.peers = false;
+      scalar.name += " scalar-delegates", scalar.vector_loads = false, scalar.peers = false;
       multi.name += " multi-block-select", multi.block = 0, multi.peers = false;
       shapes.push_back(scalar);
       if (shapes[i].k <= 2048) shapes.push_back(multi);
+      // The delegate select in one block per row against its multi-block passes (both forced).
+      for (int one_block : {0, 1}) {
+        Shape d = shapes[i];
+        d.name += one_block ? " delegates-one-block" : " delegates-multi-block";
+        d.delegate_block = one_block, d.peers = false;
+        if (shapes[i].rows > 1 || shapes[i].k <= 1024) shapes.push_back(d);
+      }
     }
   }
   if (rows_sweep)

@@ -1,13 +1,20 @@
 // What the GPU top-k tests share: one CUDA and one CPU context per test binary (made on first
-// use, so a binary without a GPU can still skip), and the exact comparison of two results —
-// the same indices in the same places and bit-identical values (NaN payloads included).
+// use, so a binary without a GPU can still skip), the exact comparison of two results (the same
+// indices in the same places and bit-identical values, NaN payloads included), and the
+// device-level entry with its tuning knobs.
 #pragma once
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
+#include "cuda/runtime/cuda_check.hpp"
 #include "radixmesh/context.hpp"
+#include "radixmesh/device/topk.cuh"
 #include "radixmesh/keys.hpp"
+#include "radixmesh/memory.hpp"
 #include "radixmesh/topk.hpp"
 
 namespace radixmesh::testing {
@@ -29,6 +36,55 @@ void expect_equal(const TopkResult<T, Index>& got, const TopkResult<T, Index>& w
     ASSERT_EQ(got.indices[i], want.indices[i]) << "place " << i;
     ASSERT_EQ(to_bits(got.values[i]), to_bits(want.values[i])) << "place " << i;
   }
+}
+
+// Tuning knobs of the device-level entry (device/topk.cuh).
+struct Tuning {
+  device::TopkStart start;
+  int alpha;  // delegate_log2: -1 automatic, 0 raw rows
+  int block;  // block_select: -1 automatic, 0 multi-block passes
+  int beta = 1;  // delegate_beta
+  bool vector_loads = true;  // delegate_vector_loads
+  bool debug = false;  // debug_checks
+  int delegate_block = -1;  // delegate_block_select
+};
+
+// The device-level entry on `v` (rows of equal length, or `offsets`), outputs poisoned first.
+template <class T>
+TopkResult<T, std::int64_t> device_topk(const std::vector<T>& v, std::size_t rows,
+                                        const std::vector<std::uint64_t>& offsets, std::size_t k,
+                                        const TopkOptions& o, const Tuning& t) {
+  const std::size_t n = v.size(), places = rows * k;
+  DeviceArray<T> d(0, n), out_v(0, places);
+  DeviceArray<std::int64_t> out_i(0, places);
+  DeviceArray<std::uint64_t> d_offsets(0, std::max<std::size_t>(offsets.size(), 1));
+  RXM_CUDA_CHECK(cudaMemcpy(d.data(), v.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  RXM_CUDA_CHECK(cudaMemset(out_v.data(), 0xA5, places * sizeof(T)));
+  RXM_CUDA_CHECK(cudaMemset(out_i.data(), 0xA5, places * sizeof(std::int64_t)));
+  device::TopkProblem p;
+  p.type = key_type_v<T>, p.values = d.data(), p.total = n, p.rows = rows, p.k = k, p.options = o;
+  if (offsets.empty()) {
+    p.row_length = n / rows, p.max_row_length = n / rows;
+  } else {
+    RXM_CUDA_CHECK(cudaMemcpy(d_offsets.data(), offsets.data(), offsets.size() * sizeof(std::uint64_t),
+                              cudaMemcpyHostToDevice));
+    p.row_offsets = d_offsets.data();
+    std::uint64_t longest = 0;
+    for (std::size_t r = 0; r + 1 < offsets.size(); ++r) longest = std::max(longest, offsets[r + 1] - offsets[r]);
+    p.max_row_length = longest;
+  }
+  p.out_values = out_v.data(), p.out_indices = out_i.data();
+  p.start = t.start, p.delegate_log2 = t.alpha, p.block_select = t.block, p.delegate_beta = t.beta;
+  p.delegate_vector_loads = t.vector_loads, p.debug_checks = t.debug, p.delegate_block_select = t.delegate_block;
+  const std::size_t bytes = device::topk_temp_bytes(p, 0);
+  DeviceBuffer temp(0, bytes);
+  device::topk(temp.data(), bytes, p, nullptr);
+  RXM_CUDA_CHECK(cudaDeviceSynchronize());
+  TopkResult<T, std::int64_t> got;
+  got.values.resize(places), got.indices.resize(places);
+  RXM_CUDA_CHECK(cudaMemcpy(got.values.data(), out_v.data(), places * sizeof(T), cudaMemcpyDeviceToHost));
+  RXM_CUDA_CHECK(cudaMemcpy(got.indices.data(), out_i.data(), places * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
+  return got;
 }
 
 }  // namespace radixmesh::testing

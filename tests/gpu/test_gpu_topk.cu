@@ -3,6 +3,8 @@
 // batches with empty, short and mixed rows, host and device input, and bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -229,4 +231,140 @@ TEST(GpuTopk, BadInput) {
   } catch (const rxm::Error& e) {
     EXPECT_EQ(e.code(), rxm::ErrorCode::out_of_memory) << e.what();
   }
+}
+
+// ---- The delegate pass's folds (topk_delegate_pass.cuh): fmaxf/fminf for f32/f64, __hmax2/__hmin2
+// on pairs for f16/bf16 (without include_nan), the rank transform and an unsigned max otherwise,
+// with the exact refold where a fold's result is NaN (an all-NaN subrange), a zero (either sign)
+// or subnormal. Inputs are built from blocks of 64 values of one pattern each (all NaN, zeros of
+// one or both signs, subnormals, infinities, numbers of one sign with some NaN, all equal,
+// negatives with a zero, bit patterns), so that subranges of 2^3..2^10 values have exactly those
+// bests; every option set, 16-byte and scalar loads, the one-block and the multi-block select,
+// and rows that start unaligned (offsets: the scalar path).
+namespace {
+
+using rxm::testing::Tuning;
+using rxm::testing::device_topk;
+
+// Raw bits of a float of type T: class 0 NaN (random payload), 1 zero, 2 subnormal, 3 infinity,
+// 4 normal (random exponent and mantissa).
+template <class T> rxm::key_bits_t<T> float_bits(std::mt19937_64& g, int cls, bool negative) {
+  using U = rxm::key_bits_t<T>;
+  constexpr int M = rxm::key_traits<T>::mantissa_bits, W = int(8 * sizeof(U));
+  constexpr U kMantissa = U((U(1) << M) - 1), kExponentOnes = U((U(1) << (W - 1 - M)) - 1);
+  const U mantissa = U(U(g()) & kMantissa);
+  U bits = 0;
+  switch (cls) {
+    case 0: bits = U(U(kExponentOnes << M) | (mantissa ? mantissa : U(1))); break;
+    case 1: bits = 0; break;
+    case 2: bits = mantissa ? mantissa : U(1); break;
+    case 3: bits = U(kExponentOnes << M); break;
+    default: bits = U(U(U(1 + g() % (kExponentOnes - 1)) << M) | mantissa); break;
+  }
+  return negative ? U(bits | U(U(1) << (W - 1))) : bits;
+}
+
+template <class T> std::vector<T> patterned(std::size_t n, std::uint64_t seed, double negative_share) {
+  using U = rxm::key_bits_t<T>;
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> share(0.0, 1.0);
+  std::vector<T> v(n);
+  for (std::size_t b = 0; b < n; b += 64) {
+    int pattern = int(g() % 9);
+    if (!rxm::key_traits<T>::is_float) pattern = pattern % 2 ? 6 : 8;  // integers: equal blocks, bits
+    const bool negative = share(g) < negative_share;
+    T equal{};
+    if constexpr (rxm::key_traits<T>::is_float) equal = rxm::from_bits<T>(float_bits<T>(g, 4, negative));
+    else equal = rxm::from_bits<T>(U(g()));
+    for (std::size_t i = b; i < std::min(n, b + 64); ++i) {
+      if (pattern == 6) {
+        v[i] = equal;
+        continue;
+      }
+      if (pattern == 8) {
+        v[i] = rxm::from_bits<T>(U(g()));
+        continue;
+      }
+      if constexpr (rxm::key_traits<T>::is_float) {
+        int cls = 4;
+        bool sign = negative;
+        switch (pattern) {
+          case 0: cls = 0, sign = g() & 1; break;                   // all NaN
+          case 1: cls = 1; break;                                   // zeros of one sign
+          case 2: cls = 1, sign = g() & 1; break;                   // zeros of both signs
+          case 3: cls = g() % 4 ? 2 : 1, sign = g() & 1; break;     // subnormals and zeros
+          case 4: cls = 3; break;                                   // infinities of one sign
+          case 5: cls = g() % 8 ? 4 : 0; break;                     // numbers of one sign, some NaN
+          default: cls = g() % 16 ? 4 : 1, sign = cls == 1 ? bool(g() & 1) : true; break;  // negatives, a zero
+        }
+        v[i] = rxm::from_bits<T>(float_bits<T>(g, cls, sign));
+      }
+    }
+  }
+  return v;
+}
+
+const rxm::TopkOptions fold_options[] = {{.largest = true},
+                                         {.largest = false, .sorted = true},
+                                         {.largest = true, .sorted = true, .include_nan = true},
+                                         {.largest = false, .include_nan = true}};
+
+template <class T> void check_delegate_folds(std::size_t n, std::vector<int> alphas, std::vector<std::size_t> ks) {
+  using rxm::device::TopkStart;
+  std::uint64_t seed = test_seed();
+  for (double negative_share : {0.1, 0.5, 0.9}) {
+    const auto v = patterned<T>(n, seed++, negative_share);
+    const std::string what = std::string(rxm::name_of(rxm::key_type_v<T>)) + " patterned, negative share " +
+                             std::to_string(negative_share);
+    for (std::size_t k : ks)
+      for (const auto& o : fold_options) {
+        const auto want = rxm::topk(cpu(), std::span<const T>(v), k, o);
+        for (int alpha : alphas) {
+          if (k > (n >> alpha)) continue;  // at least k subranges
+          // Both delegate selects (one block per row, multi-block passes), both loads, both selects.
+          for (const Tuning t : {Tuning{TopkStart::automatic, alpha, -1, 1, true, false, 1},
+                                 Tuning{TopkStart::automatic, alpha, -1, 1, false, false, 0},
+                                 Tuning{TopkStart::automatic, alpha, 0, 1, true, true, -1}}) {
+            SCOPED_TRACE(describe(what + " alpha=" + std::to_string(alpha) + " vector=" +
+                                      std::to_string(t.vector_loads) + " block=" + std::to_string(t.block) +
+                                      " delegate_block=" + std::to_string(t.delegate_block),
+                                  n, k, o));
+            expect_equal(device_topk(v, 1, {}, k, o, t), want);
+          }
+        }
+      }
+    // Rows that start unaligned (scalar loads) beside an aligned one, in one batch.
+    const std::vector<std::uint64_t> offsets = {0, 8195, n};
+    for (std::size_t k : {std::size_t(1), std::size_t(50)})
+      for (const auto& o : fold_options) {
+        SCOPED_TRACE(describe(what + " offsets", n, k, o));
+        const auto want = rxm::topk_batched(cpu(), std::span<const T>(v), rxm::Rows::from_offsets(offsets), k, o);
+        expect_equal(device_topk(v, 2, offsets, k, o, Tuning{TopkStart::automatic, 4, -1, 1, true}), want);
+      }
+  }
+}
+
+const std::vector<int> fold_alphas = {3, 4, 5, 7, 10};
+const std::vector<std::size_t> fold_ks = {1, 9, 100, 1000};
+
+}  // namespace
+
+TEST(GpuTopkDelegates, F32) { RXM_REQUIRE_GPU(); check_delegate_folds<float>((1 << 15) + 37, fold_alphas, fold_ks); }
+TEST(GpuTopkDelegates, F64) { RXM_REQUIRE_GPU(); check_delegate_folds<double>((1 << 15) + 37, fold_alphas, fold_ks); }
+TEST(GpuTopkDelegates, F16) { RXM_REQUIRE_GPU(); check_delegate_folds<rxm::half_t>((1 << 15) + 37, fold_alphas, fold_ks); }
+TEST(GpuTopkDelegates, BF16) {
+  RXM_REQUIRE_GPU();
+  check_delegate_folds<rxm::bfloat16_t>((1 << 15) + 37, fold_alphas, fold_ks);
+}
+TEST(GpuTopkDelegates, Integers) {
+  RXM_REQUIRE_GPU();
+  check_delegate_folds<std::int32_t>((1 << 15) + 37, {3, 6}, {1, 100});
+  check_delegate_folds<std::uint16_t>((1 << 15) + 37, {3, 6}, {1, 100});
+  check_delegate_folds<std::int64_t>((1 << 15) + 37, {3, 6}, {1, 100});
+}
+// The sanitizer runs' share (scripts/gpu-check's "*Small*" filter).
+TEST(GpuTopkSmall, DelegateFolds) {
+  RXM_REQUIRE_GPU();
+  check_delegate_folds<float>((1 << 14) + 5, {3, 6}, {1, 50});
+  check_delegate_folds<rxm::half_t>((1 << 14) + 5, {3, 6}, {1, 50});
 }

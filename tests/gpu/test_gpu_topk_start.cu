@@ -29,6 +29,8 @@ using rxm::device::TopkStart;
 using rxm::testing::test_seed;
 using rxm::testing::cpu;
 using rxm::testing::expect_equal;
+using rxm::testing::Tuning;
+using rxm::testing::device_topk;
 
 namespace {
 
@@ -40,51 +42,6 @@ const char* name_of(TopkStart s) {
     default: return "radik_scaling";
   }
 }
-
-struct Tuning {
-  TopkStart start;
-  int alpha;  // delegate_log2: -1 automatic, 0 raw rows
-  int block;  // block_select: -1 automatic, 0 multi-block passes
-  int beta = 1;  // delegate_beta
-};
-
-// The device-level entry on `v` (rows of equal length, or `offsets`), outputs poisoned first.
-template <class T>
-rxm::TopkResult<T, std::int64_t> device_topk(const std::vector<T>& v, std::size_t rows,
-                                             const std::vector<std::uint64_t>& offsets, std::size_t k,
-                                             const rxm::TopkOptions& o, const Tuning& t) {
-  const std::size_t n = v.size(), places = rows * k;
-  rxm::DeviceArray<T> d(0, n), out_v(0, places);
-  rxm::DeviceArray<std::int64_t> out_i(0, places);
-  rxm::DeviceArray<std::uint64_t> d_offsets(0, std::max<std::size_t>(offsets.size(), 1));
-  RXM_CUDA_CHECK(cudaMemcpy(d.data(), v.data(), n * sizeof(T), cudaMemcpyHostToDevice));
-  RXM_CUDA_CHECK(cudaMemset(out_v.data(), 0xA5, places * sizeof(T)));
-  RXM_CUDA_CHECK(cudaMemset(out_i.data(), 0xA5, places * sizeof(std::int64_t)));
-  rxm::device::TopkProblem p;
-  p.type = rxm::key_type_v<T>, p.values = d.data(), p.total = n, p.rows = rows, p.k = k, p.options = o;
-  if (offsets.empty()) {
-    p.row_length = n / rows, p.max_row_length = n / rows;
-  } else {
-    RXM_CUDA_CHECK(cudaMemcpy(d_offsets.data(), offsets.data(), offsets.size() * sizeof(std::uint64_t),
-                              cudaMemcpyHostToDevice));
-    p.row_offsets = d_offsets.data();
-    std::uint64_t longest = 0;
-    for (std::size_t r = 0; r + 1 < offsets.size(); ++r) longest = std::max(longest, offsets[r + 1] - offsets[r]);
-    p.max_row_length = longest;
-  }
-  p.out_values = out_v.data(), p.out_indices = out_i.data();
-  p.start = t.start, p.delegate_log2 = t.alpha, p.block_select = t.block, p.delegate_beta = t.beta;
-  const std::size_t bytes = rxm::device::topk_temp_bytes(p, 0);
-  rxm::DeviceBuffer temp(0, bytes);
-  rxm::device::topk(temp.data(), bytes, p, nullptr);
-  RXM_CUDA_CHECK(cudaDeviceSynchronize());
-  rxm::TopkResult<T, std::int64_t> got;
-  got.values.resize(places), got.indices.resize(places);
-  RXM_CUDA_CHECK(cudaMemcpy(got.values.data(), out_v.data(), places * sizeof(T), cudaMemcpyDeviceToHost));
-  RXM_CUDA_CHECK(cudaMemcpy(got.indices.data(), out_i.data(), places * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
-  return got;
-}
-
 
 const rxm::TopkOptions some_options[] = {{.largest = true, .sorted = false},
                                          {.largest = false, .sorted = true},

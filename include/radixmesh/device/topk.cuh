@@ -59,13 +59,22 @@ struct TopkProblem {
   // Tuning (benchmarks, tests): the one-block-per-row select (k <= 2048): -1 chooses it (rows with
   // delegates, or rows of at most 2^16), 0 never, 1 whenever k <= 2048.
   int block_select = -1;
-  // Tuning (benchmarks): 16-byte loads in the delegate pass where they fit: -1/1 yes, 0 never.
-  int delegate_vector = -1;
+  // Tuning (benchmarks, tests): the delegate select (after the delegate pass) in one block per row:
+  // -1 chooses it (rows of at most kBlockDelegateSelectMax delegates, topk_plan_gpu.hpp), 0 never
+  // (multi-block passes), 1 always. Used with one delegate per subrange only.
+  int delegate_block_select = -1;
+  // Tuning (benchmarks): 16-byte loads in the delegate pass where a row is 16-byte aligned (true),
+  // or scalar loads everywhere (false: the A/B comparison).
+  bool delegate_vector_loads = true;
   // Tuning (benchmarks, tests): where the select starts (see TopkStart).
   TopkStart start = TopkStart::automatic;
   // Tuning (benchmarks, tests): delegates per subrange (Dr. Top-k's beta): 1, 2 or 4; beta > 1 is
   // used where the subrange has at least 32 elements (alpha >= 5), else 1.
   int delegate_beta = 1;
+  // Debugging: synchronize and check after every launch (naming the stage that failed), and check
+  // that every row selected exactly min(k, length) winners. Never set by default (the entry then
+  // synchronizes); rxm::topk sets it from the environment variable RXM_TOPK_DEBUG=1.
+  bool debug_checks = false;
 };
 
 // Bytes of temporary storage topk needs for this problem on `device`.

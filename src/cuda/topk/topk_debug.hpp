@@ -1,12 +1,12 @@
-// RXM_TOPK_DEBUG=1: the GPU top-k synchronizes after every launch (its own kernels and CUB's) and
-// names the stage that failed, and checks that every row selected exactly min(k, length) winners
-// before they are ordered and written. Off by default (the device-level entry never synchronizes);
-// the tests run one case with it on. A miscounted select — the symptom of the racecheck finding
-// (NOTES.md) — then fails with a message instead of returning unwritten places.
+// TopkProblem::debug_checks (set by rxm::topk from RXM_TOPK_DEBUG=1): the GPU top-k synchronizes
+// after every launch (its own kernels and CUB's) and names the stage that failed, and checks that
+// every row selected exactly min(k, length) winners before they are ordered and written. Off by
+// default (the device-level entry never synchronizes); the tests run cases with it on. A
+// miscounted select (the symptom of the racecheck finding, NOTES.md) then fails with a message
+// instead of returning unwritten places.
 #pragma once
 #include <cuda_runtime_api.h>
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -17,12 +17,7 @@ namespace radixmesh::detail::topk_gpu {
 
 class DebugChecks {
  public:
-  explicit DebugChecks(cudaStream_t stream) : stream_(stream), on_(enabled()) {}
-
-  static bool enabled() {
-    const char* v = std::getenv("RXM_TOPK_DEBUG");
-    return v && *v && std::string(v) != "0";
-  }
+  DebugChecks(cudaStream_t stream, bool on) : stream_(stream), on_(on) {}
 
   // Always: the launch itself (bad configuration). With debugging: its execution too.
   void after_launch(const char* stage) const {
@@ -54,12 +49,10 @@ class DebugChecks {
   }
 
  private:
+  // The project's CUDA error (cuda_check.hpp), naming the stage and what failed in it.
   static void check(cudaError_t status, const char* stage, const char* what) {
     if (status != cudaSuccess)
-      throw_error(ErrorCode::device,
-                  std::string("device::topk: ") + stage + " failed (" + what + "): " + cudaGetErrorName(status) + " (" +
-                      cudaGetErrorString(status) + ")",
-                  "check the GPU with `radixmesh info`; rerun with RXM_TOPK_DEBUG=1 to find the stage");
+      throw_cuda_error(status, (std::string("device::topk: ") + stage + " (" + what + ")").c_str(), __FILE__, __LINE__);
   }
 
   cudaStream_t stream_;

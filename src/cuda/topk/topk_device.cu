@@ -36,8 +36,8 @@ template <class U> Params<U> chunk_params(const Params<U>& p, std::size_t r0, co
   c.state += r0;
   c.dstate += r0;
   c.row_max += r0;
-  c.row_min += r0;
-  c.sstate += r0;
+  if (c.row_min) c.row_min += r0;  // only TopkStart::range_adaptive has them
+  if (c.sstate) c.sstate += r0;    // only TopkStart::radik_scaling
   c.cand_rank += r0 * p.cand_cap;
   c.cand_idx += r0 * p.cand_cap;
   c.cand_count += r0;
@@ -85,6 +85,10 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
   // short raw row; rows shorter than kMinDelegateRow are raw in a delegate plan too).
   g.block_select = pr.k <= std::size_t(kBlockSelectMaxK) &&
                    (pr.block_select == 1 || (pr.block_select < 0 && (g.alpha > 0 || g.max_len <= kBlockSelectMaxRow)));
+  const std::uint64_t delegates_per_row = g.alpha ? (g.max_len >> g.alpha) + 1 : 0;
+  g.block_delegate_select = g.alpha && g.beta == 1 &&
+                            (pr.delegate_block_select == 1 ||
+                             (pr.delegate_block_select < 0 && delegates_per_row <= kBlockDelegateSelectMax));
   int sm_count = 132;
   RXM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
   const std::uint64_t target_blocks = std::uint64_t(sm_count) * 8;
@@ -135,10 +139,11 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
   g.off_counters = take(g.chunk_rows * sizeof(unsigned));
   const std::size_t delegate_count = g.alpha ? ((pr.total >> g.alpha) + pr.rows + 1) * std::size_t(g.beta) : 0;
   g.off_delegates = take(delegate_count * g.key_bytes);
-  g.off_delegate_off = take(delegate_count * sizeof(std::uint32_t));
+  // Offsets within the subrange: beta > 1 only (a beta = 1 delegate stands for its subrange's start).
+  g.off_delegate_off = take(g.beta > 1 ? delegate_count * sizeof(std::uint32_t) : 0);
   g.off_row_max = take(pr.rows * sizeof(unsigned long long));
-  g.off_row_min = take(pr.rows * sizeof(unsigned long long));
-  g.off_sstate = take(pr.rows * state_bytes);
+  g.off_row_min = take(pr.start == device::TopkStart::range_adaptive ? pr.rows * sizeof(unsigned long long) : 0);
+  g.off_sstate = take(pr.start == device::TopkStart::radik_scaling ? pr.rows * state_bytes : 0);
   g.off_cand_rank = take(pr.rows * g.cand_cap * g.key_bytes);
   g.off_cand_idx = take(pr.rows * g.cand_cap * sizeof(std::uint64_t));
   g.off_cand_count = take(pr.rows * sizeof(unsigned long long));
@@ -177,15 +182,16 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
   p.delegates = reinterpret_cast<U*>(base + g.off_delegates);
   p.delegate_off = reinterpret_cast<std::uint32_t*>(base + g.off_delegate_off);
   p.row_max = reinterpret_cast<unsigned long long*>(base + g.off_row_max);
-  p.row_min = reinterpret_cast<unsigned long long*>(base + g.off_row_min);
-  p.sstate = reinterpret_cast<RowState<U>*>(base + g.off_sstate);
   p.scaling = pr.start == device::TopkStart::radik_scaling;
+  p.row_min = pr.start == device::TopkStart::range_adaptive ? reinterpret_cast<unsigned long long*>(base + g.off_row_min)
+                                                            : nullptr;
+  p.sstate = p.scaling ? reinterpret_cast<RowState<U>*>(base + g.off_sstate) : nullptr;
   p.range_start = pr.start == device::TopkStart::automatic || pr.start == device::TopkStart::range_adaptive;
   p.cand_rank = reinterpret_cast<U*>(base + g.off_cand_rank);
   p.cand_idx = reinterpret_cast<std::uint64_t*>(base + g.off_cand_idx);
   p.cand_count = reinterpret_cast<unsigned long long*>(base + g.off_cand_count);
   p.cand_cap = g.cand_cap;
-  p.vector_loads = pr.delegate_vector != 0;
+  p.vector_loads = pr.delegate_vector_loads;
   p.qual_list = reinterpret_cast<std::uint64_t*>(base + g.off_qual_list);
   p.qual_count = reinterpret_cast<unsigned long long*>(base + g.off_qual_count);
   // At least one listed subrange per warp of the rescan's grid; at most 32 (few atomics).
@@ -199,7 +205,7 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
   void* cub_temp = base + g.off_cub;
 
   const std::size_t rows = pr.rows, places = rows * pr.k;
-  const DebugChecks debug(stream);
+  const DebugChecks debug(stream, pr.debug_checks);
   init_rows<U><<<grid_1d(std::max<std::uint64_t>(rows, g.hist_bytes / 8)), 256, 0, stream>>>(
       p, rows, g.alpha ? kMinDelegateRow : ~0ull, g.hist_bytes / 8, g.chunk_rows);
   debug.after_launch("init_rows");
@@ -219,14 +225,19 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
       const std::uint64_t delegates_per_row = ((g.max_len >> g.alpha) + 1) * std::uint64_t(g.beta);
       const dim3 small_grid(unsigned(std::clamp<std::uint64_t>(delegates_per_row / (kThreads * 16), 1, g.grid_x)),
                             unsigned(chunk));
-      for (int pass = 1; pass < passes; ++pass) {
-        if (g.beta > 1) select_pass<U, Stage::delegate_groups><<<small_grid, kThreads, 0, stream>>>(c);
-        else select_pass<U, Stage::delegates><<<small_grid, kThreads, 0, stream>>>(c);
-        debug.after_launch("select_pass<delegates>");
+      if (g.block_delegate_select) {
+        block_delegate_select<U><<<dim3(1, unsigned(chunk)), kThreads, 0, stream>>>(c);
+        debug.after_launch("block_delegate_select");
+      } else {
+        for (int pass = 1; pass < passes; ++pass) {
+          if (g.beta > 1) select_pass<U, Stage::delegate_groups><<<small_grid, kThreads, 0, stream>>>(c);
+          else select_pass<U, Stage::delegates><<<small_grid, kThreads, 0, stream>>>(c);
+          debug.after_launch("select_pass<delegates>");
+        }
+        if (g.beta > 1) list_qualifying<U, true><<<grid, kThreads, 0, stream>>>(c);
+        else list_qualifying<U, false><<<grid, kThreads, 0, stream>>>(c);
+        debug.after_launch("list_qualifying");
       }
-      if (g.beta > 1) list_qualifying<U, true><<<grid, kThreads, 0, stream>>>(c);
-      else list_qualifying<U, false><<<grid, kThreads, 0, stream>>>(c);
-      debug.after_launch("list_qualifying");
       gather_candidates<U><<<grid, kThreads, 0, stream>>>(c);
       debug.after_launch("gather_candidates");
     }

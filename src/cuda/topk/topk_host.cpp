@@ -1,6 +1,7 @@
 // The host-level top-k on a CUDA context: stage host input on the context's first device (or use
 // device-resident input where it lies), run the device-level top-k on the device's stream, bring
 // the results back. Every allocation is RAII; outputs are written only once all went well.
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -11,6 +12,14 @@
 #include "radixmesh/memory.hpp"
 
 namespace radixmesh::detail {
+
+namespace {
+// RXM_TOPK_DEBUG=1 (anything but empty or "0"): TopkProblem::debug_checks for this call.
+bool topk_debug_requested() {
+  const char* v = std::getenv("RXM_TOPK_DEBUG");
+  return v && *v && std::string(v) != "0";
+}
+}  // namespace
 
 std::vector<std::uint64_t> copy_offsets_to_host(const std::uint64_t* device_offsets, std::size_t count) {
   std::vector<std::uint64_t> host(count);
@@ -42,6 +51,7 @@ void cuda_topk_host(Context& ctx, const TopkPlan& plan, const TopkRequest& rq) {
   pr.k = plan.k;
   pr.options = plan.options;
   pr.index_bytes = plan.index_bytes;
+  pr.debug_checks = topk_debug_requested();
 
   // Ask for everything first: not enough device memory fails before any work.
   DeviceBuffer staged_values, staged_indices, offsets, out_values(dev->device, places * key_bytes),

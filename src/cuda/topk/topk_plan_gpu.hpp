@@ -22,10 +22,17 @@ constexpr std::size_t kMaxChunkRows = 65535;
 // replaced by a measured threshold: see NOTES.md).
 constexpr std::uint64_t kBlockSelectMaxRow = std::uint64_t(1) << 16;
 
+// Rows with at most this many delegates run their delegate select in one block per row
+// (block_delegate_select); more, in multi-block passes. H200, device run 1 of session 3 (NOTES.md):
+// one block wins at 2^10 delegates per row (4096x32768 k=50: 0.516 vs 0.555 ms) and loses at 2^15
+// (16x2^22 k=512: 0.293 vs 0.210; 64x2^22: 0.794 vs 0.719); 2^12 lies between, unmeasured.
+constexpr std::uint64_t kBlockDelegateSelectMax = std::uint64_t(1) << 12;
+
 struct GpuPlan {
   std::size_t key_bytes = 4, rows = 1, k = 1, max_len = 0, chunk_rows = 1;
   int W = 32, IB = 0, alpha = 0, beta = 1, digit_bits = 11;
   bool block_select = false;
+  bool block_delegate_select = false;
   unsigned grid_x = 1;
   std::uint64_t cand_cap = 0;
   std::size_t off_state = 0, off_dstate = 0, off_hist = 0, hist_bytes = 0, off_counters = 0, off_delegates = 0, off_delegate_off = 0, off_row_max = 0, off_row_min = 0, off_sstate = 0,

@@ -1,0 +1,271 @@
+// The multi-block kernels of the select: row setup, radix passes, the qualifying list and the
+// candidate rescan, the winner gather, the range-adaptive start of raw rows.
+#pragma once
+#include "cuda/topk/topk_scaling.cuh"
+
+namespace radixmesh::detail::topk_gpu {
+
+// Rows that need no select (length <= k) are done at once; others start empty. Also zeroes the
+// histograms and pass counters (those of one launch chunk of rows), which the last block of every
+// pass leaves zero again: no memset launches.
+template <class U>
+__global__ void init_rows(Params<U> p, std::size_t row_count, std::uint64_t min_delegate_length,
+                          std::uint64_t hist_words, std::uint64_t counter_words) {
+  for_each_index(hist_words, [&](std::uint64_t i) { p.hist[i] = 0; });
+  for_each_index(counter_words, [&](std::uint64_t i) { p.counters[i] = 0; });
+  for_each_index(row_count, [&](std::uint64_t r) {
+    const std::uint64_t length = p.rows.end(r) - p.rows.begin(r);
+    RowState<U> s{};
+    s.k_left = length < p.k ? length : p.k;
+    s.done = length <= p.k;
+    s.mode = (!s.done && p.alpha > 0 && length >= min_delegate_length) ? kDelegates : kRaw;
+    p.state[r] = s;
+    if (p.sstate) p.sstate[r] = s;  // RadiK's scaling only: the scaled select starts like the main one
+    if (p.row_min) p.row_min[r] = ~0ull;  // TopkStart::range_adaptive only
+    RowState<U> d{};
+    d.k_left = p.k;
+    d.done = s.mode != kDelegates;
+    d.mode = s.mode;
+    p.dstate[r] = d;
+    p.cand_count[r] = 0;
+    p.qual_count[r] = 0;
+    p.win_count[r] = 0;
+    p.row_max[r] = 0;
+  });
+}
+
+
+// TopkStart::range_adaptive on rows without delegates: the row's smallest and largest rank (one
+// extra read of the row), then start_from_range resolves the bits they share.
+template <class U> __global__ void __launch_bounds__(kThreads) row_range(Params<U> p) {
+  const std::size_t r = blockIdx.y;
+  const RowState<U> s = p.state[r];
+  if (s.done || s.mode != kRaw) return;
+  const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
+  unsigned long long lo = ~0ull, hi = 0;
+  for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < length;
+       i += gridDim.x * std::uint64_t(blockDim.x)) {
+    const unsigned long long rank = rank_of<U>(p.values[begin + i], p.type, p.options);
+    lo = rank < lo ? rank : lo;
+    hi = rank > hi ? rank : hi;
+  }
+  __shared__ unsigned long long block_lo, block_hi;
+  if (threadIdx.x == 0) block_lo = ~0ull, block_hi = 0;
+  __syncthreads();
+  atomicMin(&block_lo, lo);
+  atomicMax(&block_hi, hi);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    atomicMin(p.row_min + r, block_lo);
+    atomicMax(p.row_max + r, block_hi);
+  }
+}
+template <class U> __global__ void start_from_range(Params<U> p, std::size_t row_count) {
+  for_each_index(row_count, [&](std::uint64_t r) {
+    RowState<U> m = p.state[r];
+    if (m.done || m.mode != kRaw || p.row_min[r] > p.row_max[r]) return;
+    start_at_shared_bits(m, U(p.row_min[r]), U(p.row_max[r]), p.W);
+    p.state[r] = m;
+  });
+}
+
+// Lists the subranges whose delegate is >= T' (the k-th best delegate, a composite: exactly k
+// subranges qualify), so that the rescan can spread them over every warp: with heavy ties (f16,
+// bf16, U[128.6, 128.7]) the qualifying subranges are the lowest-index ones holding the top value,
+// all in the first few blocks' share of the delegates, and scanning them where they were found
+// serialized the rescan on those blocks (f16 n = 2^28 k = 1024: 0.39 ms of ncu time). Block 0 also
+// starts the main select where the candidates' ranks diverge: they all lie in [T'.rank, row max],
+// so the bits those two share are resolved for free (the range-adaptive digits that replace
+// RadiK's scaling, §4.3: inputs that share high bits, such as U[128.6, 128.7], lose no pass).
+// Row r's share of it for this block (every thread of the block calls it), t = the row's final
+// delegate state.
+template <class U, bool Groups>
+__device__ __forceinline__ void list_row_qualifying(const Params<U>& p, std::size_t r, const RowState<U>& t) {
+  if (blockIdx.x == 0 && threadIdx.x == 0 && p.range_start) {
+    RowState<U> m = p.state[r];
+    start_at_shared_bits(m, t.rank_prefix, U(p.row_max[r]), p.W);
+    p.state[r] = m;
+  }
+  const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
+  const std::uint64_t subranges = (length + (1ull << p.alpha) - 1) >> p.alpha;
+  // Groups (beta > 1): a subrange's first delegate is its best: it qualifies when any of its beta
+  // do. (A compile-time 1 otherwise: the default kernel stays the one measured.)
+  const std::uint64_t beta = Groups ? std::uint64_t(p.beta) : 1;
+  const U* delegates = p.delegates + ((begin >> p.alpha) + r) * beta;
+  // beta = 1: a delegate stands for its subrange's first index (offset 0; topk_delegate_pass.cuh).
+  const std::uint32_t* delegate_off = Groups ? p.delegate_off + ((begin >> p.alpha) + r) * beta : nullptr;
+  const std::uint64_t idx_mask = low_mask(p.IB);
+  const int lane = threadIdx.x & 31;
+  std::uint64_t* list = p.qual_list + r * p.k;
+  for (std::uint64_t g0 = std::uint64_t(blockIdx.x) * kThreads; g0 < subranges;
+       g0 += std::uint64_t(gridDim.x) * kThreads) {
+    const std::uint64_t mine = g0 + threadIdx.x;
+    const bool qualifies =
+        mine < subranges &&
+        compare_top<U, true>(delegates[mine * beta], ~((mine << p.alpha) + (Groups ? delegate_off[mine * beta] : 0u)) & idx_mask,
+                             t, p.W, p.IB);
+    const unsigned mask = __ballot_sync(0xffffffffu, qualifies);
+    const unsigned long long at = reserve_for_warp(__popc(mask), p.qual_count + r);
+    const unsigned long long position = at + __popc(mask & ((1u << lane) - 1));
+    if (qualifies && position < p.k) list[position] = mine;
+  }
+}
+template <class U, bool Groups> __global__ void __launch_bounds__(kThreads) list_qualifying(Params<U> p) {
+  const std::size_t r = blockIdx.y;
+  const RowState<U> t = p.dstate[r];
+  if (t.mode == kDelegates) list_row_qualifying<U, Groups>(p, r, t);
+}
+
+// Rescans the listed subranges and compacts their elements >= T' into the row's candidates: at
+// most k * 2^alpha, the capacity. Each warp takes `qual_per_warp` listed subranges per round (at
+// least one per warp for small k; up to 32 for large k, to keep the atomics few), counts its
+// takers, reserves their places with one atomic per block (RadiK §3.1.2 aggregates its flushes
+// for the same reason), then reads the same subranges again, now from L1/L2, and writes them.
+template <class U> __global__ void __launch_bounds__(kThreads) gather_candidates(Params<U> p) {
+  const std::size_t r = blockIdx.y;
+  const RowState<U> t = p.dstate[r];
+  if (t.mode != kDelegates) return;
+  const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
+  const std::uint64_t S = 1ull << p.alpha;
+  const std::uint64_t listed = p.qual_count[r] < p.k ? p.qual_count[r] : p.k;
+  const std::uint64_t* list = p.qual_list + r * p.k;
+  const std::uint64_t idx_mask = low_mask(p.IB);
+  const int lane = threadIdx.x & 31, warp_in_block = threadIdx.x >> 5;
+  constexpr int kWarps = kThreads / 32;
+  U* out_rank = p.cand_rank + r * p.cand_cap;
+  std::uint64_t* out_idx = p.cand_idx + r * p.cand_cap;
+  const std::uint64_t per_warp = std::uint64_t(p.qual_per_warp), per_block = per_warp * kWarps;
+  // One pass over the warp's listed subranges: `visit(take mask, lane takes, rank, index)`.
+  auto scan = [&](std::uint64_t first, auto&& visit) {
+    for (std::uint64_t e = first; e < first + per_warp && e < listed; ++e) {
+      const std::uint64_t base = list[e] << p.alpha;
+      for (std::uint64_t j = 0; j < S; j += 32) {
+        const std::uint64_t i = base + j + lane;
+        const bool in_row = j + lane < S && i < length;
+        const U rank = in_row ? rank_of<U>(p.values[begin + i], p.type, p.options) : U(0);
+        // The rank alone against the k-th delegate's resolved bits (index 0 passes any index
+        // digit): a delegate stands for its subrange's first index, so tied elements later in a
+        // qualifying subrange may still win (proof: topk_delegate_pass.cuh).
+        const bool take = in_row && compare_top<U, true>(rank, idx_mask, t, p.W, p.IB);
+        visit(__ballot_sync(0xffffffffu, take), take, rank, i);
+      }
+    }
+  };
+  for (std::uint64_t b0 = std::uint64_t(blockIdx.x) * per_block; b0 < listed; b0 += std::uint64_t(gridDim.x) * per_block) {
+    const std::uint64_t first = b0 + std::uint64_t(warp_in_block) * per_warp;
+    unsigned count = 0;
+    scan(first, [&](unsigned mask, bool, U, std::uint64_t) { count += __popc(mask); });
+    unsigned long long at = reserve_for_warp(count, p.cand_count + r);
+    scan(first, [&](unsigned mask, bool take, U rank, std::uint64_t i) {
+      const unsigned long long position = at + __popc(mask & ((1u << lane) - 1));
+      if (take && position < p.cand_cap) {
+        out_rank[position] = rank;
+        out_idx[position] = i;
+      }
+      at += __popc(mask);
+    });
+  }
+}
+
+// Which select a pass belongs to: over the delegates (delegate_groups: beta > 1 per subrange), over
+// the scaled ranks (RadiK's scaling), the main one over the row's source, or the main one inside
+// the scaled group (RadiK's scaling). The opt-in stages are separate instantiations, so that the
+// default passes (delegates, main) stay the code measured in session 2.
+enum class Stage { delegates, delegate_groups, scaled, main, grouped };
+
+// One pass of a select: the next digit below the bits resolved so far. (Warp-aggregating the
+// shared-memory adds with __match_any_sync was measured slower on H200 than plain adds: see the
+// notes.)
+template <class U, Stage St>
+__global__ void __launch_bounds__(kThreads) select_pass(Params<U> p) {
+  __shared__ unsigned smem_hist[kMaxBins];
+  const std::size_t r = blockIdx.y;
+  constexpr bool kOnDelegates = St == Stage::delegates || St == Stage::delegate_groups;
+  RowState<U>* state = (kOnDelegates ? p.dstate : St == Stage::scaled ? p.sstate : p.state) + r;
+  const RowState<U> s = *state;
+  if (s.done) return;
+  const int bins = 1 << p.digit_bits;
+  zero_smem(smem_hist, bins);
+  const std::uint64_t beta = St == Stage::delegate_groups ? std::uint64_t(p.beta) : 1;
+  const Source<U> src = kOnDelegates ? delegate_source(p, r, beta) : row_source(p, r);
+  [[maybe_unused]] const ScaledView<U> sv =
+      St == Stage::scaled || St == Stage::grouped ? scaled_view(p, r, src) : ScaledView<U>{false, U(0), {}};
+  // The scaled select resolves the W rank bits only: its ties are the group the main select splits.
+  const int IB = St == Stage::scaled ? 0 : p.IB;
+  const int total_bits = p.W + IB;
+  const PassBits pb = next_bits(s.resolved, total_bits, p.digit_bits);
+  const std::uint64_t idx_mask = low_mask(p.IB);
+  constexpr int kLoads = 4;  // loads in flight per thread
+  const std::uint64_t stride = gridDim.x * std::uint64_t(blockDim.x);
+  const std::uint64_t rounded = (src.count + 31) & ~31ull;  // whole warps in every iteration
+  for (std::uint64_t i0 = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i0 < rounded;
+       i0 += kLoads * stride) {
+    U rank[kLoads];
+    std::uint64_t idx[kLoads];
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      rank[u] = 0, idx[u] = 0;
+      const std::uint64_t i = i0 + u * stride;
+      if constexpr (St == Stage::delegate_groups) {
+        if (i < src.count) rank[u] = src.ranks[i], idx[u] = ((i / beta) << p.alpha) + src.off[i];
+      } else {
+        if (i < src.count) src.load(i, rank[u], idx[u]);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      if (i0 + u * stride >= rounded) break;  // warp-uniform
+      const bool in = i0 + u * stride < src.count;
+      U key = rank[u];
+      std::uint64_t nidx = ~idx[u] & idx_mask;
+      bool alive = in;
+      if constexpr (St == Stage::delegate_groups) {  // a short subrange's empty slots
+        alive = in && src.off[i0 + u * stride] != kNoDelegate;
+      } else if constexpr (St == Stage::scaled) {
+        key = sv.scaled(rank[u], p.type, p.options), nidx = 0;
+      } else if constexpr (St == Stage::grouped) {
+        alive = in && sv.place(rank[u], p.type, p.options, p.W) == 0;
+      }
+      alive = alive && compare_top<U, false>(key, nidx, s, p.W, IB);
+      if (alive) atomicAdd(smem_hist + composite_digit(key, nidx, IB, pb.low, pb.width), 1u);
+    }
+  }
+  merge_and_pick(smem_hist, bins, p.hist + r * bins, p.counters + r, state, total_bits, IB, pb);
+}
+
+// Whether element (rank, idx) of a row is among its winners once the row's state `s` is final:
+// it matches the resolved prefix of (rank, ~index) — or, with RadiK's scaling, its scaled rank lies
+// above the scaled tie group, or inside it and it matches the prefix. `in`: the element exists.
+template <class U, bool Scaled>
+__device__ __forceinline__ bool is_winner(bool in, U rank, std::uint64_t idx, std::uint64_t idx_mask,
+                                          const RowState<U>& s, [[maybe_unused]] const ScaledView<U>& sv,
+                                          const Params<U>& p) {
+  if constexpr (Scaled) {
+    const int place = in ? sv.place(rank, p.type, p.options, p.W) : -1;
+    return place > 0 || (place == 0 && compare_top<U, true>(rank, ~idx & idx_mask, s, p.W, p.IB));
+  } else {
+    return in && compare_top<U, true>(rank, ~idx & idx_mask, s, p.W, p.IB);
+  }
+}
+
+// Writes each row's winners (exactly min(k, length)) in any order; the sort that follows fixes it.
+// Scaled: RadiK's scaling (above its group, or in it and selected).
+template <class U, bool Scaled> __global__ void __launch_bounds__(kThreads) gather_winners(Params<U> p) {
+  const std::size_t r = blockIdx.y;
+  const RowState<U> s = p.state[r];
+  const Source<U> src = row_source(p, r);
+  [[maybe_unused]] const ScaledView<U> sv = Scaled ? scaled_view(p, r, src) : ScaledView<U>{false, U(0), {}};
+  const std::uint64_t idx_mask = low_mask(p.IB);
+  const std::uint64_t rounded = (src.count + 31) & ~31ull;  // whole warps reach the ballot
+  for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < rounded;
+       i += gridDim.x * std::uint64_t(blockDim.x)) {
+    U rank = 0;
+    std::uint64_t idx = 0;
+    const bool in = i < src.count;
+    if (in) src.load(i, rank, idx);
+    const bool win = is_winner<U, Scaled>(in, rank, idx, idx_mask, s, sv, p);
+    warp_append(win, rank, idx, p.win_count + r, p.win_rank + r * p.k, p.win_idx + r * p.k, p.k);
+  }
+}
+
+}  // namespace radixmesh::detail::topk_gpu
