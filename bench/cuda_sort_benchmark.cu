@@ -7,8 +7,9 @@
 //     twiddling is free in registers, so this is CUB's time for the native type too); for f32 and
 //     f64 (and __half, __nv_bfloat16) also CUB on the native float type (its order differs from
 //     ours: -0.0 == +0.0, sign-set NaNs first), the number ours must meet; torch.sort. Diagnostics
-//     for float keys: ours forced onto the encode/decode path (RXM_CUDA_SORT_FLOAT_PATH=encoded),
-//     and ours on the same keys with one sign-set NaN planted, where the fix-up moves every key.
+//     for float keys: ours forced onto the encode/decode path (SortOptions::float_path = encoded),
+//     ours on the same keys with one sign-set NaN planted, where the fix-up moves every key once,
+//     and with -0.0 and +0.0 planted, where it partitions only the zero run.
 //     Floor: 2 x n x (key + value bytes) over the device-to-device copy bandwidth measured here.
 //   host-resident: keys in pageable host memory, sorted back into it. Ours: rxm::sort(ctx, std::span);
 //     peer: cudaMemcpy to the device, CUB, cudaMemcpy back (device buffers preallocated). Floor:
@@ -21,6 +22,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -142,6 +144,43 @@ bool matches(const Reference<K, V>& ref, const std::vector<K>& keys, const std::
   return true;
 }
 
+// The CPU backend's result for the input whose first planted.size() keys were replaced by
+// `planted`, built from the reference of the original input instead of a second sort: the replaced
+// keys leave (pairs: values 0 .. p-1; keys only: one key of the same bits each), and each planted
+// key goes before the first key not below it in our order (input index j < p comes before every
+// equal key; inserted last to first, equal planted keys keep their input order).
+template <class K, class V>
+Reference<K, V> with_planted(const Reference<K, V>& ref, const std::vector<K>& input, const std::vector<K>& planted,
+                             Order order, bool pairs) {
+  const std::size_t p = planted.size();
+  std::vector<key_bits_t<K>> replaced;
+  for (std::size_t j = 0; j < p; ++j) replaced.push_back(to_bits(input[j]));
+  Reference<K, V> out;
+  out.keys.reserve(ref.keys.size());
+  out.values.reserve(pairs ? ref.keys.size() : 0);
+  for (std::size_t i = 0; i < ref.keys.size(); ++i) {
+    if (pairs && ref.values[i] < V(p)) continue;
+    if (!pairs) {
+      auto it = std::find(replaced.begin(), replaced.end(), to_bits(ref.keys[i]));
+      if (it != replaced.end()) {
+        replaced.erase(it);
+        continue;
+      }
+    }
+    out.keys.push_back(ref.keys[i]);
+    if (pairs) out.values.push_back(ref.values[i]);
+  }
+  for (std::size_t j = p; j-- > 0;) {
+    const auto rank = encode_key(planted[j], order);
+    const auto at = std::partition_point(out.keys.begin(), out.keys.end(),
+                                         [&](const K& key) { return encode_key(key, order) < rank; });
+    const std::size_t pos = std::size_t(at - out.keys.begin());
+    out.keys.insert(at, planted[j]);
+    if (pairs) out.values.insert(out.values.begin() + std::ptrdiff_t(pos), V(j));
+  }
+  return out;
+}
+
 template <class T> std::vector<T> download(const void* device, std::size_t n) {
   std::vector<T> out(n);
   RXM_CUDA_CHECK(cudaMemcpy(out.data(), device, n * sizeof(T), cudaMemcpyDeviceToHost));
@@ -207,31 +246,26 @@ SortBenchResult run_typed(const SortBenchOptions& o, const RunInfo& info, Contex
     dev_case.set_floor(2.0 * double(n) * bytes_per_item, d2d,
                        "read + write every key and value once; device-to-device cudaMemcpy measured in this run");
 
-    // Ours through the device-level API, per engine.
-    auto ours = [&](void* temp, std::size_t& temp_bytes, SortEngine engine) {
-      const int end_bit = int(sizeof(K) * 8);
-      if (!pairs && !descending)
-        cuda::sort_keys(temp, temp_bytes, keys_in.data(), keys_out.data(), n, 0, end_bit, stream, engine);
-      else if (!pairs)
-        cuda::sort_keys_descending(temp, temp_bytes, keys_in.data(), keys_out.data(), n, 0, end_bit, stream, engine);
-      else if (!descending)
-        cuda::sort_pairs(temp, temp_bytes, keys_in.data(), keys_out.data(), values_in.data(), values_out.data(), n, 0,
-                         end_bit, stream, engine);
+    // Ours through the device-level API (its SortOptions overloads), per engine and float path.
+    auto ours = [&](void* temp, std::size_t& temp_bytes, SortOptions so) {
+      so.order = o.order;
+      if (!pairs)
+        cuda::sort_keys(temp, temp_bytes, keys_in.data(), keys_out.data(), n, so, stream);
       else
-        cuda::sort_pairs_descending(temp, temp_bytes, keys_in.data(), keys_out.data(), values_in.data(),
-                                    values_out.data(), n, 0, end_bit, stream, engine);
+        cuda::sort_pairs(temp, temp_bytes, keys_in.data(), keys_out.data(), values_in.data(), values_out.data(), n, so,
+                         stream);
     };
     for (SortEngine engine : {SortEngine::automatic, SortEngine::cub_onesweep, SortEngine::multisplit_lsd}) {
       std::size_t temp_bytes = 0;
       try {
-        ours(nullptr, temp_bytes, engine);
+        ours(nullptr, temp_bytes, {.engine = engine});
       } catch (const Error& e) {
         std::printf("  (engine %s not measured: %s)\n", engine_name(engine), e.what());
         continue;
       }
       DeviceBuffer temp(device, temp_bytes);
       RXM_CUDA_CHECK(cudaMemset(keys_out.data(), 0xA5, n * sizeof(K)));  // poison: every element must be written
-      Stats s = time_device(stream, {}, [&] { ours(temp.data(), temp_bytes, engine); }, warmup, reps);
+      Stats s = time_device(stream, {}, [&] { ours(temp.data(), temp_bytes, {.engine = engine}); }, warmup, reps);
       const std::string name = std::string("radixmesh::cuda::sort_") + (pairs ? "pairs" : "keys") + " [" +
                                engine_name(engine) + "]";
       dev_case.add(name, s, true);
@@ -304,61 +338,43 @@ SortBenchResult run_typed(const SortBenchOptions& o, const RunInfo& info, Contex
                          std::string(name_of(o.type)) + ", ascending; -0 == +0)",
                      s);
       }
-      // Diagnostics of ours: the encode/decode path on the same input, then the fix-up's worst
-      // case (one sign-set NaN planted: every key moves), each checked against the CPU backend.
+      // Diagnostics of ours: the encode/decode path on the same input, then the fix-up's two costly
+      // cases: one sign-set NaN planted (the NaN group goes to the other end: every key moves once)
+      // and -0.0, +0.0 planted (the zero run is partitioned by sign), each checked element by
+      // element against the CPU backend's order.
       std::size_t temp_bytes = 0;
-      ours(nullptr, temp_bytes, SortEngine::automatic);
+      ours(nullptr, temp_bytes, {});
       DeviceBuffer temp(device, temp_bytes);
-      setenv("RXM_CUDA_SORT_FLOAT_PATH", "encoded", 1);
       std::size_t encoded_bytes = 0;
-      ours(nullptr, encoded_bytes, SortEngine::automatic);
+      const SortOptions encoded_path{.float_path = FloatSortPath::encoded};
+      ours(nullptr, encoded_bytes, encoded_path);
       DeviceBuffer encoded_temp(device, encoded_bytes);
-      Stats encoded = time_device(stream, {}, [&] { ours(encoded_temp.data(), encoded_bytes, SortEngine::automatic); },
-                                  warmup, reps);
-      unsetenv("RXM_CUDA_SORT_FLOAT_PATH");
-      dev_case.add_diagnostic("ours, encode/decode path (session 1's; RXM_CUDA_SORT_FLOAT_PATH=encoded)", encoded);
+      Stats encoded =
+          time_device(stream, {}, [&] { ours(encoded_temp.data(), encoded_bytes, encoded_path); }, warmup, reps);
+      dev_case.add_diagnostic("ours, encode/decode path (session 1's; FloatSortPath::encoded)", encoded);
       if (o.verify) {
         auto got_keys = download<K>(keys_out.data(), n);
         auto got_values = pairs ? download<V>(values_out.data(), n) : std::vector<V>{};
         verified &= matches(ref, got_keys, pairs ? &got_values : nullptr, "encoded path");
       }
-      // Plant a sign-set NaN over input key 0; the expected output loses that key and gains the NaN
-      // at the end of our order (ascending) or its start (descending), with value 0.
-      // (The inputs here hold no NaN, so the planted one, sign set and every other bit set too, is
-      // the last key of our ascending order.)
       using B = key_bits_t<K>;
-      const K nan = from_bits<K>(B(~B(0)));
-      RXM_CUDA_CHECK(cudaMemcpy(keys_in.data(), &nan, sizeof(K), cudaMemcpyHostToDevice));
-      Stats planted =
-          time_device(stream, {}, [&] { ours(temp.data(), temp_bytes, SortEngine::automatic); }, warmup, reps);
-      dev_case.add_diagnostic("ours, one sign-set NaN planted (the fix-up moves every key)", planted);
-      RXM_CUDA_CHECK(cudaMemcpy(keys_in.data(), keys.data(), sizeof(K), cudaMemcpyHostToDevice));  // restore
-      if (o.verify) {
-        Reference<K, V> expected;
-        expected.keys.reserve(n);
-        expected.values.reserve(pairs ? n : 0);
-        bool dropped = false;
-        if (descending) {
-          expected.keys.push_back(nan);
-          if (pairs) expected.values.push_back(V(0));
+      auto time_planted = [&](const std::vector<K>& planted, const char* name) {
+        RXM_CUDA_CHECK(cudaMemcpy(keys_in.data(), planted.data(), planted.size() * sizeof(K), cudaMemcpyHostToDevice));
+        Stats s = time_device(stream, {}, [&] { ours(temp.data(), temp_bytes, {}); }, warmup, reps);
+        dev_case.add_diagnostic(name, s);
+        RXM_CUDA_CHECK(cudaMemcpy(keys_in.data(), keys.data(), planted.size() * sizeof(K), cudaMemcpyHostToDevice));
+        if (o.verify) {
+          const auto expected = with_planted(ref, keys, planted, o.order, pairs);
+          auto got_keys = download<K>(keys_out.data(), n);
+          auto got_values = pairs ? download<V>(values_out.data(), n) : std::vector<V>{};
+          verified &= matches(expected, got_keys, pairs ? &got_values : nullptr, name);
         }
-        for (std::size_t i = 0; i < n; ++i) {
-          const bool is_old_key0 = pairs ? ref.values[i] == V(0) : to_bits(ref.keys[i]) == to_bits(keys[0]);
-          if (!dropped && is_old_key0) {
-            dropped = true;
-            continue;
-          }
-          expected.keys.push_back(ref.keys[i]);
-          if (pairs) expected.values.push_back(ref.values[i]);
-        }
-        if (!descending) {
-          expected.keys.push_back(nan);
-          if (pairs) expected.values.push_back(V(0));
-        }
-        auto got_keys = download<K>(keys_out.data(), n);
-        auto got_values = pairs ? download<V>(values_out.data(), n) : std::vector<V>{};
-        verified &= matches(expected, got_keys, pairs ? &got_values : nullptr, "one NaN planted");
-      }
+      };
+      // Sign set and every other bit set: a sign-set NaN, the last key of our ascending order.
+      time_planted({from_bits<K>(B(~B(0)))}, "ours, one sign-set NaN planted (the fix-up moves every key)");
+      const B sign = B(B(1) << (sizeof(B) * 8 - 1));
+      time_planted({from_bits<K>(sign), from_bits<K>(B(0))},
+                   "ours, -0.0 and +0.0 planted (the fix-up partitions the zero run only)");
     }
   }
   // torch.sort, in its own process, on data of the same size and width (after ours freed its memory).

@@ -18,6 +18,15 @@ enum class SortEngine {
   multisplit_lsd,  // LSD radix sort: one radixmesh digit multisplit per digit
 };
 
+// How floating-point keys are sorted on the GPU with CUB's engine (ignored by the CPU backend, the
+// multisplit engine and other key types). Both give the same order (keys.hpp); only the speed
+// differs, so this is for benchmarks and tests that compare the two.
+enum class FloatSortPath {
+  automatic,  // CUB's native float sort plus an order fix-up where it applies (all bits, fewer
+              // than 2^32 keys: src/cuda/sort/native_float.hpp), else encoded
+  encoded,    // encode to unsigned bits, sort, decode (session 1's path)
+};
+
 struct SortOptions {
   Order order = Order::ascending;
   // Only bits [begin_bit, end_bit) of the order-preserving *encoding* (keys.hpp) take part; the
@@ -25,6 +34,7 @@ struct SortOptions {
   int begin_bit = 0;
   int end_bit = -1;  // -1: the key's width in bits
   SortEngine engine = SortEngine::automatic;
+  FloatSortPath float_path = FloatSortPath::automatic;
 };
 
 namespace detail {

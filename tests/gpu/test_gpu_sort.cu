@@ -382,6 +382,73 @@ TYPED_TEST(GpuSortFloat, NativeOrderFixUpZeroRunOfManyTiles) {
   check_device_span<T, std::uint64_t>(keys, {Order::ascending, 8}, "signed-zeros", 3);
 }
 
+namespace {
+constexpr std::size_t fix_tile = 4096;  // the fix-up's tile (native_order_fix.cu: 256 threads x 16 keys)
+
+// Keys whose CUB-sorted layout is known: `nans` sign-set NaNs, `negatives`, `zeros` of both signs
+// (at least one of each when zeros >= 2), `positives` (finite, nonzero), shuffled. CUB's order puts
+// the zero run at [nans + negatives, + zeros) ascending and at [positives, + zeros) descending.
+template <class T>
+std::vector<T> layout_keys(std::size_t nans, std::size_t negatives, std::size_t zeros, std::size_t positives,
+                           std::uint64_t seed) {
+  using traits = rxm::key_traits<T>;
+  const Bits<T> sign = Bits<T>(Bits<T>(1) << (width_of<T> - 1));
+  const Bits<T> inf = Bits<T>(Bits<T>(~sign) & Bits<T>(~((Bits<T>(1) << traits::mantissa_bits) - 1)));
+  const Bits<T> payload_mask = Bits<T>((Bits<T>(1) << traits::mantissa_bits) - 1);
+  std::mt19937_64 rng(seed);
+  auto finite = [&] { return Bits<T>(1 + rng() % (std::uint64_t(inf) - 1)); };
+  std::vector<T> keys;
+  for (std::size_t i = 0; i < nans; ++i) {
+    const Bits<T> payload = Bits<T>(rng() % 2 ? 1 + rng() % 3 : rng() & payload_mask);
+    keys.push_back(rxm::from_bits<T>(Bits<T>(inf | sign | (payload ? payload : Bits<T>(1)))));
+  }
+  for (std::size_t i = 0; i < negatives; ++i) keys.push_back(rxm::from_bits<T>(Bits<T>(finite() | sign)));
+  for (std::size_t i = 0; i < zeros; ++i)
+    keys.push_back(rxm::from_bits<T>(i == 0 ? sign : (i == 1 ? Bits<T>(0) : Bits<T>(rng() % 2 ? sign : 0))));
+  for (std::size_t i = 0; i < positives; ++i) keys.push_back(rxm::from_bits<T>(finite()));
+  std::shuffle(keys.begin(), keys.end(), rng);
+  return keys;
+}
+}  // namespace
+
+// Zero runs that start or end on a fix-up tile border or one key off it, with no NaN, one, and
+// NaN groups longer than a tile (the in-place shift then waits on tiles further back), both orders.
+TYPED_TEST(GpuSortFloat, NativeOrderFixUpZeroRunsAtTileBorders) {
+  RXM_REQUIRE_GPU();
+  using T = TypeParam;
+  std::uint64_t seed = rxm::testing::test_seed();
+  const std::size_t T1 = fix_tile;
+  for (std::size_t nans : {std::size_t(0), std::size_t(1), T1 + 3, 2 * T1 + 3})
+    for (std::size_t begin_at : {(nans / T1 + 1) * T1, (nans / T1 + 1) * T1 + 1, (nans / T1 + 1) * T1 - 1})
+      for (std::size_t length : {T1, 2 * T1 - 1, 2 * T1 + 1}) {
+        const std::size_t tail = 3 * T1 + 7;
+        const std::string shape = "zero run [" + std::to_string(begin_at) + ", +" + std::to_string(length) +
+                                  ") nans=" + std::to_string(nans);
+        // Ascending: the run starts after the NaN group and the negatives.
+        const auto up = layout_keys<T>(nans, begin_at - nans, length, tail, seed++);
+        check_device_api<T, std::uint32_t>(up, {Order::ascending, 4}, shape.c_str());
+        check_device_span<T, std::uint64_t>(up, {Order::ascending, (begin_at % 2) ? 0 : 8}, shape.c_str(), 1);
+        // Descending: the run starts after the positives.
+        const auto down = layout_keys<T>(nans, tail, length, begin_at, seed++);
+        check_device_api<T, std::uint32_t>(down, {Order::descending, (length % 2) ? 0 : 4}, shape.c_str());
+        check_device_span<T, std::uint32_t>(down, {Order::descending, 4}, shape.c_str());
+      }
+}
+
+// Nothing but zeros (both signs: the whole array is the run) or nothing but sign-set NaNs (the
+// rotation is the identity), at tile multiples and one past them, every entry point.
+TYPED_TEST(GpuSortFloat, NativeOrderFixUpAllZerosOrAllNaNs) {
+  RXM_REQUIRE_GPU();
+  using T = TypeParam;
+  std::uint64_t seed = rxm::testing::test_seed();
+  for (std::size_t n : {std::size_t(2), fix_tile, fix_tile + 1, 3 * fix_tile, 3 * fix_tile + 1, std::size_t(1) << 20})
+    for (Order order : {Order::ascending, Order::descending}) {
+      check_native_paths(make_keys<T>(Shape::all_zeros, n, seed++), order, "all-zeros");
+      check_native_paths(make_keys<T>(Shape::all_negative_nans, n, seed++), order, "all-negative-nans");
+      check_native_paths(layout_keys<T>(n - 1, 0, 0, 1, seed++), order, "all-negative-nans but one");
+    }
+}
+
 // Small and fast, for the sanitizers: gpu-check's racecheck filter (*Small*) picks these by name.
 // A few fix-up tiles and CUB's small-input paths, every float type, keys and pairs, both orders.
 TYPED_TEST(GpuSortFloat, SmallNativeOrderFixUpForSanitizers) {

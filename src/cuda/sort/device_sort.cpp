@@ -46,10 +46,12 @@ NativeFloatTemp native_float_temp(void* base, Order order, const ::radixmesh::de
 }  // namespace
 
 void sort_erased(void* temp, std::size_t& temp_bytes, KeyType type, const void* keys_in, void* keys_out,
-                 const void* values_in, void* values_out, std::size_t value_bytes, std::size_t n, Order order,
-                 int begin_bit, int end_bit, cudaStream_t stream, SortEngine engine) {
+                 const void* values_in, void* values_out, std::size_t value_bytes, std::size_t n,
+                 const SortOptions& options, cudaStream_t stream) {
   namespace core = ::radixmesh::detail;
-  const core::SortPlan plan = core::validate_sort(type, n, value_bytes, SortOptions{order, begin_bit, end_bit, engine});
+  const core::SortPlan plan = core::validate_sort(type, n, value_bytes, options);
+  const Order order = plan.order;
+  const SortEngine engine = options.engine;
   const std::size_t key_bytes = size_of(type);
   // Pointers may be null in a size query (as in CUB), but never overlap.
   require(temp == nullptr || n == 0 || (keys_in && keys_out), "cuda::sort: a key pointer is null",
@@ -66,7 +68,7 @@ void sort_erased(void* temp, std::size_t& temp_bytes, KeyType type, const void* 
   // A stable sort on no bits, or of fewer than two keys, is a copy.
   const bool copy_only = n <= 1 || plan.begin_bit == plan.end_bit;
   const bool identity = core::encoding_is_identity(type, order);
-  const bool native = !copy_only && core::native_float_path_applies(type, shape, chosen);
+  const bool native = !copy_only && core::native_float_path_applies(type, shape, chosen, options.float_path);
 
   core::TempCarver carver(temp);
   void* encoded = copy_only || identity || native ? nullptr : carver.take(n * key_bytes);

@@ -73,7 +73,7 @@ void sort_device(Context& ctx, KeyType type, void* keys, std::size_t n, int keys
   DeviceGuard guard(keys_device);
   cudaStream_t stream = cuda_resources(ctx).devices[slot].stream;
 
-  const bool native = native_float_path_applies(type, shape, engine);
+  const bool native = native_float_path_applies(type, shape, engine, options.float_path);
   EncodedDoubleBuffer buffers;
   std::size_t engine_bytes = 0;
   if (native)
