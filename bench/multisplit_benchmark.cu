@@ -197,12 +197,6 @@ int main(int argc, char** argv) {
                                                              1u << bits, offsets.data(), stream));
             };
             c.add_diagnostic("radixmesh counting pass only (diagnostic)", time_device(stream, count_only, warmup, reps));
-            if (m <= 32) {  // the same with Alg. 2 (ballots per window) instead of per-thread counters
-              ms::small_m_ballots = true;
-              c.add_diagnostic("radixmesh counting pass only, Alg. 2 ballots (diagnostic)",
-                               time_device(stream, count_only, warmup, reps));
-              ms::small_m_ballots = false;
-            }
           }
           c.set_floor(bytes_moved, bandwidth, pairs ? "20 B/pair over measured D2D copy bandwidth"
                                                     : "12 B/key over measured D2D copy bandwidth");

@@ -30,10 +30,12 @@ struct radix_digit {
   template <class K> RXM_HOST_DEVICE std::uint32_t operator()(K key) const {
     return digit_of_encoded(encode_key(key));
   }
-  // The digit of an already-encoded key (what the kernels see).
+  // The digit of an already-encoded key (what the kernels see). No test per key for m = 1: the
+  // mask of bits == 0 is 0, and the shift is taken mod 64 (a shift of 64, undefined behaviour on
+  // a 64-bit value, comes only with bits == 0). Mask and shift depend on the functor alone, so a
+  // kernel computes them once, outside its loop over keys.
   template <class U> RXM_HOST_DEVICE std::uint32_t digit_of_encoded(U encoded) const {
-    if (bits == 0 || shift >= 64) return 0;  // m = 1 (a shift of 64 would be undefined behaviour)
-    return std::uint32_t((std::uint64_t(encoded) >> shift) & ((std::uint64_t(1) << bits) - 1));
+    return std::uint32_t((std::uint64_t(encoded) >> (shift & 63)) & ((std::uint64_t(1) << bits) - 1));
   }
 };
 

@@ -334,8 +334,8 @@ template <int KeyBits, int ValueBytes> void check_digit(std::size_t n, int shift
 }
 
 // Every tuning switch gives the same results: the ranking method forced either way (ballots at
-// m <= 4, __match_any_sync above), the counting pass with Alg. 2 at m <= 32, and the session-2
-// staged scatter pass with one and two tile buffers (until it is deleted).
+// m <= 4, __match_any_sync above) and the session-2 staged scatter pass with one and two tile
+// buffers (until it is deleted).
 TEST(GpuMultisplit, TuningSwitchesGiveTheSameResults) {
   RXM_REQUIRE_GPU();
   namespace ms = rxm::device::multisplit_detail;
@@ -354,13 +354,6 @@ TEST(GpuMultisplit, TuningSwitchesGiveTheSameResults) {
     ms::rank_method = method;
     all_cases();
     ms::rank_method = ms::RankMethod::automatic;
-    if (HasFatalFailure()) return;
-  }
-  {
-    SCOPED_TRACE("counting pass with Alg. 2");
-    ms::small_m_ballots = true;
-    all_cases();
-    ms::small_m_ballots = false;
     if (HasFatalFailure()) return;
   }
   for (int stages : {1, 2}) {

@@ -20,10 +20,10 @@ namespace radixmesh::device::multisplit_detail {
 //    32 KB per block at m = 32.
 //  - m > 32: one shared atomic per key into per-warp histogram copies (warps share a copy
 //    round-robin, at most 48 KB), where same-id keys of one window are rare unless skewed.
-// `small_m_ballots` switches m <= 32 to the paper's Alg. 2 instead (five ballots per window, lane
-// b counting bucket b in a register), the session-2 method kept selectable until the per-thread
-// counters are measured against it (bench_multisplit).
-inline bool small_m_ballots = false;
+// Measured (H200, 2^28 u32 keys, the counting pass alone): m = 2 and 32 take 0.25 ms with the
+// per-thread counters, against 0.53-0.55 ms with the paper's Alg. 2 (five ballots per window,
+// lane b counting bucket b in a register; ~25 instructions per window against ~4: it was
+// issue-bound) that sessions 1-2 used; m = 256 takes 0.27 ms (ncu: DRAM 87-92 % in both).
 constexpr std::uint32_t max_thread_counter_buckets = 32;
 
 __host__ __device__ inline std::uint32_t upsweep_copies(std::uint32_t m) {
@@ -38,7 +38,7 @@ inline std::size_t upsweep_counter_bytes(std::uint32_t m) { return std::size_t(u
 // Counts per chunk: H[b * num_chunks + chunk]. Two tiles per step (8 independent 16-byte loads
 // per thread in flight when the keys are aligned).
 template <class K, class F>
-__global__ void __launch_bounds__(block_threads) upsweep_kernel(Pass<K, F> p, bool alg2) {
+__global__ void __launch_bounds__(block_threads) upsweep_kernel(Pass<K, F> p) {
   extern __shared__ uint4 upsweep_shared[];  // the functor's table, then the counters
   const F fn = with_shared_table(p.bucket_fn, p.table_bytes, upsweep_shared);
   std::uint32_t* const bucket_count =
@@ -47,7 +47,6 @@ __global__ void __launch_bounds__(block_threads) upsweep_kernel(Pass<K, F> p, bo
   constexpr int step = 2 * tile_keys<K>;
   constexpr int keys_per_vector = 16 / sizeof(K);
   const std::uint32_t copies = upsweep_copies(p.m);
-  const bool thread_counters = p.m <= max_thread_counter_buckets && !alg2;
   for (std::uint32_t b = threadIdx.x; b < copies * p.m; b += block_threads) bucket_count[b] = 0;
   __syncthreads();
   const std::uint32_t chunk = blockIdx.x;
@@ -55,10 +54,9 @@ __global__ void __launch_bounds__(block_threads) upsweep_kernel(Pass<K, F> p, bo
   const std::size_t chunk_begin = std::size_t(chunk) * p.tiles_per_chunk * tile_keys<K>;
   std::size_t chunk_end = chunk_begin + std::size_t(p.tiles_per_chunk) * tile_keys<K>;
   if (chunk_end > p.n) chunk_end = p.n;
-  std::uint32_t lane_bucket_count = 0;  // Alg. 2: this lane's bucket
 
-  // The chunk's keys, each given to count(key, index, valid, all_valid); one copy of the loop per
-  // counting method (the method is uniform, so each loop is straight-line code).
+  // The chunk's keys, each given to count(key, index, valid); one copy of the loop per counting
+  // method (the method is uniform, so each loop is straight-line code).
   auto for_each_key = [&](auto&& count) {
     for (std::size_t base = chunk_begin; base < chunk_end; base += step) {
       const std::uint32_t valid =
@@ -75,40 +73,26 @@ __global__ void __launch_bounds__(block_threads) upsweep_kernel(Pass<K, F> p, bo
           memcpy(keys, &r[i], sizeof keys);
           const std::uint32_t first = std::uint32_t(base) + (i * block_threads + threadIdx.x) * keys_per_vector;
 #pragma unroll
-          for (int e = 0; e < keys_per_vector; ++e) count(keys[e], first + e, true, true);
+          for (int e = 0; e < keys_per_vector; ++e) count(keys[e], first + e, true);
         }
       } else {
-        for (int j = 0; j < items; ++j) {  // uniform trip count: every lane reaches Alg. 2's ballots
+        for (int j = 0; j < items; ++j) {
           const std::uint32_t index = std::uint32_t(base) + j * block_threads + threadIdx.x;
           const bool valid_key = index < chunk_end;
-          count(p.keys_in[valid_key ? index : base], index, valid_key, false);
+          count(p.keys_in[valid_key ? index : base], index, valid_key);
         }
       }
     }
   };
-  if (thread_counters) {
+  if (p.m <= max_thread_counter_buckets) {
     std::uint32_t* const mine = bucket_count + threadIdx.x;
-    for_each_key([&](K key, std::uint32_t index, bool valid_key, bool) {
+    for_each_key([&](K key, std::uint32_t index, bool valid_key) {
       const std::uint32_t id = p.id_of(fn, key, index, valid_key);
       if (valid_key) atomicAdd(&mine[id * block_threads], 1u);
     });
-  } else if (p.m <= 32) {
-    // Alg. 2's selectors: all ones where bit i of the lane (its bucket) is clear, so that
-    // vote ^ lane_select[i] keeps the lanes agreeing with bit i of this lane's bucket.
-    std::uint32_t lane_select[5];
-#pragma unroll
-    for (int i = 0; i < 5; ++i) lane_select[i] = ((lane >> i) & 1u) - 1u;
-    for_each_key([&](K key, std::uint32_t index, bool valid_key, bool all_valid) {
-      const std::uint32_t id = p.id_of(fn, key, index, valid_key);
-      std::uint32_t match = all_valid ? 0xFFFFFFFFu : __ballot_sync(0xFFFFFFFFu, valid_key);
-#pragma unroll
-      for (int i = 0; i < 5; ++i) match &= __ballot_sync(0xFFFFFFFFu, (id >> i) & 1u) ^ lane_select[i];
-      lane_bucket_count += __popc(match);
-    });
-    if (lane < p.m) atomicAdd(&bucket_count[lane * block_threads], lane_bucket_count);
   } else {
     std::uint32_t* const my_copy = bucket_count + (warp % copies) * p.m;
-    for_each_key([&](K key, std::uint32_t index, bool valid_key, bool) {
+    for_each_key([&](K key, std::uint32_t index, bool valid_key) {
       const std::uint32_t id = p.id_of(fn, key, index, valid_key);
       if (valid_key) atomicAdd(&my_copy[id], 1u);
     });

@@ -124,7 +124,7 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
     if ((status = allow_large_shared(reinterpret_cast<const void*>(upsweep_kernel<K, F>), upsweep_shared)) !=
         cudaSuccess)
       return status;
-    upsweep_kernel<K, F><<<plan.num_chunks, block_threads, upsweep_shared, stream>>>(pass, small_m_ballots);
+    upsweep_kernel<K, F><<<plan.num_chunks, block_threads, upsweep_shared, stream>>>(pass);
     if ((status = cudaGetLastError()) != cudaSuccess) return status;
     status = cub::DeviceScan::ExclusiveSum(cub_temp, cub_bytes, counts, scanned, int(entries), stream);
     if (status != cudaSuccess) return status;

@@ -7,17 +7,21 @@
 //  2. rank (§5.4-5.5): per window, the lanes with this lane's id (IdBits ballots or one
 //     __match_any_sync); the highest of them adds their number to the warp's counter of the id
 //     with one shared atomic and passes the old value to the others by shuffle: a key's rank
-//     among its warp's keys of its id is that value plus its peers on lower lanes. No window
-//     waits for the one before: the atomics of one warp are performed in issue order (as CUB's
-//     BlockRadixRankMatchEarlyCounts relies on), so the only chain is in the shared-memory unit.
+//     among its warp's keys of its id is that value plus its peers on lower lanes. Windows go in
+//     groups of 4: all 4 atomics are issued (predicated, no branch) before the first shuffle
+//     waits for one, so their latencies overlap (groups of 8 spill at 64 registers); the
+//     atomics of one warp are performed in issue order (as CUB's BlockRadixRankMatchEarlyCounts
+//     relies on).
 //  3. one block-wide bucket-major scan over the warps x m counters: the tile slot of warp w's first
 //     key of each id, and each id's shift from tile slots to global ones (the chunk's running start
 //     from the scanned H).
 //  4. reorder (§4.7, §5.6): every key to its slot in shared memory (the tile sorted by id, stable),
 //     its id beside it (one byte); write out in slot order, so a bucket's run of keys goes out as
 //     contiguous, coalesced stores.
-//  5. pairs: the values are loaded (same slots as the keys) after the keys are written, and go
-//     through the same shared buffer to the same places.
+//  5. pairs: the tile's values stream into a shared staging buffer (16-byte cp.async, no
+//     registers held) while the keys are ranked and written; then they take the keys' way through
+//     the exchange buffer to the same places. The next tile's values start streaming as soon as
+//     this tile's staging buffer is read.
 // Barriers per tile: 3 (keys), 5 (pairs). Each warp zeroes its own counters right after it read
 // them in step 4, so the next tile needs no extra barrier.
 #pragma once
@@ -29,15 +33,28 @@
 
 #include "radixmesh/device/multisplit/bucket_functors.cuh"
 #include "radixmesh/device/multisplit/common.cuh"
+#include "radixmesh/device/multisplit/tile_copy.cuh"
 #include "radixmesh/device/multisplit/warp_match.cuh"
 
 namespace radixmesh::device::multisplit_detail {
 
+// atomicAdd(address, value) on shared memory where `predicate` holds, returning the old value
+// there (0 elsewhere), as one predicated instruction: no branch, so the atomics of several windows
+// can be in flight before the first result is used.
+__device__ __forceinline__ std::uint32_t shared_add_where(bool predicate, std::uint32_t* address, std::uint32_t value) {
+  std::uint32_t old = 0;
+  asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\t@p atom.shared.add.u32 %0, [%2], %3;\n\t}"
+               : "+r"(old)
+               : "r"(std::uint32_t(predicate)), "r"(unsigned(__cvta_generic_to_shared(address))), "r"(value));
+  return old;
+}
+
 // Shared memory of the scatter pass without the functor's table: the exchange buffer (a tile of
-// keys, then of values), warps x m counters, running starts, shifts, warp sums, the slot ids.
+// keys, then of values), the values' staging buffer, warps x m counters, running starts, shifts,
+// warp sums, the slot ids.
 template <class K, int ValueBytes> constexpr std::size_t scatter_shared_bytes(std::uint32_t m) {
   constexpr std::size_t slot_bytes = sizeof(K) > std::size_t(ValueBytes) ? sizeof(K) : std::size_t(ValueBytes);
-  return align16(std::size_t(tile_keys<K>) * slot_bytes) +
+  return align16(std::size_t(tile_keys<K>) * slot_bytes) + std::size_t(tile_keys<K>) * ValueBytes +
          (std::size_t(block_warps) * m + 2 * std::size_t(m) + block_warps) * 4 + std::size_t(tile_keys<K>);
 }
 
@@ -60,6 +77,8 @@ __global__ void __launch_bounds__(block_threads, scatter_min_blocks)
   K* const key_exchange = reinterpret_cast<K*>(cursor);
   V* const value_exchange = reinterpret_cast<V*>(cursor);
   cursor += align16(std::size_t(tile) * slot_bytes);
+  V* const value_stage = reinterpret_cast<V*>(cursor);
+  cursor += std::size_t(tile) * ValueBytes;
   std::uint32_t* const warp_count = reinterpret_cast<std::uint32_t*>(cursor);  // [warp * m + id]
   std::uint32_t* const running = warp_count + block_warps * p.m;  // the chunk's next global slot per id
   std::uint32_t* const slot_shift = running + p.m;                // global slot - tile slot, per id
@@ -76,27 +95,50 @@ __global__ void __launch_bounds__(block_threads, scatter_min_blocks)
   std::size_t chunk_end = chunk_begin + std::size_t(p.tiles_per_chunk) * tile;
   if (chunk_end > p.n) chunk_end = p.n;
 
+  [[maybe_unused]] auto start_values_copy = [&](std::size_t base) {
+    if constexpr (ValueBytes != 0) {
+      const std::uint32_t valid = chunk_end - base < std::size_t(tile) ? std::uint32_t(chunk_end - base) : tile;
+      start_tile_copy<ValueBytes, tile>(p.values_in, base, valid, p.vector_loads, value_stage);
+      copy_async_commit();
+    }
+  };
+  if constexpr (ValueBytes != 0)
+    if (chunk_begin < chunk_end) start_values_copy(chunk_begin);
+
   auto scatter_tile = [&](std::size_t base, std::uint32_t valid, auto full_tile) {
     constexpr bool full = decltype(full_tile)::value;
     const std::uint32_t warp_first = warp * warp_keys;
     K keys[items];
-    std::uint32_t ranked[items];  // id | (rank among the warp's keys of the id) << 8; later the tile slot
+    // id | (rank among the warp's keys of the id) << 8 (while ranking: lower peers << 8 | leader
+    // << 24); after the reorder, the key's tile slot.
+    std::uint32_t ranked[items];
 #pragma unroll
     for (int j = 0; j < items; ++j) {
       const std::uint32_t slot = warp_first + j * 32 + lane;
       if (full || slot < valid) keys[j] = p.keys_in[base + slot];
       else keys[j] = K{};
     }
+    constexpr int group = 4;
 #pragma unroll
-    for (int j = 0; j < items; ++j) {
-      const std::uint32_t id = p.id_of(fn, keys[j], 0, false);
-      std::uint32_t peers = warp_peers<IdBits>(id, p.match_any);
-      if constexpr (!full) peers &= __ballot_sync(0xFFFFFFFFu, warp_first + j * 32 + lane < valid);
-      const int leader = 31 - __clz(peers);  // -1 on a lane past `valid` (no peers): never a leader
-      std::uint32_t before = 0;
-      if (int(lane) == leader) before = atomicAdd(&my_count[id], std::uint32_t(__popc(peers)));
-      before = __shfl_sync(0xFFFFFFFFu, before, leader & 31);
-      ranked[j] = id | ((before + __popc(peers & lanes_below())) << 8);
+    for (int first = 0; first < items; first += group) {
+      std::uint32_t before[group];
+#pragma unroll
+      for (int g = 0; g < group; ++g) {
+        const int j = first + g;
+        const std::uint32_t id = p.id_of(fn, keys[j], 0, false);
+        std::uint32_t peers = warp_peers<IdBits>(id, p.match_any);
+        if constexpr (!full) peers &= __ballot_sync(0xFFFFFFFFu, warp_first + j * 32 + lane < valid);
+        const int leader = 31 - __clz(peers);  // -1 on a lane past `valid` (no peers): never a leader
+        before[g] = shared_add_where(int(lane) == leader, &my_count[id], std::uint32_t(__popc(peers)));
+        ranked[j] = id | (std::uint32_t(__popc(peers & lanes_below())) << 8) | (std::uint32_t(leader & 31) << 24);
+      }
+#pragma unroll
+      for (int g = 0; g < group; ++g) {
+        const int j = first + g;
+        const std::uint32_t leader = ranked[j] >> 24;
+        const std::uint32_t base_rank = __shfl_sync(0xFFFFFFFFu, before[g], int(leader));
+        ranked[j] = (ranked[j] & 0xFFFFFFu) + (base_rank << 8);
+      }
     }
     __syncthreads();
 
@@ -149,25 +191,17 @@ __global__ void __launch_bounds__(block_threads, scatter_min_blocks)
       if (full || slot < valid) p.keys_out[slot_shift[slot_id[slot]] + slot] = key_exchange[slot];
     }
     if constexpr (ValueBytes != 0) {
-      // The values take the keys' way through the same buffer: loaded from the keys' slots, stored
-      // at the keys' tile slots (`ranked`), written out in slot order. Loaded in groups of 32
-      // bytes per thread, so that values and slots stay in 64 registers without spilling.
-      constexpr int group = 32 / ValueBytes;
-      const V* values_in = static_cast<const V*>(p.values_in);
-      __syncthreads();  // every key read from the exchange buffer before values overwrite it
+      // The values take the keys' way: from the staging buffer (the keys' slots) to the exchange
+      // buffer (the keys' tile slots, `ranked`), then out in slot order.
+      copy_async_wait_all();
+      __syncthreads();  // the staged values visible, every key read from the exchange buffer
 #pragma unroll
-      for (int first = 0; first < items; first += group) {
-        V values[group];
-#pragma unroll
-        for (int g = 0; g < group; ++g) {
-          const std::uint32_t slot = warp_first + (first + g) * 32 + lane;
-          if (full || slot < valid) values[g] = values_in[base + slot];
-        }
-#pragma unroll
-        for (int g = 0; g < group; ++g)
-          if (full || warp_first + (first + g) * 32 + lane < valid) value_exchange[ranked[first + g]] = values[g];
+      for (int j = 0; j < items; ++j) {
+        const std::uint32_t slot = warp_first + j * 32 + lane;
+        if (full || slot < valid) value_exchange[ranked[j]] = value_stage[slot];
       }
       __syncthreads();
+      if (base + tile < chunk_end) start_values_copy(base + tile);  // the staging buffer is free again
       V* values_out = static_cast<V*>(p.values_out);
 #pragma unroll
       for (int j = 0; j < items; ++j) {

@@ -12,6 +12,7 @@
 
 #include "radixmesh/device/multisplit/bucket_functors.cuh"
 #include "radixmesh/device/multisplit/common.cuh"
+#include "radixmesh/device/multisplit/tile_copy.cuh"
 #include "radixmesh/device/multisplit/warp_match.cuh"
 
 namespace radixmesh::device::multisplit_detail {
@@ -20,63 +21,11 @@ inline bool staged_scatter = false;
 // Tile buffers of the staged scatter pass (0: the default, 1 or 2 to force).
 inline int scatter_stages = 0;
 
-// Copies `valid` elements of a tile to shared memory: 16-byte loads when the tile is full and the
-// input aligned (all loads issued before the stores), else one element per thread at a time.
-template <int Bytes, int TileElems>
-__device__ __forceinline__ void load_tile(const void* in, std::size_t base, std::uint32_t valid, bool vector_loads,
-                                          void* shared) {
-  static_assert(TileElems * Bytes % (16 * block_threads) == 0);
-  if (vector_loads && valid == TileElems) {
-    constexpr int vectors = TileElems * Bytes / 16 / block_threads;
-    const uint4* src = reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(in) + base * Bytes);
-    uint4 r[vectors];
-#pragma unroll
-    for (int i = 0; i < vectors; ++i) r[i] = src[i * block_threads + threadIdx.x];
-    uint4* dst = static_cast<uint4*>(shared);
-#pragma unroll
-    for (int i = 0; i < vectors; ++i) dst[i * block_threads + threadIdx.x] = r[i];
-  } else {
-    using T = typename raw_of<Bytes < 4 ? 4 : Bytes>::type;
-    if constexpr (Bytes >= 4) {
-      const T* src = static_cast<const T*>(in) + base;
-      T* dst = static_cast<T*>(shared);
-      for (std::uint32_t i = threadIdx.x; i < valid; i += block_threads) dst[i] = src[i];
-    } else {
-      const unsigned char* src = static_cast<const unsigned char*>(in) + base * Bytes;
-      unsigned char* dst = static_cast<unsigned char*>(shared);
-      for (std::uint32_t i = threadIdx.x; i < valid * Bytes; i += block_threads) dst[i] = src[i];
-    }
-  }
-}
-
 // Shared memory of the scatter pass with `stages` tile buffers (2: the next tile streams in while
 // this one is ranked and written), without the functor's table.
 template <class K, int ValueBytes> constexpr std::size_t downsweep_shared_bytes(std::uint32_t m, int stages) {
   return std::size_t(tile_keys<K>) * (stages * (sizeof(K) + ValueBytes) + 2) +
          (std::size_t(block_warps) * m + 2 * std::size_t(m) + block_warps) * 4;
-}
-
-__device__ __forceinline__ void copy_async_16(void* shared, const void* global) {
-  const unsigned address = unsigned(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(global));
-}
-__device__ __forceinline__ void copy_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-__device__ __forceinline__ void copy_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
-
-// Starts copying a tile into shared memory: asynchronous 16-byte copies (cp.async, no registers
-// held) when full and aligned, else plain loads (the last tile of the input, or unaligned inputs).
-template <int Bytes, int TileElems>
-__device__ __forceinline__ void start_tile_copy(const void* in, std::size_t base, std::uint32_t valid, bool vector_loads,
-                                                void* shared) {
-  if (vector_loads && valid == TileElems) {
-    constexpr int vectors = TileElems * Bytes / 16 / block_threads;
-    const uint4* src = reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(in) + base * Bytes);
-    uint4* dst = static_cast<uint4*>(shared);
-#pragma unroll
-    for (int i = 0; i < vectors; ++i) copy_async_16(dst + i * block_threads + threadIdx.x, src + i * block_threads + threadIdx.x);
-  } else {
-    load_tile<Bytes, TileElems>(in, base, valid, false, shared);
-  }
 }
 
 // Blocks per SM the scatter pass is built for: keys only 4 (<= 64 registers, two tile buffers,
