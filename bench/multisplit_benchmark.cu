@@ -10,7 +10,9 @@
 // --reps runs; inputs of 2^28 keys (1 GiB) dwarf the 50 MB L2. Floor: 12 B/key (keys only: read
 // for the counts, read and write for the scatter) or 20 B/pair over the device-to-device copy
 // bandwidth measured in the same run (cudaMemcpyAsync of 1 GiB, bytes read + written / time).
-// Also times our counting pass alone (histogram only), to split our time into its two passes.
+// Also times our counting pass alone (histogram only), to split our time into its two passes, and,
+// as diagnostics checked like ours, the other ranking method (ballots / __match_any_sync) and the
+// other number of scatter tile buffers.
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -186,9 +188,11 @@ int main(int argc, char** argv) {
                        [&] { ms::rank_method = default_match_any ? ms::RankMethod::ballot : ms::RankMethod::match_any; },
                        [&] { ms::rank_method = ms::RankMethod::automatic; });
           }
-          if (m <= 256)  // the session-2 scatter pass (tile staged by cp.async, per-window counter chain)
-            diagnostic("session-2 staged scatter pass", [&] { ms::staged_scatter = true; },
-                       [&] { ms::staged_scatter = false; });
+          {  // the scatter pass with the other number of tile buffers (a tuning switch)
+            const int other = ms::default_scatter_stages == 2 ? 1 : 2;
+            diagnostic(std::to_string(other) + " scatter tile buffer(s)", [&] { ms::scatter_stages = other; },
+                       [&] { ms::scatter_stages = 0; });
+          }
           if (!pairs) {  // our counting pass alone: splits our time into count + scatter
             std::size_t count_bytes = temp.bytes();
             rxm::cuda::raw_digit<std::uint32_t> digit{shift, (1u << bits) - 1};

@@ -334,8 +334,7 @@ template <int KeyBits, int ValueBytes> void check_digit(std::size_t n, int shift
 }
 
 // Every tuning switch gives the same results: the ranking method forced either way (ballots at
-// m <= 4, __match_any_sync above) and the session-2 staged scatter pass with one and two tile
-// buffers (until it is deleted).
+// m <= 4, __match_any_sync above) and the scatter pass with one and with two tile buffers.
 TEST(GpuMultisplit, TuningSwitchesGiveTheSameResults) {
   RXM_REQUIRE_GPU();
   namespace ms = rxm::device::multisplit_detail;
@@ -357,11 +356,9 @@ TEST(GpuMultisplit, TuningSwitchesGiveTheSameResults) {
     if (HasFatalFailure()) return;
   }
   for (int stages : {1, 2}) {
-    SCOPED_TRACE(::testing::Message() << "staged scatter, " << stages << " tile buffers");
-    ms::staged_scatter = true;
+    SCOPED_TRACE(::testing::Message() << stages << " scatter tile buffer(s)");
     ms::scatter_stages = stages;
     all_cases();
-    ms::staged_scatter = false;
     ms::scatter_stages = 0;
     if (HasFatalFailure()) return;
   }

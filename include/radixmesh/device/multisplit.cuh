@@ -19,16 +19,19 @@
 //     16-byte loads and counts ids in shared memory (m <= 32: one counter per thread and id;
 //     m > 32: per-warp histogram copies), writing one column of the bucket-major matrix H.
 //  2. exclusive scan of H (CUB DeviceScan): each chunk's start in every bucket.
-//  3. scatter pass (scatter_pass.cuh): each block walks its chunk tile by tile with 16 keys per
-//     thread in registers; warps rank every window at once (ballots or __match_any_sync give the
-//     peers, §5.4; one shared atomic per id and window, §5.5), one block-wide scan of the warps x m
-//     counters gives every key its slot in the tile sorted by id; keys (then values) are
-//     reordered in shared memory (§4.7, §5.6) and written out in slot order, so runs of one bucket
-//     land as contiguous, coalesced stores. The kernel is a template on the id class (5 bits for
-//     m <= 32, 8 for m <= 256), so the ballots unroll with no run-time test.
+//  3. scatter pass (scatter_pass.cuh): each block walks its chunk tile by tile (4096 keys of 4
+//     bytes), the next tile streaming into a second shared-memory buffer (16-byte cp.async) while
+//     this one is worked on; every warp ranks its keys window by window (§5.4: one ballot per id
+//     bit gives each lane its peers, or one __match_any_sync at m <= 4; all lanes of an id bump
+//     the warp's shared counter with the same value, §5.5); a block-wide bucket-major scan of the
+//     warp counters gives every key its slot in the tile sorted by id; keys (and values) are
+//     reordered in shared memory (§4.7, §5.6) and written out in tile order, so runs of one
+//     bucket land as contiguous, coalesced stores. The kernel is a template on the id class (5
+//     bits for m <= 32, 8 for m <= 256), so the ballots unroll with no run-time test.
 // plan.cuh cuts the input into chunks and launches one pass; bucket_functors.cuh stages a
-// splitter table in shared memory; warp_match.cuh is the peers primitive; common.cuh holds the
-// shapes and the per-pass parameters.
+// splitter table in shared memory; warp_match.cuh is the peers primitive; tile_copy.cuh moves
+// tiles to shared memory; common.cuh holds the shapes, the per-pass parameters and the tuning
+// switches.
 // Reading keys twice plus writing them once is the 12 B/key floor the paper counts; the chunk
 // size keeps H (written once, scanned, read once) to about 1/32 of the key traffic. A single pass
 // with decoupled look-back would move the same 12 B/key (it too needs every bucket's total before
@@ -38,8 +41,15 @@
 // offsets (and the checked mode). m > 4096 (to 65536): two passes over 8-bit digits, offsets
 // from a histogram with warp-aggregated global atomics. Splitter functors (has_lookup_table)
 // are searched in shared memory: each block copies the boundaries there first (up to 32 KB).
-// Measured figures (H200, 2^28 u32 keys, bench_multisplit, peers in the same run) and the budget
-// behind each design choice: src/cuda/multisplit/NOTES.md.
+// Measured on an H200, 2^28 u32 keys, uniform (bench_multisplit; CUB or RB-sort in the same run;
+// floor 0.77 ms keys, 1.28 ms pairs at 4.2 TB/s), session 3 (the scatter pass as here, the
+// counting pass with per-thread counters at m <= 32):
+//   radix m = 2 keys 0.94 ms (CUB 1.42), m = 32 1.17 (CUB 1.47), m = 256 2.08 (CUB 1.52), pairs
+//   m = 256 3.90 (CUB 2.29), delta m = 256 keys 2.43 (RB-sort 3.06, with the deleted scatter
+//   kernel). Counting pass 0.25 ms at m <= 32, 0.27 at m = 256, 0.39 at m = 4096. The m = 256
+//   scatter pass (1.8 ms) is latency-bound (ncu: issue 42 %, half the shared wavefronts bank
+//   conflicts); a redesign without its per-window counter chain measured slower (see
+//   scatter_pass.cuh). Budget, variants, predictions and evidence: src/cuda/multisplit/NOTES.md.
 #pragma once
 #include <cuda_runtime.h>
 

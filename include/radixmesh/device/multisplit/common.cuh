@@ -44,7 +44,7 @@ template <class K, class F> struct Pass {
   std::uint32_t num_chunks;
   std::uint32_t* counts;  // H, bucket-major: counts[b * num_chunks + chunk]
   unsigned long long* bad_index;
-  bool vector_loads;  // keys 16-byte aligned (the counting pass's 16-byte loads)
+  bool vector_loads;  // inputs 16-byte aligned: 16-byte loads and cp.async copies
   bool match_any;     // rank with __match_any_sync instead of ballots
   std::uint32_t table_bytes = 0;  // the functor's lookup table, copied to shared memory (0: not)
 

@@ -15,7 +15,6 @@
 #include "radixmesh/device/multisplit/common.cuh"
 #include "radixmesh/device/multisplit/counting_pass.cuh"
 #include "radixmesh/device/multisplit/scatter_pass.cuh"
-#include "radixmesh/device/multisplit/scatter_pass_staged.cuh"
 
 namespace radixmesh::device::multisplit_detail {
 
@@ -28,8 +27,8 @@ inline std::size_t align256(std::size_t x) { return (x + 255) & ~std::size_t(255
 template <class K> ChunkPlan plan_chunks(std::size_t n, std::uint32_t m, int sm_count) {
   ChunkPlan plan;
   const std::size_t tiles = (n + tile_keys<K> - 1) / tile_keys<K>;
-  // At least 8 tiles per block while that leaves >= 8 blocks per SM: a block's fixed costs
-  // (loading its column of H, the functor's table) are spread over several tiles.
+  // At least 8 tiles per block while that leaves >= 8 blocks per SM: the scatter pass streams
+  // the next tile in while it works on this one, which needs several tiles per block.
   while (plan.tiles_per_chunk < 8 && tiles / (2 * plan.tiles_per_chunk) >= std::size_t(8) * sm_count)
     plan.tiles_per_chunk *= 2;
   // Grow chunks while H is above 1/32 of the keys and there stay >= 4 chunks per SM.
@@ -111,13 +110,13 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
                       (ValueBytes == 0 || reinterpret_cast<std::uintptr_t>(values_in) % 16 == 0);
   cudaError_t status = cudaSuccess;
   if (n > 0) {
-    const bool staged = staged_scatter && m <= max_one_pass_buckets;
+    // Tile buffers of the scatter pass: two (the next tile streams in while this one is worked
+    // on), one when two do not fit or the tuning switch says so.
     int stages = scatter_stages != 0 ? scatter_stages : default_scatter_stages;
     if (stages == 2 && (downsweep_shared_bytes<K, ValueBytes>(m, 2) + align16(pass.table_bytes) > max_shared_bytes() ||
                         plan.tiles_per_chunk < 2))
       stages = 1;
-    const std::size_t scatter_base = staged ? downsweep_shared_bytes<K, ValueBytes>(m, stages)
-                                            : scatter_shared_bytes<K, ValueBytes>(m);
+    const std::size_t scatter_base = downsweep_shared_bytes<K, ValueBytes>(m, stages);
     // The table goes to shared memory when the scatter pass still fits with it.
     if (keys_out != nullptr && scatter_base + align16(pass.table_bytes) > max_shared_bytes()) pass.table_bytes = 0;
     const std::size_t upsweep_shared = align16(pass.table_bytes) + upsweep_counter_bytes(m);
@@ -132,15 +131,9 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
       const std::size_t shared = scatter_base + align16(pass.table_bytes);
       // The id class (ballots per window): 5 bits for m <= 32, 8 for m <= 256.
       const bool small_ids = bit_width(m - 1) <= 5;
-      if (staged) {
-        auto* kernel = small_ids ? downsweep_kernel<K, ValueBytes, F, 5> : downsweep_kernel<K, ValueBytes, F, max_id_bits>;
-        if ((status = allow_large_shared(reinterpret_cast<const void*>(kernel), shared)) != cudaSuccess) return status;
-        kernel<<<plan.num_chunks, block_threads, shared, stream>>>(pass, scanned, stages);
-      } else {
-        auto* kernel = small_ids ? scatter_kernel<K, ValueBytes, F, 5> : scatter_kernel<K, ValueBytes, F, max_id_bits>;
-        if ((status = allow_large_shared(reinterpret_cast<const void*>(kernel), shared)) != cudaSuccess) return status;
-        kernel<<<plan.num_chunks, block_threads, shared, stream>>>(pass, scanned);
-      }
+      auto* kernel = small_ids ? downsweep_kernel<K, ValueBytes, F, 5> : downsweep_kernel<K, ValueBytes, F, max_id_bits>;
+      if ((status = allow_large_shared(reinterpret_cast<const void*>(kernel), shared)) != cudaSuccess) return status;
+      kernel<<<plan.num_chunks, block_threads, shared, stream>>>(pass, scanned, stages);
       if ((status = cudaGetLastError()) != cudaSuccess) return status;
     }
   }
