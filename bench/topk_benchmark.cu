@@ -13,7 +13,8 @@
 //                              with the multi-block select, and with the delegate select in one
 //                              block per row and in multi-block passes (ours only)
 //   bench_topk --rows-sweep    short batched rows (k = 50, 2^27 values): delegates vs one block per
-//                              raw row, with and without the one-block select (ours only)
+//                              raw row, with and without the one-block select, and the delegate
+//                              select in one block per row or in passes (ours only)
 //   bench_topk --start-compare where the select starts (device::TopkStart), f32, n = 2^28 and 2^24,
 //                              k = 512 and 1024, U[0.6,0.7] and U[128.6,128.7]: radix select alone
 //                              (alpha = 0) with no start adaptation, RadiK's scaling (exact) and
@@ -290,6 +291,12 @@ int main(int argc, char** argv) {
       if (length >= (std::size_t(1) << 13)) {
         shapes.push_back({"rows " + base + " delegates block", rows, length, 50, rxm::KeyType::f32, 0.0, 1.0, -1, 1, false});
         shapes.push_back({"rows " + base + " delegates multi", rows, length, 50, rxm::KeyType::f32, 0.0, 1.0, -1, 0, false});
+        // The delegate select in multi-block passes instead of one block per row (its automatic
+        // choice for these rows: at most 2^11 delegates per row).
+        Shape passes{"rows " + base + " delegates block, delegate passes", rows, length, 50, rxm::KeyType::f32, 0.0, 1.0,
+                     -1, 1, false};
+        passes.delegate_block = 0;
+        shapes.push_back(passes);
       }
     }
   if (start_compare) {

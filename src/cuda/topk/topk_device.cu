@@ -2,6 +2,7 @@
 // (delegates + radix select, or radix select alone) and launch it, stream-ordered. One explicit
 // instantiation per key width (u16, u32, u64) keeps the build small.
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cub/device/device_radix_sort.cuh>
@@ -67,6 +68,27 @@ int choose_alpha(std::uint64_t row_length, std::uint64_t k) {
   return alpha;
 }
 
+// Blocks of the delegate pass resident on `device` at once (occupancy API: registers and shared
+// memory decide), asked once per device and key width: the host work of every call counts.
+std::uint64_t resident_blocks(int device, int W) {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> cache[3][kMaxDevices] = {};
+  const int width = W == 16 ? 0 : W == 32 ? 1 : 2;
+  std::atomic<int>* slot = device >= 0 && device < kMaxDevices ? &cache[width][device] : nullptr;
+  if (slot && slot->load(std::memory_order_relaxed) > 0) return std::uint64_t(slot->load(std::memory_order_relaxed));
+  int sm_count = 0, per_sm = 0;
+  RXM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+  auto occupancy = [&](auto kernel) {
+    RXM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
+  };
+  if (W == 16) occupancy(delegate_pass<std::uint16_t>);
+  else if (W == 32) occupancy(delegate_pass<std::uint32_t>);
+  else occupancy(delegate_pass<std::uint64_t>);
+  const int blocks = std::max(1, sm_count * std::max(1, per_sm));
+  if (slot) slot->store(blocks, std::memory_order_relaxed);
+  return std::uint64_t(blocks);
+}
+
 }  // namespace
 
 GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
@@ -89,10 +111,12 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
   g.block_delegate_select = g.alpha && g.beta == 1 &&
                             (pr.delegate_block_select == 1 ||
                              (pr.delegate_block_select < 0 && delegates_per_row <= kBlockDelegateSelectMax));
-  int sm_count = 132;
-  RXM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
-  const std::uint64_t target_blocks = std::uint64_t(sm_count) * 8;
-  const std::uint64_t per_row = std::max<std::uint64_t>(1, (target_blocks + pr.rows - 1) / pr.rows);
+  // One wave of the delegate pass (the kernel that reads everything): as many blocks as fit on the
+  // device at once, split evenly over the rows, rounded DOWN. (Up to session 3: 8 blocks per SM,
+  // rounded up per row, so 64 rows got 17 x 64 = 1088 blocks for 1056 places: a second wave of
+  // 32 blocks, each with a full block's share of the row, nearly doubled the pass.)
+  const std::uint64_t target_blocks = resident_blocks(device, g.W);
+  const std::uint64_t per_row = std::max<std::uint64_t>(1, target_blocks / pr.rows);
   g.grid_x = unsigned(std::max<std::uint64_t>(1, std::min<std::uint64_t>(per_row, (g.max_len + 4095) / 4096)));
   g.cand_cap = g.alpha ? std::min<std::uint64_t>(g.max_len, std::uint64_t(pr.k) << g.alpha) : 0;
   const int bins = 1 << g.digit_bits;
@@ -119,9 +143,13 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
           std::int64_t(places), std::int64_t(pr.rows), (std::uint64_t*)nullptr, (std::uint64_t*)nullptr));
     }
   };
-  if (g.W == 16) query(std::uint16_t{});
-  else if (g.W == 32) query(std::uint32_t{});
-  else query(std::uint64_t{});
+  // Only the multi-block path sorts (block_select orders in shared memory): CUB's queries run
+  // its occupancy calculations, host time on every call that the one-block path need not spend.
+  if (!g.block_select) {
+    if (g.W == 16) query(std::uint16_t{});
+    else if (g.W == 32) query(std::uint32_t{});
+    else query(std::uint64_t{});
+  }
   cub_bytes = std::max(b1, b2);
 
   std::size_t at = 0;
