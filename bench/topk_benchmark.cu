@@ -8,7 +8,10 @@
 //
 //   bench_topk                 every shape of issue 4
 //   bench_topk --sweep         also sweep the delegate subrange 2^alpha at n = 2^28
-//   bench_topk --only NAME     cases whose name contains NAME
+//   bench_topk --only NAME     cases whose name contains NAME (or one of NAME's '|'-separated parts)
+//   bench_topk --ab-rescan     also the standard cases with session 3's rescan (one subrange per
+//                              warp: "rescan-narrow"), its delegate select grid ("delegate-grid-
+//                              small") and both ("session3-rescan-grid"); --ab includes them
 //   bench_topk --ab            also the standard cases with scalar loads in the delegate pass,
 //                              with the multi-block select, and with the delegate select in one
 //                              block per row and in multi-block passes (ours only)
@@ -59,6 +62,8 @@ struct Shape {
   rxm::device::TopkStart start = rxm::device::TopkStart::automatic;
   int beta = 1;  // delegates per subrange
   int delegate_block = -1;  // delegate select in one block per row: -1 automatic, 0 off, 1 on
+  bool gather_wide = true;  // the rescan with 8 loads in flight per lane (false: session 3's kernel)
+  bool full_grid = true;  // delegate select passes 2+ on the pass's grid (false: ~delegates / 4096)
 };
 
 const char* start_name(rxm::device::TopkStart s) {
@@ -134,6 +139,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   p.start = s.start;
   p.delegate_beta = s.beta;
   p.delegate_block_select = s.delegate_block;
+  p.gather_wide = s.gather_wide, p.delegate_select_full_grid = s.full_grid;
   const std::size_t temp_bytes = rxm::device::topk_temp_bytes(p, 0);
   rxm::DeviceBuffer temp(0, temp_bytes);
   const Stats ours = rxm::bench::time_device(stream, [&] { rxm::device::topk(temp.data(), temp_bytes, p, stream); }, 3, reps);
@@ -146,7 +152,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   if (!with_peers) {
     rxm::device::TopkProblem d = p;
     d.delegate_log2 = -1, d.block_select = -1, d.delegate_vector_loads = true, d.start = rxm::device::TopkStart::automatic;
-    d.delegate_beta = 1, d.delegate_block_select = -1;
+    d.delegate_beta = 1, d.delegate_block_select = -1, d.gather_wide = true, d.delegate_select_full_grid = true;
     const std::size_t d_bytes = rxm::device::topk_temp_bytes(d, 0);
     rxm::DeviceArray<std::int64_t> d_indices(0, places);
     d.out_indices = d_indices.data();
@@ -170,6 +176,8 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   if (s.start != rxm::device::TopkStart::automatic) params["start"] = start_name(s.start);
   if (s.beta != 1) params["delegate_beta"] = s.beta;
   if (s.delegate_block >= 0) params["delegate_block_select"] = s.delegate_block;
+  if (!s.gather_wide) params["gather_wide"] = 0;
+  if (!s.full_grid) params["delegate_select_full_grid"] = 0;
   Case c("topk", params, double(n), "keys");
   c.add("radixmesh::device::topk", ours, true);
   c.set_floor(double(n) * sizeof(T), bandwidth, "one read of the input over the D2D copy bandwidth measured here");
@@ -226,13 +234,14 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool sweep = false, rows_sweep = false, ab = false, start_compare = false, beta_sweep = false;
+  bool sweep = false, rows_sweep = false, ab = false, ab_rescan = false, start_compare = false, beta_sweep = false;
   std::string only;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--sweep") sweep = true;
     else if (a == "--rows-sweep") rows_sweep = true;
     else if (a == "--ab") ab = true;
+    else if (a == "--ab-rescan") ab_rescan = true;
     else if (a == "--start-compare") start_compare = true;
     else if (a == "--beta-sweep") beta_sweep = true;
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
@@ -257,6 +266,7 @@ int main(int argc, char** argv) {
       {"f16 n2^28 k1024", 1, n28, 1024, rxm::KeyType::f16},
       {"bf16 n2^28 k1024", 1, n28, 1024, rxm::KeyType::bf16},
   };
+  const std::size_t standard_count = shapes.size();
   if (sweep)
     for (std::size_t k : {std::size_t(1024), std::size_t(65536), std::size_t(1) << 20})
       for (int alpha : {0, 4, 6, 8, 10, 12})
@@ -278,6 +288,15 @@ int main(int argc, char** argv) {
         if (shapes[i].rows > 1 || shapes[i].k <= 1024) shapes.push_back(d);
       }
     }
+  }
+  if (ab || ab_rescan) {  // the second topk helper's switches against their defaults (ours only)
+    for (std::size_t i = 0; i < standard_count; ++i)
+      for (int old : {1, 2, 3}) {
+        Shape v = shapes[i];
+        v.name += old == 1 ? " rescan-narrow" : old == 2 ? " delegate-grid-small" : " session3-rescan-grid";
+        v.gather_wide = old == 2, v.full_grid = old == 1, v.peers = false;
+        shapes.push_back(v);
+      }
   }
   if (rows_sweep)
     for (std::size_t length : {std::size_t(1) << 12, std::size_t(1) << 13, std::size_t(1) << 14, std::size_t(1) << 15,
@@ -329,7 +348,15 @@ int main(int argc, char** argv) {
       }
   double bandwidth = 0;
   for (const auto& s : shapes) {
-    if (!only.empty() && s.name.find(only) == std::string::npos) continue;
+    if (!only.empty()) {  // '|' separates alternatives
+      bool wanted = false;
+      for (std::size_t a = 0; a <= only.size() && !wanted;) {
+        const std::size_t bar = std::min(only.find('|', a), only.size());
+        wanted = s.name.find(only.substr(a, bar - a)) != std::string::npos;
+        a = bar + 1;
+      }
+      if (!wanted) continue;
+    }
     const bool peers = s.peers;
     switch (s.type) {
       case rxm::KeyType::f16: run_case<__half>(s, info, stream, 20, peers, bandwidth); break;

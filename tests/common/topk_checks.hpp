@@ -47,6 +47,8 @@ struct Tuning {
   bool vector_loads = true;  // delegate_vector_loads
   bool debug = false;  // debug_checks
   int delegate_block = -1;  // delegate_block_select
+  bool gather_wide = true;  // gather_wide
+  bool delegate_full_grid = true;  // delegate_select_full_grid
 };
 
 // The device-level entry on `v` (rows of equal length, or `offsets`), outputs poisoned first.
@@ -76,6 +78,7 @@ TopkResult<T, std::int64_t> device_topk(const std::vector<T>& v, std::size_t row
   p.out_values = out_v.data(), p.out_indices = out_i.data();
   p.start = t.start, p.delegate_log2 = t.alpha, p.block_select = t.block, p.delegate_beta = t.beta;
   p.delegate_vector_loads = t.vector_loads, p.debug_checks = t.debug, p.delegate_block_select = t.delegate_block;
+  p.gather_wide = t.gather_wide, p.delegate_select_full_grid = t.delegate_full_grid;
   const std::size_t bytes = device::topk_temp_bytes(p, 0);
   DeviceBuffer temp(0, bytes);
   device::topk(temp.data(), bytes, p, nullptr);

@@ -323,13 +323,17 @@ void check_delegate_folds(std::size_t n, std::vector<int> alphas, std::vector<st
         const auto want = rxm::topk(cpu(), std::span<const T>(v), k, o);
         for (int alpha : alphas) {
           if (k > (n >> alpha)) continue;  // at least k subranges
-          // Both delegate selects (one block per row, multi-block passes), both loads, both selects.
+          // Both delegate selects (one block per row, multi-block passes), both loads, both selects,
+          // both rescans (gather_wide) and both grids of the delegate passes.
           for (const Tuning t : {Tuning{TopkStart::automatic, alpha, -1, 1, true, false, 1},
                                  Tuning{TopkStart::automatic, alpha, -1, 1, false, false, 0},
-                                 Tuning{TopkStart::automatic, alpha, 0, 1, true, true, -1}}) {
+                                 Tuning{TopkStart::automatic, alpha, 0, 1, true, true, -1},
+                                 Tuning{TopkStart::automatic, alpha, -1, 1, true, false, 0, false, false}}) {
             SCOPED_TRACE(describe(what + " alpha=" + std::to_string(alpha) + " vector=" +
                                       std::to_string(t.vector_loads) + " block=" + std::to_string(t.block) +
-                                      " delegate_block=" + std::to_string(t.delegate_block),
+                                      " delegate_block=" + std::to_string(t.delegate_block) +
+                                      " gather_wide=" + std::to_string(t.gather_wide) +
+                                      " full_grid=" + std::to_string(t.delegate_full_grid),
                                   n, k, o));
             expect_equal(device_topk(v, 1, {}, k, o, t), want);
           }
@@ -341,7 +345,12 @@ void check_delegate_folds(std::size_t n, std::vector<int> alphas, std::vector<st
       for (const auto& o : fold_options) {
         SCOPED_TRACE(describe(what + " offsets", n, k, o));
         const auto want = rxm::topk_batched(cpu(), std::span<const T>(v), rxm::Rows::from_offsets(offsets), k, o);
-        expect_equal(device_topk(v, 2, offsets, k, o, Tuning{TopkStart::automatic, 4, -1, 1, true}), want);
+        for (bool new_settings : {true, false}) {
+          SCOPED_TRACE(new_settings ? "gather_wide, full grid" : "session-3 rescan and delegate grid");
+          expect_equal(device_topk(v, 2, offsets, k, o,
+                                   Tuning{TopkStart::automatic, 4, -1, 1, true, false, 0, new_settings, new_settings}),
+                       want);
+        }
       }
   }
 }
@@ -363,6 +372,39 @@ TEST(GpuTopkDelegates, Integers) {
   check_delegate_folds<std::int32_t>((1 << 15) + 37, {3, 6}, {1, 100});
   check_delegate_folds<std::uint16_t>((1 << 15) + 37, {3, 6}, {1, 100});
   check_delegate_folds<std::int64_t>((1 << 15) + 37, {3, 6}, {1, 100});
+}
+// The rescan (gather_wide: several steps per warp where k x 2^alpha exceeds the grid's warps x
+// 256, one step from registers otherwise) and the delegate passes' grid (full or ~delegates/4096
+// blocks), both settings of each against the CPU: batched equal rows (128 x 2^16: 4 blocks and 32
+// warps per row on an H200, so alpha = 4, k = 1024 gives 2 steps per warp; alpha = 3: 1 step),
+// and unaligned offset rows of mixed lengths; inputs with ties, NaN and all-equal values.
+TEST(GpuTopkDelegates, RescanAndDelegateGridSwitches) {
+  RXM_REQUIRE_GPU();
+  using rxm::device::TopkStart;
+  const std::size_t rows = 128, length = std::size_t(1) << 16;
+  const std::vector<std::uint64_t> offsets = {0, 3, 70001, 70001, 140000, 209999, 300001, 333333};
+  for (const auto& input : rxm::testing::topk_inputs(test_seed())) {
+    if (input.name != "uniform" && input.name != "all-equal" && input.name != "few-distinct" &&
+        input.name != "specials" && input.name != "U[128.6,128.7]")
+      continue;
+    const auto v = rxm::testing::make_topk_input<float>(input, rows * length);
+    const std::vector<float> w(v.begin(), v.begin() + std::ptrdiff_t(offsets.back()));
+    for (std::size_t k : {std::size_t(50), std::size_t(1024)})
+      for (const auto& o : some_options) {
+        const auto want = rxm::topk_batched(cpu(), std::span<const float>(v), rxm::Rows::uniform(rows, length), k, o);
+        const auto want_offsets = rxm::topk_batched(cpu(), std::span<const float>(w), rxm::Rows::from_offsets(offsets), k, o);
+        for (int alpha : {3, 4})
+          for (bool wide : {true, false})
+            for (bool full_grid : {true, false}) {
+              const Tuning t{TopkStart::automatic, alpha, -1, 1, true, false, 0, wide, full_grid};
+              SCOPED_TRACE(describe(input.name + " alpha=" + std::to_string(alpha) + " gather_wide=" +
+                                        std::to_string(wide) + " full_grid=" + std::to_string(full_grid),
+                                    length, k, o));
+              expect_equal(device_topk(v, rows, {}, k, o, t), want);
+              expect_equal(device_topk(w, offsets.size() - 1, offsets, k, o, t), want_offsets);
+            }
+      }
+  }
 }
 // The sanitizer runs' share (scripts/gpu-check's "*Small*" filter).
 TEST(GpuTopkSmall, DelegateFolds) {

@@ -66,6 +66,13 @@ struct TopkProblem {
   // Tuning (benchmarks): 16-byte loads in the delegate pass where a row is 16-byte aligned (true),
   // or scalar loads everywhere (false: the A/B comparison).
   bool delegate_vector_loads = true;
+  // Tuning (benchmarks, tests): the rescan of the qualifying subranges with 8 loads in flight per
+  // lane over their concatenation (true), or one subrange per warp, 32 elements a step (false:
+  // the session-3 kernel, the A/B comparison). Same candidates either way.
+  bool gather_wide = true;
+  // Tuning (benchmarks, tests): the delegate select's multi-block passes after the first on the
+  // delegate pass's grid (true), or on about one block per 4096 delegates (false: the A/B).
+  bool delegate_select_full_grid = true;
   // Tuning (benchmarks, tests): where the select starts (see TopkStart).
   TopkStart start = TopkStart::automatic;
   // Tuning (benchmarks, tests): delegates per subrange (Dr. Top-k's beta): 1, 2 or 4; beta > 1 is

@@ -224,6 +224,14 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
   p.qual_count = reinterpret_cast<unsigned long long*>(base + g.off_qual_count);
   // At least one listed subrange per warp of the rescan's grid; at most 32 (few atomics).
   p.qual_per_warp = int(std::clamp<std::uint64_t>((pr.k + 8 * g.grid_x - 1) / (8 * g.grid_x), 1, 32));
+  // gather_candidates_wide: as many steps per warp and round as spread a row's k x 2^alpha
+  // positions over the grid's warps in one round, at most 8 (then the rounds repeat: for large k
+  // the one atomic per block and round stays about as rare as gather_candidates' 32 subranges).
+  {
+    const std::uint64_t row_steps = g.alpha ? ((std::uint64_t(pr.k) << g.alpha) + kGatherStep - 1) / kGatherStep : 1;
+    const std::uint64_t warps = std::uint64_t(g.grid_x) * (kThreads / 32);
+    p.gather_steps = int(std::clamp<std::uint64_t>((row_steps + warps - 1) / warps, 1, 8));
+  }
   p.win_rank = reinterpret_cast<U*>(base + g.off_win_rank);
   p.win_idx = reinterpret_cast<std::uint64_t*>(base + g.off_win_idx);
   p.win_count = reinterpret_cast<unsigned long long*>(base + g.off_win_count);
@@ -251,7 +259,12 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
       debug.after_launch("delegate_pass");
       // The delegates are beta n / 2^alpha: as many blocks as give each thread ~16 of them.
       const std::uint64_t delegates_per_row = ((g.max_len >> g.alpha) + 1) * std::uint64_t(g.beta);
-      const dim3 small_grid(unsigned(std::clamp<std::uint64_t>(delegates_per_row / (kThreads * 16), 1, g.grid_x)),
+      // Passes 2+ of the delegate select: on the pass's own grid by default (session 3, second
+      // helper: the delegates' maxima share their top bits, so a few bins take every shared atomic;
+      // 8x the blocks spread that over every SM), or on one block per ~4096 delegates (the A/B).
+      const dim3 small_grid(pr.delegate_select_full_grid
+                                ? g.grid_x
+                                : unsigned(std::clamp<std::uint64_t>(delegates_per_row / (kThreads * 16), 1, g.grid_x)),
                             unsigned(chunk));
       if (g.block_delegate_select) {
         block_delegate_select<U><<<dim3(1, unsigned(chunk)), kThreads, 0, stream>>>(c);
@@ -266,7 +279,8 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
         else list_qualifying<U, false><<<grid, kThreads, 0, stream>>>(c);
         debug.after_launch("list_qualifying");
       }
-      gather_candidates<U><<<grid, kThreads, 0, stream>>>(c);
+      if (pr.gather_wide) gather_candidates_wide<U><<<grid, kThreads, 0, stream>>>(c);
+      else gather_candidates<U><<<grid, kThreads, 0, stream>>>(c);
       debug.after_launch("gather_candidates");
     }
     if (pr.start == device::TopkStart::range_adaptive) {  // rows without delegates: one extra read

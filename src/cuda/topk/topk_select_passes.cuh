@@ -167,6 +167,86 @@ template <class U> __global__ void __launch_bounds__(kThreads) gather_candidates
   }
 }
 
+// The rescan with many loads in flight (session 3, second helper; gather_candidates above is the
+// A/B baseline, TopkProblem::gather_wide = false). ncu put gather_candidates at 34 us for f32
+// n = 2^28 k = 1024 (1024 subranges x 1024 elements, 4 MB): one subrange per warp, 32 elements a
+// load, read twice, so 64 dependent round trips per warp: latency-bound. Here the listed
+// subranges form one concatenated range of listed x 2^alpha positions, cut into steps of
+// kGatherStep; lane l's u-th element of a step is position step + 32u + l (a load instruction
+// still reads 32 consecutive elements of one subrange when 2^alpha >= 32), and all kGatherLoads
+// loads of a step are issued before any is used. A warp takes p.gather_steps steps per round and
+// the block reserves their places with one atomic (as above); with one step per round (every
+// k <= 1024 at n = 2^28) the takers are written from registers, with more they are read again.
+// The candidate SET is that of gather_candidates; the list order was never fixed (block
+// reservations race) and nothing reads it in order.
+constexpr int kGatherLoads = 8;
+constexpr std::uint64_t kGatherStep = 32 * kGatherLoads;
+
+template <class U> __global__ void __launch_bounds__(kThreads) gather_candidates_wide(Params<U> p) {
+  const std::size_t r = blockIdx.y;
+  const RowState<U> t = p.dstate[r];
+  if (t.mode != kDelegates) return;
+  const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
+  const std::uint64_t listed = p.qual_count[r] < p.k ? p.qual_count[r] : p.k;
+  const std::uint64_t positions = listed << p.alpha, in_subrange = (1ull << p.alpha) - 1;
+  const std::uint64_t* list = p.qual_list + r * p.k;
+  const std::uint64_t idx_mask = low_mask(p.IB);
+  const int lane = threadIdx.x & 31, warp_in_block = threadIdx.x >> 5;
+  constexpr int kWarps = kThreads / 32;
+  U* out_rank = p.cand_rank + r * p.cand_cap;
+  std::uint64_t* out_idx = p.cand_idx + r * p.cand_cap;
+  const std::uint64_t steps = std::uint64_t(p.gather_steps), per_block = steps * kWarps * kGatherStep;
+  U rank[kGatherLoads];
+  std::uint64_t idx[kGatherLoads];
+  unsigned mask[kGatherLoads];
+  bool take[kGatherLoads];
+  // One step from position `first` (warp-uniform; every lane reaches the ballots).
+  auto load_step = [&](std::uint64_t first) {
+    U raw[kGatherLoads];
+    bool in[kGatherLoads];
+#pragma unroll
+    for (int u = 0; u < kGatherLoads; ++u) {
+      const std::uint64_t v = first + u * 32 + lane;
+      in[u] = v < positions;
+      idx[u] = in[u] ? (list[v >> p.alpha] << p.alpha) + (v & in_subrange) : 0;
+      in[u] = in[u] && idx[u] < length;
+      raw[u] = in[u] ? p.values[begin + idx[u]] : U(0);
+    }
+#pragma unroll
+    for (int u = 0; u < kGatherLoads; ++u) {
+      rank[u] = rank_of<U>(raw[u], p.type, p.options);
+      // As gather_candidates: the rank alone against the k-th delegate's resolved bits.
+      take[u] = in[u] && compare_top<U, true>(rank[u], idx_mask, t, p.W, p.IB);
+      mask[u] = __ballot_sync(0xffffffffu, take[u]);
+    }
+  };
+  for (std::uint64_t b0 = std::uint64_t(blockIdx.x) * per_block; b0 < positions;
+       b0 += std::uint64_t(gridDim.x) * per_block) {
+    const std::uint64_t first = b0 + std::uint64_t(warp_in_block) * steps * kGatherStep;
+    unsigned count = 0;
+    for (std::uint64_t q = 0; q < steps; ++q) {
+      if (first + q * kGatherStep >= positions) break;  // warp-uniform
+      load_step(first + q * kGatherStep);
+#pragma unroll
+      for (int u = 0; u < kGatherLoads; ++u) count += __popc(mask[u]);
+    }
+    unsigned long long at = reserve_for_warp(count, p.cand_count + r);
+    for (std::uint64_t q = 0; q < steps; ++q) {
+      if (first + q * kGatherStep >= positions) break;
+      if (steps > 1) load_step(first + q * kGatherStep);  // one step: still in registers
+#pragma unroll
+      for (int u = 0; u < kGatherLoads; ++u) {
+        const unsigned long long position = at + __popc(mask[u] & ((1u << lane) - 1));
+        if (take[u] && position < p.cand_cap) {
+          out_rank[position] = rank[u];
+          out_idx[position] = idx[u];
+        }
+        at += __popc(mask[u]);
+      }
+    }
+  }
+}
+
 // Which select a pass belongs to: over the delegates (delegate_groups: beta > 1 per subrange), over
 // the scaled ranks (RadiK's scaling), the main one over the row's source, or the main one inside
 // the scaled group (RadiK's scaling). The opt-in stages are separate instantiations, so that the
