@@ -279,7 +279,8 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
         else list_qualifying<U, false><<<grid, kThreads, 0, stream>>>(c);
         debug.after_launch("list_qualifying");
       }
-      if (pr.gather_wide) gather_candidates_wide<U><<<grid, kThreads, 0, stream>>>(c);
+      if (pr.gather_wide && p.gather_steps == 1) gather_candidates_wide<U, true><<<grid, kThreads, 0, stream>>>(c);
+      else if (pr.gather_wide) gather_candidates_wide<U, false><<<grid, kThreads, 0, stream>>>(c);
       else gather_candidates<U><<<grid, kThreads, 0, stream>>>(c);
       debug.after_launch("gather_candidates");
     }

@@ -175,14 +175,18 @@ template <class U> __global__ void __launch_bounds__(kThreads) gather_candidates
 // kGatherStep; lane l's u-th element of a step is position step + 32u + l (a load instruction
 // still reads 32 consecutive elements of one subrange when 2^alpha >= 32), and all kGatherLoads
 // loads of a step are issued before any is used. A warp takes p.gather_steps steps per round and
-// the block reserves their places with one atomic (as above); with one step per round (every
-// k <= 1024 at n = 2^28) the takers are written from registers, with more they are read again.
+// the block reserves their places with one atomic (as above); with one step per round (OneStep:
+// every k <= 1024 at n = 2^28) the takers are written from registers, with more they are read
+// again (a separate instantiation, so that neither keeps the other's registers live).
 // The candidate SET is that of gather_candidates; the list order was never fixed (block
 // reservations race) and nothing reads it in order.
+// At most 64 registers (4 blocks per SM, as the delegate pass whose grid it runs on: without the
+// bound ptxas used 78-95 registers, 3 blocks per SM, so that grid would run in 1.33 waves).
 constexpr int kGatherLoads = 8;
 constexpr std::uint64_t kGatherStep = 32 * kGatherLoads;
 
-template <class U> __global__ void __launch_bounds__(kThreads) gather_candidates_wide(Params<U> p) {
+template <class U, bool OneStep>
+__global__ void __launch_bounds__(kThreads, 4) gather_candidates_wide(Params<U> p) {
   const std::size_t r = blockIdx.y;
   const RowState<U> t = p.dstate[r];
   if (t.mode != kDelegates) return;
@@ -195,11 +199,10 @@ template <class U> __global__ void __launch_bounds__(kThreads) gather_candidates
   constexpr int kWarps = kThreads / 32;
   U* out_rank = p.cand_rank + r * p.cand_cap;
   std::uint64_t* out_idx = p.cand_idx + r * p.cand_cap;
-  const std::uint64_t steps = std::uint64_t(p.gather_steps), per_block = steps * kWarps * kGatherStep;
+  const std::uint64_t steps = OneStep ? 1 : std::uint64_t(p.gather_steps), per_block = steps * kWarps * kGatherStep;
   U rank[kGatherLoads];
   std::uint64_t idx[kGatherLoads];
-  unsigned mask[kGatherLoads];
-  bool take[kGatherLoads];
+  unsigned mask[kGatherLoads];  // the warp's takers of each load (lane l takes if bit l is set)
   // One step from position `first` (warp-uniform; every lane reaches the ballots).
   auto load_step = [&](std::uint64_t first) {
     U raw[kGatherLoads];
@@ -216,8 +219,7 @@ template <class U> __global__ void __launch_bounds__(kThreads) gather_candidates
     for (int u = 0; u < kGatherLoads; ++u) {
       rank[u] = rank_of<U>(raw[u], p.type, p.options);
       // As gather_candidates: the rank alone against the k-th delegate's resolved bits.
-      take[u] = in[u] && compare_top<U, true>(rank[u], idx_mask, t, p.W, p.IB);
-      mask[u] = __ballot_sync(0xffffffffu, take[u]);
+      mask[u] = __ballot_sync(0xffffffffu, in[u] && compare_top<U, true>(rank[u], idx_mask, t, p.W, p.IB));
     }
   };
   for (std::uint64_t b0 = std::uint64_t(blockIdx.x) * per_block; b0 < positions;
@@ -233,11 +235,11 @@ template <class U> __global__ void __launch_bounds__(kThreads) gather_candidates
     unsigned long long at = reserve_for_warp(count, p.cand_count + r);
     for (std::uint64_t q = 0; q < steps; ++q) {
       if (first + q * kGatherStep >= positions) break;
-      if (steps > 1) load_step(first + q * kGatherStep);  // one step: still in registers
+      if (!OneStep) load_step(first + q * kGatherStep);  // one step: still in registers
 #pragma unroll
       for (int u = 0; u < kGatherLoads; ++u) {
         const unsigned long long position = at + __popc(mask[u] & ((1u << lane) - 1));
-        if (take[u] && position < p.cand_cap) {
+        if ((mask[u] >> lane) & 1u && position < p.cand_cap) {
           out_rank[position] = rank[u];
           out_idx[position] = idx[u];
         }
