@@ -11,7 +11,8 @@
 //   bench_topk --only NAME     cases whose name contains NAME (or one of NAME's '|'-separated parts)
 //   bench_topk --ab-rescan     also the standard cases with session 3's rescan (one subrange per
 //                              warp: "rescan-narrow"), its delegate select grid ("delegate-grid-
-//                              small") and both ("session3-rescan-grid"); --ab includes them
+//                              small") and both ("session3-rescan-grid"), and the delegate pass
+//                              at 5 blocks per SM ("delegate-pass-5-blocks"); --ab includes them
 //   bench_topk --ab            also the standard cases with scalar loads in the delegate pass,
 //                              with the multi-block select, and with the delegate select in one
 //                              block per row and in multi-block passes (ours only)
@@ -64,6 +65,7 @@ struct Shape {
   int delegate_block = -1;  // delegate select in one block per row: -1 automatic, 0 off, 1 on
   bool gather_wide = true;  // the rescan with 8 loads in flight per lane (false: session 3's kernel)
   bool full_grid = true;  // delegate select passes 2+ on the pass's grid (false: ~delegates / 4096)
+  bool five_blocks = false;  // the delegate pass held to 48 registers (5 blocks per SM)
 };
 
 const char* start_name(rxm::device::TopkStart s) {
@@ -140,6 +142,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   p.delegate_beta = s.beta;
   p.delegate_block_select = s.delegate_block;
   p.gather_wide = s.gather_wide, p.delegate_select_full_grid = s.full_grid;
+  p.delegate_pass_five_blocks = s.five_blocks;
   const std::size_t temp_bytes = rxm::device::topk_temp_bytes(p, 0);
   rxm::DeviceBuffer temp(0, temp_bytes);
   const Stats ours = rxm::bench::time_device(stream, [&] { rxm::device::topk(temp.data(), temp_bytes, p, stream); }, 3, reps);
@@ -153,6 +156,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
     rxm::device::TopkProblem d = p;
     d.delegate_log2 = -1, d.block_select = -1, d.delegate_vector_loads = true, d.start = rxm::device::TopkStart::automatic;
     d.delegate_beta = 1, d.delegate_block_select = -1, d.gather_wide = true, d.delegate_select_full_grid = true;
+    d.delegate_pass_five_blocks = false;
     const std::size_t d_bytes = rxm::device::topk_temp_bytes(d, 0);
     rxm::DeviceArray<std::int64_t> d_indices(0, places);
     d.out_indices = d_indices.data();
@@ -178,6 +182,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   if (s.delegate_block >= 0) params["delegate_block_select"] = s.delegate_block;
   if (!s.gather_wide) params["gather_wide"] = 0;
   if (!s.full_grid) params["delegate_select_full_grid"] = 0;
+  if (s.five_blocks) params["delegate_pass_five_blocks"] = 1;
   Case c("topk", params, double(n), "keys");
   c.add("radixmesh::device::topk", ours, true);
   c.set_floor(double(n) * sizeof(T), bandwidth, "one read of the input over the D2D copy bandwidth measured here");
@@ -291,10 +296,14 @@ int main(int argc, char** argv) {
   }
   if (ab || ab_rescan) {  // the second topk helper's switches against their defaults (ours only)
     for (std::size_t i = 0; i < standard_count; ++i)
-      for (int old : {1, 2, 3}) {
+      for (int old : {1, 2, 3, 4}) {
         Shape v = shapes[i];
-        v.name += old == 1 ? " rescan-narrow" : old == 2 ? " delegate-grid-small" : " session3-rescan-grid";
-        v.gather_wide = old == 2, v.full_grid = old == 1, v.peers = false;
+        v.name += old == 1   ? " rescan-narrow"
+                  : old == 2 ? " delegate-grid-small"
+                  : old == 3 ? " session3-rescan-grid"
+                             : " delegate-pass-5-blocks";
+        v.gather_wide = old != 1 && old != 3, v.full_grid = old != 2 && old != 3, v.five_blocks = old == 4;
+        v.peers = false;
         shapes.push_back(v);
       }
   }

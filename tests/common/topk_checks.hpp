@@ -49,6 +49,7 @@ struct Tuning {
   int delegate_block = -1;  // delegate_block_select
   bool gather_wide = true;  // gather_wide
   bool delegate_full_grid = true;  // delegate_select_full_grid
+  bool five_blocks = false;  // delegate_pass_five_blocks
 };
 
 // The device-level entry on `v` (rows of equal length, or `offsets`), outputs poisoned first.
@@ -79,6 +80,7 @@ TopkResult<T, std::int64_t> device_topk(const std::vector<T>& v, std::size_t row
   p.start = t.start, p.delegate_log2 = t.alpha, p.block_select = t.block, p.delegate_beta = t.beta;
   p.delegate_vector_loads = t.vector_loads, p.debug_checks = t.debug, p.delegate_block_select = t.delegate_block;
   p.gather_wide = t.gather_wide, p.delegate_select_full_grid = t.delegate_full_grid;
+  p.delegate_pass_five_blocks = t.five_blocks;
   const std::size_t bytes = device::topk_temp_bytes(p, 0);
   DeviceBuffer temp(0, bytes);
   device::topk(temp.data(), bytes, p, nullptr);

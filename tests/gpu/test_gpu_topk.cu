@@ -328,12 +328,14 @@ void check_delegate_folds(std::size_t n, std::vector<int> alphas, std::vector<st
           for (const Tuning t : {Tuning{TopkStart::automatic, alpha, -1, 1, true, false, 1},
                                  Tuning{TopkStart::automatic, alpha, -1, 1, false, false, 0},
                                  Tuning{TopkStart::automatic, alpha, 0, 1, true, true, -1},
-                                 Tuning{TopkStart::automatic, alpha, -1, 1, true, false, 0, false, false}}) {
+                                 Tuning{TopkStart::automatic, alpha, -1, 1, true, false, 0, false, false},
+                                 Tuning{TopkStart::automatic, alpha, -1, 1, true, false, -1, true, true, true}}) {
             SCOPED_TRACE(describe(what + " alpha=" + std::to_string(alpha) + " vector=" +
                                       std::to_string(t.vector_loads) + " block=" + std::to_string(t.block) +
                                       " delegate_block=" + std::to_string(t.delegate_block) +
                                       " gather_wide=" + std::to_string(t.gather_wide) +
-                                      " full_grid=" + std::to_string(t.delegate_full_grid),
+                                      " full_grid=" + std::to_string(t.delegate_full_grid) +
+                                      " five_blocks=" + std::to_string(t.five_blocks),
                                   n, k, o));
             expect_equal(device_topk(v, 1, {}, k, o, t), want);
           }

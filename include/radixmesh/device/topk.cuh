@@ -73,6 +73,9 @@ struct TopkProblem {
   // Tuning (benchmarks, tests): the delegate select's multi-block passes after the first on the
   // delegate pass's grid (true), or on about one block per 4096 delegates (false: the A/B).
   bool delegate_select_full_grid = true;
+  // Tuning (benchmarks): the delegate pass held to 48 registers so that 5 blocks per SM fit
+  // instead of 4 (true; it spills), or unbounded (false, the default until measured).
+  bool delegate_pass_five_blocks = false;
   // Tuning (benchmarks, tests): where the select starts (see TopkStart).
   TopkStart start = TopkStart::automatic;
   // Tuning (benchmarks, tests): delegates per subrange (Dr. Top-k's beta): 1, 2 or 4; beta > 1 is

@@ -273,7 +273,7 @@ __device__ __forceinline__ void fold_subranges(const U* values, std::uint64_t le
 }
 
 // The delegate pass (beta = 1): every subrange's best rank (see the top of this file).
-template <class U> __global__ void __launch_bounds__(kThreads) delegate_pass(Params<U> p) {
+template <class U> __device__ __forceinline__ void delegate_pass_body(const Params<U>& p) {
   const std::size_t r = blockIdx.y;
   if (p.dstate[r].done) return;
   DelegateTally<U> tally = open_tally(p);
@@ -292,6 +292,15 @@ template <class U> __global__ void __launch_bounds__(kThreads) delegate_pass(Par
     else fold_subranges<U, 1>(values, length, p.alpha, fold, emit);
   });
   close_tally(p, r, tally);
+}
+template <class U> __global__ void __launch_bounds__(kThreads) delegate_pass(Params<U> p) { delegate_pass_body(p); }
+// The same pass held to 48 registers (5 blocks per SM instead of 4; TopkProblem::
+// delegate_pass_five_blocks, opt-in, to be measured): ptxas (sm_90) spills 236-684 bytes per
+// thread there (40 registers, 6 blocks: 524-2072), so whether the occupancy pays is open.
+constexpr int kDelegatePassBoundedBlocks = 5;
+template <class U>
+__global__ void __launch_bounds__(kThreads, kDelegatePassBoundedBlocks) delegate_pass_bounded(Params<U> p) {
+  delegate_pass_body(p);
 }
 
 // (rank, offset) pairs: the better is the higher rank, then the lower offset (lowest index wins).

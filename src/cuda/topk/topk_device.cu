@@ -70,20 +70,26 @@ int choose_alpha(std::uint64_t row_length, std::uint64_t k) {
 
 // Blocks of the delegate pass resident on `device` at once (occupancy API: registers and shared
 // memory decide), asked once per device and key width: the host work of every call counts.
-std::uint64_t resident_blocks(int device, int W) {
+std::uint64_t resident_blocks(int device, int W, bool bounded) {
   constexpr int kMaxDevices = 64;
-  static std::atomic<int> cache[3][kMaxDevices] = {};
+  static std::atomic<int> cache[2][3][kMaxDevices] = {};
   const int width = W == 16 ? 0 : W == 32 ? 1 : 2;
-  std::atomic<int>* slot = device >= 0 && device < kMaxDevices ? &cache[width][device] : nullptr;
+  std::atomic<int>* slot = device >= 0 && device < kMaxDevices ? &cache[bounded][width][device] : nullptr;
   if (slot && slot->load(std::memory_order_relaxed) > 0) return std::uint64_t(slot->load(std::memory_order_relaxed));
   int sm_count = 0, per_sm = 0;
   RXM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
   auto occupancy = [&](auto kernel) {
     RXM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
   };
-  if (W == 16) occupancy(delegate_pass<std::uint16_t>);
-  else if (W == 32) occupancy(delegate_pass<std::uint32_t>);
-  else occupancy(delegate_pass<std::uint64_t>);
+  if (bounded) {
+    if (W == 16) occupancy(delegate_pass_bounded<std::uint16_t>);
+    else if (W == 32) occupancy(delegate_pass_bounded<std::uint32_t>);
+    else occupancy(delegate_pass_bounded<std::uint64_t>);
+  } else {
+    if (W == 16) occupancy(delegate_pass<std::uint16_t>);
+    else if (W == 32) occupancy(delegate_pass<std::uint32_t>);
+    else occupancy(delegate_pass<std::uint64_t>);
+  }
   const int blocks = std::max(1, sm_count * std::max(1, per_sm));
   if (slot) slot->store(blocks, std::memory_order_relaxed);
   return std::uint64_t(blocks);
@@ -115,7 +121,7 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
   // device at once, split evenly over the rows, rounded DOWN. (Up to session 3: 8 blocks per SM,
   // rounded up per row, so 64 rows got 17 x 64 = 1088 blocks for 1056 places: a second wave of
   // 32 blocks, each with a full block's share of the row, nearly doubled the pass.)
-  const std::uint64_t target_blocks = resident_blocks(device, g.W);
+  const std::uint64_t target_blocks = resident_blocks(device, g.W, pr.delegate_pass_five_blocks && g.beta == 1);
   const std::uint64_t per_row = std::max<std::uint64_t>(1, target_blocks / pr.rows);
   g.grid_x = unsigned(std::max<std::uint64_t>(1, std::min<std::uint64_t>(per_row, (g.max_len + 4095) / 4096)));
   g.cand_cap = g.alpha ? std::min<std::uint64_t>(g.max_len, std::uint64_t(pr.k) << g.alpha) : 0;
@@ -255,6 +261,7 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
     const dim3 grid(g.grid_x, unsigned(chunk));
     if (g.alpha) {
       if (g.beta > 1) delegate_pass_top_beta<U><<<grid, kThreads, 0, stream>>>(c);
+      else if (pr.delegate_pass_five_blocks) delegate_pass_bounded<U><<<grid, kThreads, 0, stream>>>(c);
       else delegate_pass<U><<<grid, kThreads, 0, stream>>>(c);
       debug.after_launch("delegate_pass");
       // The delegates are beta n / 2^alpha: as many blocks as give each thread ~16 of them.
