@@ -150,18 +150,30 @@ std::string run_command(const std::string& command) {
   return out;
 }
 
-// The commit the measured code came from: RXM_COMMIT (set by scripts/gpu-check on machines whose
-// copy of the tree has no .git), else git in the source tree (+"-dirty" if tracked files changed),
-// else the commit at configure time.
+// The commit the measured code came from: RXM_COMMIT (set by scripts/gpu-check), else the COMMIT
+// file that scripts/gpu-pack writes beside the carried binaries (a benchmark started by hand on
+// the device: the tree there may hold a stale .git, which once named the session's first commit
+// for code built from a later one), else git in the source tree (+"-dirty" if tracked files
+// changed), else the commit at configure time, marked as such.
+std::string commit_beside_executable() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  std::ifstream in(exe.parent_path() / "COMMIT");
+  std::string commit;
+  std::getline(in, commit);
+  return commit;
+}
 std::string commit_id() {
   if (const char* c = std::getenv("RXM_COMMIT"); c && *c) return c;
+  if (std::string carried = commit_beside_executable(); !carried.empty()) return carried;
   const std::string git = "git -C '" RXM_SOURCE_DIR "' ";
   std::string head = run_command(git + "rev-parse --short=12 HEAD 2>/dev/null");
   if (!head.empty()) {
     bool dirty = !run_command(git + "status --porcelain --untracked-files=no 2>/dev/null").empty();
     return head + (dirty ? "-dirty" : "");
   }
-  return RXM_GIT_COMMIT;
+  return std::string(RXM_GIT_COMMIT) + "-at-configure";
 }
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
