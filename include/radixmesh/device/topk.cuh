@@ -35,7 +35,7 @@ enum class TopkStart {
   // RadiK's adaptive scaling (RadiK §4.3; f32 and f64 only): the select first runs on the scaled
   // key fl(x - x_r), x_r = the first element of the select's source (NaN/inf -> 0, as RadiK's
   // sampleScaler), then finishes inside the scaled tie group on the original keys. Exact, because
-  // x -> fl(x - c) is monotone: see topk_kernels.cuh, "RadiK's scaling, made exact".
+  // x -> fl(x - c) is monotone: see src/cuda/topk/topk_scaling.cuh, "RadiK's scaling, made exact".
   radik_scaling,
 };
 
