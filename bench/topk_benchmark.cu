@@ -295,14 +295,19 @@ int main(int argc, char** argv) {
     }
   }
   if (ab || ab_rescan) {  // the second topk helper's switches against their defaults (ours only)
+    struct Variant {
+      const char* suffix;
+      bool gather_wide, full_grid, five_blocks;
+    };
+    constexpr Variant variants[] = {{" rescan-narrow", false, true, false},
+                                    {" delegate-grid-small", true, false, false},
+                                    {" session3-rescan-grid", false, false, false},
+                                    {" delegate-pass-5-blocks", true, true, true}};
     for (std::size_t i = 0; i < standard_count; ++i)
-      for (int old : {1, 2, 3, 4}) {
+      for (const Variant& variant : variants) {
         Shape v = shapes[i];
-        v.name += old == 1   ? " rescan-narrow"
-                  : old == 2 ? " delegate-grid-small"
-                  : old == 3 ? " session3-rescan-grid"
-                             : " delegate-pass-5-blocks";
-        v.gather_wide = old != 1 && old != 3, v.full_grid = old != 2 && old != 3, v.five_blocks = old == 4;
+        v.name += variant.suffix;
+        v.gather_wide = variant.gather_wide, v.full_grid = variant.full_grid, v.five_blocks = variant.five_blocks;
         v.peers = false;
         shapes.push_back(v);
       }
