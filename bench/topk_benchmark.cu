@@ -13,6 +13,9 @@
 //                              warp: "rescan-narrow"), its delegate select grid ("delegate-grid-
 //                              small") and both ("session3-rescan-grid"), and the delegate pass
 //                              at 5 blocks per SM ("delegate-pass-5-blocks"); --ab includes them
+//   bench_topk --ab-sample     also every single-row standard case with the sample-select path
+//                              forced off (" sample-off") and forced on (" sample-on"); every
+//                              line's params name the path taken ("path")
 //   bench_topk --ab            also the standard cases with scalar loads in the delegate pass,
 //                              with the multi-block select, and with the delegate select in one
 //                              block per row and in multi-block passes (ours only)
@@ -66,6 +69,7 @@ struct Shape {
   bool gather_wide = true;  // the rescan with 8 loads in flight per lane (false: session 3's kernel)
   bool full_grid = true;  // delegate select passes 2+ on the pass's grid (false: ~delegates / 4096)
   bool five_blocks = false;  // the delegate pass held to 48 registers (5 blocks per SM)
+  int sample = -1;  // the sample-select path: -1 automatic, 0 off, 1 on (single rows)
 };
 
 const char* start_name(rxm::device::TopkStart s) {
@@ -143,6 +147,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   p.delegate_block_select = s.delegate_block;
   p.gather_wide = s.gather_wide, p.delegate_select_full_grid = s.full_grid;
   p.delegate_pass_five_blocks = s.five_blocks;
+  p.sample_select = s.sample;
   const std::size_t temp_bytes = rxm::device::topk_temp_bytes(p, 0);
   rxm::DeviceBuffer temp(0, temp_bytes);
   const Stats ours = rxm::bench::time_device(stream, [&] { rxm::device::topk(temp.data(), temp_bytes, p, stream); }, 3, reps);
@@ -156,7 +161,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
     rxm::device::TopkProblem d = p;
     d.delegate_log2 = -1, d.block_select = -1, d.delegate_vector_loads = true, d.start = rxm::device::TopkStart::automatic;
     d.delegate_beta = 1, d.delegate_block_select = -1, d.gather_wide = true, d.delegate_select_full_grid = true;
-    d.delegate_pass_five_blocks = false;
+    d.delegate_pass_five_blocks = false, d.sample_select = -1;
     const std::size_t d_bytes = rxm::device::topk_temp_bytes(d, 0);
     rxm::DeviceArray<std::int64_t> d_indices(0, places);
     d.out_indices = d_indices.data();
@@ -183,6 +188,8 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   if (!s.gather_wide) params["gather_wide"] = 0;
   if (!s.full_grid) params["delegate_select_full_grid"] = 0;
   if (s.five_blocks) params["delegate_pass_five_blocks"] = 1;
+  if (s.sample >= 0) params["sample_select"] = s.sample;
+  params["path"] = rxm::device::topk_path_name(p, 0);
   Case c("topk", params, double(n), "keys");
   c.add("radixmesh::device::topk", ours, true);
   c.set_floor(double(n) * sizeof(T), bandwidth, "one read of the input over the D2D copy bandwidth measured here");
@@ -239,7 +246,8 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool sweep = false, rows_sweep = false, ab = false, ab_rescan = false, start_compare = false, beta_sweep = false;
+  bool sweep = false, rows_sweep = false, ab = false, ab_rescan = false, start_compare = false, beta_sweep = false,
+       ab_sample = false;
   std::string only;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -247,6 +255,7 @@ int main(int argc, char** argv) {
     else if (a == "--rows-sweep") rows_sweep = true;
     else if (a == "--ab") ab = true;
     else if (a == "--ab-rescan") ab_rescan = true;
+    else if (a == "--ab-sample") ab_sample = true;
     else if (a == "--start-compare") start_compare = true;
     else if (a == "--beta-sweep") beta_sweep = true;
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
@@ -312,6 +321,16 @@ int main(int argc, char** argv) {
         shapes.push_back(v);
       }
   }
+  if (ab_sample)  // the sample-select path forced off and on beside the automatic choice (ours only)
+    for (std::size_t i = 0; i < standard_count; ++i) {
+      if (shapes[i].rows != 1) continue;
+      for (int on : {0, 1}) {
+        Shape v = shapes[i];
+        v.name += on ? " sample-on" : " sample-off";
+        v.sample = on, v.peers = false;
+        shapes.push_back(v);
+      }
+    }
   if (rows_sweep)
     for (std::size_t length : {std::size_t(1) << 12, std::size_t(1) << 13, std::size_t(1) << 14, std::size_t(1) << 15,
                                std::size_t(1) << 16, std::size_t(1) << 17}) {

@@ -50,20 +50,24 @@ struct Tuning {
   bool gather_wide = true;  // gather_wide
   bool delegate_full_grid = true;  // delegate_select_full_grid
   bool five_blocks = false;  // delegate_pass_five_blocks
+  int sample = -1;  // sample_select: -1 automatic, 0 never, 1 single rows
 };
 
-// The device-level entry on `v` (rows of equal length, or `offsets`), outputs poisoned first.
-template <class T>
-TopkResult<T, std::int64_t> device_topk(const std::vector<T>& v, std::size_t rows,
-                                        const std::vector<std::uint64_t>& offsets, std::size_t k,
-                                        const TopkOptions& o, const Tuning& t) {
+// The device-level entry on `v` (rows of equal length, or `offsets`), outputs poisoned first;
+// `caller` (if not empty): the caller's indices of the values (TopkProblem::input_indices).
+template <class T, class Index = std::int64_t>
+TopkResult<T, Index> device_topk(const std::vector<T>& v, std::size_t rows, const std::vector<std::uint64_t>& offsets,
+                                 std::size_t k, const TopkOptions& o, const Tuning& t,
+                                 const std::vector<Index>& caller = {}) {
   const std::size_t n = v.size(), places = rows * k;
   DeviceArray<T> d(0, n), out_v(0, places);
-  DeviceArray<std::int64_t> out_i(0, places);
+  DeviceArray<Index> out_i(0, places), d_caller(0, std::max<std::size_t>(caller.size(), 1));
+  if (!caller.empty())
+    RXM_CUDA_CHECK(cudaMemcpy(d_caller.data(), caller.data(), n * sizeof(Index), cudaMemcpyHostToDevice));
   DeviceArray<std::uint64_t> d_offsets(0, std::max<std::size_t>(offsets.size(), 1));
   RXM_CUDA_CHECK(cudaMemcpy(d.data(), v.data(), n * sizeof(T), cudaMemcpyHostToDevice));
   RXM_CUDA_CHECK(cudaMemset(out_v.data(), 0xA5, places * sizeof(T)));
-  RXM_CUDA_CHECK(cudaMemset(out_i.data(), 0xA5, places * sizeof(std::int64_t)));
+  RXM_CUDA_CHECK(cudaMemset(out_i.data(), 0xA5, places * sizeof(Index)));
   device::TopkProblem p;
   p.type = key_type_v<T>, p.values = d.data(), p.total = n, p.rows = rows, p.k = k, p.options = o;
   if (offsets.empty()) {
@@ -80,15 +84,17 @@ TopkResult<T, std::int64_t> device_topk(const std::vector<T>& v, std::size_t row
   p.start = t.start, p.delegate_log2 = t.alpha, p.block_select = t.block, p.delegate_beta = t.beta;
   p.delegate_vector_loads = t.vector_loads, p.debug_checks = t.debug, p.delegate_block_select = t.delegate_block;
   p.gather_wide = t.gather_wide, p.delegate_select_full_grid = t.delegate_full_grid;
-  p.delegate_pass_five_blocks = t.five_blocks;
+  p.delegate_pass_five_blocks = t.five_blocks, p.sample_select = t.sample;
+  p.index_bytes = sizeof(Index);
+  if (!caller.empty()) p.input_indices = d_caller.data();
   const std::size_t bytes = device::topk_temp_bytes(p, 0);
   DeviceBuffer temp(0, bytes);
   device::topk(temp.data(), bytes, p, nullptr);
   RXM_CUDA_CHECK(cudaDeviceSynchronize());
-  TopkResult<T, std::int64_t> got;
+  TopkResult<T, Index> got;
   got.values.resize(places), got.indices.resize(places);
   RXM_CUDA_CHECK(cudaMemcpy(got.values.data(), out_v.data(), places * sizeof(T), cudaMemcpyDeviceToHost));
-  RXM_CUDA_CHECK(cudaMemcpy(got.indices.data(), out_i.data(), places * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
+  RXM_CUDA_CHECK(cudaMemcpy(got.indices.data(), out_i.data(), places * sizeof(Index), cudaMemcpyDeviceToHost));
   return got;
 }
 

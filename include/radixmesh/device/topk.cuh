@@ -76,6 +76,14 @@ struct TopkProblem {
   // Tuning (benchmarks): the delegate pass held to 48 registers so that 5 blocks per SM fit
   // instead of 4 (true; it spills), or unbounded (false, the default until measured).
   bool delegate_pass_five_blocks = false;
+  // Tuning (benchmarks, tests): the sample-select path for single rows (src/cuda/topk/
+  // topk_sample_select.cuh): a strided sample bounds the k-th rank, one read compacts the elements
+  // above the bound in index order, the select and a stable filter finish without a sort. -1
+  // chooses it (one row of at least kSampleSelectMinRow values with k >= kSampleSelectMinK,
+  // topk_plan_gpu.hpp), 0 never, 1 for every single row (rows == 1, no row_offsets, start automatic
+  // or none; other problems ignore it). Exact in every case: a row that defeats the sample falls
+  // back on the device to the radix select over the whole row.
+  int sample_select = -1;
   // Tuning (benchmarks, tests): where the select starts (see TopkStart).
   TopkStart start = TopkStart::automatic;
   // Tuning (benchmarks, tests): delegates per subrange (Dr. Top-k's beta): 1, 2 or 4; beta > 1 is
@@ -89,6 +97,10 @@ struct TopkProblem {
 
 // Bytes of temporary storage topk needs for this problem on `device`.
 std::size_t topk_temp_bytes(const TopkProblem& problem, int device);
+
+// The path this problem takes on `device` (benchmarks record it): "sample-select", "delegates"
+// or "raw" (radix select over the rows).
+const char* topk_path_name(const TopkProblem& problem, int device);
 
 // Runs on `stream`; `temp` holds at least topk_temp_bytes(problem) bytes of device memory.
 // Arguments are checked (rxm::Error); device-resident offsets are trusted as documented.

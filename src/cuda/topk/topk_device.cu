@@ -95,6 +95,39 @@ std::uint64_t resident_blocks(int device, int W, bool bounded) {
   return std::uint64_t(blocks);
 }
 
+// SMs and resident blocks of the stable filter (sample select's persistent grid) on `device`,
+// asked once per device and key width.
+struct FilterGrid {
+  int sms = 0, blocks = 0;
+};
+FilterGrid filter_grid(int device, int W) {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> cache[3][kMaxDevices][2] = {};
+  const int width = W == 16 ? 0 : W == 32 ? 1 : 2;
+  std::atomic<int>* slot = device >= 0 && device < kMaxDevices ? cache[width][device] : nullptr;
+  if (slot && slot[1].load(std::memory_order_relaxed) > 0)
+    return {slot[0].load(std::memory_order_relaxed), slot[1].load(std::memory_order_relaxed)};
+  int sm_count = 0, per_sm = 0;
+  RXM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+  auto occupancy = [&](auto kernel) {
+    RXM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kFilterThreads, 0));
+  };
+  if (W == 16) occupancy(stable_filter<std::uint16_t, ListSink<std::uint16_t>>);
+  else if (W == 32) occupancy(stable_filter<std::uint32_t, ListSink<std::uint32_t>>);
+  else occupancy(stable_filter<std::uint64_t, ListSink<std::uint64_t>>);
+  const FilterGrid f{std::max(1, sm_count), std::max(1, sm_count * std::max(1, per_sm))};
+  if (slot) slot[0].store(f.sms, std::memory_order_relaxed), slot[1].store(f.blocks, std::memory_order_relaxed);
+  return f;
+}
+
+// Whether a problem takes the sample-select path (TopkProblem::sample_select).
+bool takes_sample_select(const device::TopkProblem& pr) {
+  const bool single = pr.rows == 1 && !pr.row_offsets &&
+                      (pr.start == device::TopkStart::automatic || pr.start == device::TopkStart::none);
+  if (!single || pr.sample_select == 0) return false;
+  return pr.sample_select == 1 || (pr.k >= kSampleSelectMinK && pr.row_length >= kSampleSelectMinRow);
+}
+
 }  // namespace
 
 GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
@@ -125,6 +158,32 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
   const std::uint64_t per_row = std::max<std::uint64_t>(1, target_blocks / pr.rows);
   g.grid_x = unsigned(std::max<std::uint64_t>(1, std::min<std::uint64_t>(per_row, (g.max_len + 4095) / 4096)));
   g.cand_cap = g.alpha ? std::min<std::uint64_t>(g.max_len, std::uint64_t(pr.k) << g.alpha) : 0;
+  g.sample = takes_sample_select(pr);
+  if (g.sample) {
+    // No delegates; the select over the candidates, then a stable filter (no block_select).
+    g.alpha = 0, g.beta = 1, g.block_select = false, g.block_delegate_select = false;
+    const std::uint64_t n = g.max_len;
+    g.sample_count = std::min<std::uint64_t>(n, std::uint64_t(1) << kSampleLog2);
+    // mu = the expected number of samples in the top k; the bound's sample rank r = mu + 5 sqrt(mu)
+    // + 4 keeps count(rank >= L) >= k unless the top k hold more than r samples (a 5-sigma event
+    // of a binomial, before the + 4), so the fallback is for inputs built against the stride.
+    const double mu = double(pr.k) * double(g.sample_count) / double(n);
+    g.sample_r = std::min<std::uint64_t>(g.sample_count, std::uint64_t(std::ceil(mu + 5.0 * std::sqrt(mu) + 4.0)));
+    g.sample_slack = g.sample_r / 8;
+    // Expected candidates ~(r + slack / 2) n / s; the capacity is twice the most (relative
+    // spread ~1 / sqrt(r)), at least k, at most n.
+    const std::uint64_t per_sample = (n + g.sample_count - 1) / g.sample_count;
+    const std::uint64_t expected = (g.sample_r + g.sample_slack) * per_sample;
+    g.cand_cap = std::min<std::uint64_t>(n, std::max<std::uint64_t>(pr.k, 2 * expected + 4096));
+    const std::uint64_t tile = 16 / g.key_bytes * kFilterThreads * kFilterLoads;
+    g.filter_tiles = (n + tile - 1) / tile;
+    const FilterGrid f = filter_grid(device, g.W);
+    g.filter_grid = unsigned(f.blocks);
+    // The candidates' select passes: ~16 per thread, at least one block per SM (so that the
+    // fallback over a whole row is not starved), at most the delegate pass's grid.
+    g.sample_select_grid = unsigned(std::clamp<std::uint64_t>(expected / (kThreads * 16), std::uint64_t(f.sms),
+                                                              std::max<std::uint64_t>(f.sms, g.grid_x)));
+  }
   const int bins = 1 << g.digit_bits;
   const std::size_t places = pr.rows * pr.k;
   const std::size_t state_bytes = g.W == 16 ? sizeof(RowState<std::uint16_t>)
@@ -190,9 +249,70 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
   g.off_alt_idx = take(places * sizeof(std::uint64_t));
   g.off_segments = take((pr.rows + 1) * sizeof(std::uint64_t));
   g.off_cub = take(cub_bytes);
+  g.off_sample = take(g.sample_count * g.key_bytes);
+  g.off_status = take(2 * g.filter_tiles * sizeof(unsigned long long));
+  g.off_tickets = take(g.sample ? 2 * sizeof(unsigned) : 0);
   g.cub_bytes = cub_bytes;
   g.temp_bytes = at;
   return g;
+}
+
+// The sample-select path (topk_sample_select.cuh, steps 1-6), one row.
+template <class U>
+void launch_sample_select(const GpuPlan& g, const Params<U>& p, char* base, const device::TopkProblem& pr,
+                          cudaStream_t stream, const DebugChecks& debug) {
+  auto* status = reinterpret_cast<unsigned long long*>(base + g.off_status);
+  auto* tickets = reinterpret_cast<unsigned*>(base + g.off_tickets);
+  const SampleView<U> sv{reinterpret_cast<U*>(base + g.off_sample), g.sample_count, g.sample_r, g.sample_slack,
+                         {status, status + g.filter_tiles}, tickets, g.filter_tiles};
+  const std::uint64_t hist_words = g.hist_bytes / 8;
+  sample_start<U><<<grid_1d(std::max({g.sample_count, 2 * g.filter_tiles, hist_words})), 256, 0, stream>>>(p, sv,
+                                                                                                           hist_words);
+  debug.after_launch("sample_start");
+  sample_bound<U><<<1, kSampleBoundThreads, 0, stream>>>(p, sv);
+  debug.after_launch("sample_bound");
+  // Phase 1, the only full read: rank >= L into the candidates, in index order.
+  stable_filter<U, ListSink<U>><<<g.filter_grid, kFilterThreads, 0, stream>>>(
+      p, p.dstate, false, FilterLane{sv.status[0], tickets, p.cand_count, p.cand_cap, true},
+      ListSink<U>{p.cand_rank, p.cand_idx});
+  debug.after_launch("stable_filter (rank >= L)");
+  sample_check<U><<<1, 32, 0, stream>>>(p);
+  debug.after_launch("sample_check");
+  const int passes = (g.W + g.IB + g.digit_bits - 1) / g.digit_bits;  // at most; a done row skips
+  for (int pass = 0; pass < passes; ++pass) {
+    select_pass<U, Stage::main><<<dim3(g.sample_select_grid, 1), kThreads, 0, stream>>>(p);
+    debug.after_launch("select_pass (candidates)");
+  }
+  // Phase 2: the winners, a stable filter of the list (or of the row, after a fallback).
+  const FilterLane winners{sv.status[1], tickets + 1, p.win_count, pr.k, false};
+  auto per_index = [&](auto index_tag) {
+    using Index = decltype(index_tag);
+    const auto* input_indices = static_cast<const Index*>(pr.input_indices);
+    auto* out_values = static_cast<U*>(pr.out_values);
+    auto* out_indices = static_cast<Index*>(pr.out_indices);
+    if (!pr.options.sorted) {  // index order is the output order
+      stable_filter<U, OutputSink<U, Index>><<<g.filter_grid, kFilterThreads, 0, stream>>>(
+          p, p.state, true, winners, OutputSink<U, Index>{out_values, out_indices, input_indices});
+      debug.after_launch("stable_filter (winners)");
+      return;
+    }
+    // Sorted: best first, ties by index: a stable sort by rank of the index-ordered winners.
+    U* alt_rank = reinterpret_cast<U*>(base + g.off_alt_rank);
+    auto* alt_idx = reinterpret_cast<std::uint64_t*>(base + g.off_alt_idx);
+    stable_filter<U, ListSink<U>><<<g.filter_grid, kFilterThreads, 0, stream>>>(p, p.state, true, winners,
+                                                                                ListSink<U>{p.win_rank, p.win_idx});
+    debug.after_launch("stable_filter (winners)");
+    std::size_t cub_bytes = g.cub_bytes;
+    RXM_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(base + g.off_cub, cub_bytes, p.win_rank, alt_rank,
+                                                             p.win_idx, alt_idx, pr.k, 0, g.W, stream));
+    debug.after_launch("cub::DeviceRadixSort::SortPairsDescending (by rank)");
+    write_output<U, Index><<<grid_1d(pr.k), 256, 0, stream>>>(p, 1, alt_rank, alt_idx, std::uint64_t(1) << g.IB,
+                                                             input_indices, out_values, out_indices);
+    debug.after_launch("write_output");
+  };
+  if (pr.index_bytes == 4) per_index(std::int32_t{});
+  else per_index(std::int64_t{});
+  debug.check_winner_counts(p.win_count, pr);
 }
 
 template <class U>
@@ -248,6 +368,10 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
 
   const std::size_t rows = pr.rows, places = rows * pr.k;
   const DebugChecks debug(stream, pr.debug_checks);
+  if (g.sample) {
+    launch_sample_select<U>(g, p, base, pr, stream, debug);
+    return;
+  }
   init_rows<U><<<grid_1d(std::max<std::uint64_t>(rows, g.hist_bytes / 8)), 256, 0, stream>>>(
       p, rows, g.alpha ? kMinDelegateRow : ~0ull, g.hist_bytes / 8, g.chunk_rows);
   debug.after_launch("init_rows");
@@ -436,6 +560,12 @@ void check_problem(const TopkProblem& pr) {
 std::size_t topk_temp_bytes(const TopkProblem& problem, int device) {
   check_problem(problem);
   return detail::topk_gpu::plan_gpu(problem, device).temp_bytes;
+}
+
+const char* topk_path_name(const TopkProblem& problem, int device) {
+  check_problem(problem);
+  const auto g = detail::topk_gpu::plan_gpu(problem, device);
+  return g.sample ? "sample-select" : g.alpha ? "delegates" : "raw";
 }
 
 void topk(void* temp, std::size_t temp_bytes, const TopkProblem& problem, cudaStream_t stream) {

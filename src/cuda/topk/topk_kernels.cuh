@@ -19,5 +19,6 @@
 #include "cuda/topk/topk_block_select.cuh"
 #include "cuda/topk/topk_delegate_pass.cuh"
 #include "cuda/topk/topk_output.cuh"
+#include "cuda/topk/topk_sample_select.cuh"
 #include "cuda/topk/topk_scaling.cuh"
 #include "cuda/topk/topk_select_passes.cuh"

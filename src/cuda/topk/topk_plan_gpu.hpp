@@ -28,6 +28,12 @@ constexpr std::uint64_t kBlockSelectMaxRow = std::uint64_t(1) << 16;
 // (16x2^22 k=512: 0.293 vs 0.210; 64x2^22: 0.794 vs 0.719); 2^12 lies between, unmeasured.
 constexpr std::uint64_t kBlockDelegateSelectMax = std::uint64_t(1) << 12;
 
+// The sample-select path's automatic choice (TopkProblem::sample_select = -1): single rows of at
+// least kSampleSelectMinRow values with k >= kSampleSelectMinK. First guess (session 4, before any
+// measurement): the large-k shapes (2^16, 2^20); NOTES.md, "Session 4", has the A/B.
+constexpr std::uint64_t kSampleSelectMinK = std::uint64_t(1) << 15;
+constexpr std::uint64_t kSampleSelectMinRow = std::uint64_t(1) << 20;
+
 struct GpuPlan {
   std::size_t key_bytes = 4, rows = 1, k = 1, max_len = 0, chunk_rows = 1;
   int W = 32, IB = 0, alpha = 0, beta = 1, digit_bits = 11;
@@ -35,6 +41,12 @@ struct GpuPlan {
   bool block_delegate_select = false;
   unsigned grid_x = 1;
   std::uint64_t cand_cap = 0;
+  // Sample select (topk_sample_select.cuh): the sample's size, the bound's sample rank and
+  // tolerance, the stable filters' tiles (of the whole row) and persistent grid, the select grid.
+  bool sample = false;
+  std::uint64_t sample_count = 0, sample_r = 0, sample_slack = 0, filter_tiles = 0;
+  unsigned filter_grid = 1, sample_select_grid = 1;
+  std::size_t off_sample = 0, off_status = 0, off_tickets = 0;
   std::size_t off_state = 0, off_dstate = 0, off_hist = 0, hist_bytes = 0, off_counters = 0, off_delegates = 0, off_delegate_off = 0, off_row_max = 0, off_row_min = 0, off_sstate = 0,
               off_cand_rank = 0, off_cand_idx = 0, off_cand_count = 0, off_qual_list = 0, off_qual_count = 0, off_win_count = 0, off_win_rank = 0,
               off_win_idx = 0, off_alt_rank = 0, off_alt_idx = 0, off_segments = 0, off_cub = 0, cub_bytes = 0;
