@@ -35,6 +35,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "cuda/runtime/cuda_check.hpp"
@@ -402,19 +403,21 @@ SortBenchResult run_typed(const SortBenchOptions& o, const RunInfo& info, Contex
       std::memcpy(work_keys.data(), keys.data(), n * sizeof(K));
       if (pairs) std::memcpy(work_values.data(), values.data(), n * sizeof(V));
     };
-    // The automatic plan, then each plan forced (src/cuda/sort/sort_host.cpp reads the variable).
-    for (const char* plan : {"automatic", "whole", "split"}) {
-      if (std::string(plan) != "automatic") setenv("RXM_CUDA_SORT_HOST_PLAN", plan, 1);
+    // The automatic plan, then each plan forced (SortOptions::host_plan, src/cuda/sort/sort_host.cpp).
+    using radixmesh::HostStagingPlan;
+    const std::pair<const char*, HostStagingPlan> plans[] = {
+        {"automatic", HostStagingPlan::automatic}, {"whole", HostStagingPlan::whole}, {"split", HostStagingPlan::split}};
+    for (const auto& [plan, host_plan] : plans) {
+      const SortOptions options{.order = o.order, .host_plan = host_plan};
       Stats s = time_host(
           restore,
           [&] {
             if (pairs)
-              sort(ctx, std::span<K>(work_keys), std::span<V>(work_values), SortOptions{.order = o.order});
+              sort(ctx, std::span<K>(work_keys), std::span<V>(work_values), options);
             else
-              sort(ctx, std::span<K>(work_keys), SortOptions{.order = o.order});
+              sort(ctx, std::span<K>(work_keys), options);
           },
           1, std::max(3, reps / 2));
-      unsetenv("RXM_CUDA_SORT_HOST_PLAN");
       const std::string name = std::string("rxm::sort(std::span) host->GPU->host [") + plan + " plan]";
       host_case.add(name, s, true);
       if (o.verify) verified &= matches(ref, work_keys, pairs ? &work_values : nullptr, name.c_str());

@@ -27,6 +27,15 @@ enum class FloatSortPath {
   encoded,    // encode to unsigned bits, sort, decode (session 1's path)
 };
 
+// How host-resident input is staged through the GPU (ignored for device-resident input and by the
+// CPU backend). Both give the same result; only the speed differs, so this is for benchmarks and
+// tests that compare the two (src/cuda/sort/sort_host.cpp has the measured choice).
+enum class HostStagingPlan {
+  automatic,  // split where it measured faster: unsigned ascending keys of >= 2^22 with > 16 bits
+  whole,      // upload everything, sort on the GPU, download
+  split,      // sort on the top 4 bits first, then sort each bucket while earlier ones download
+};
+
 struct SortOptions {
   Order order = Order::ascending;
   // Only bits [begin_bit, end_bit) of the order-preserving *encoding* (keys.hpp) take part; the
@@ -35,6 +44,7 @@ struct SortOptions {
   int end_bit = -1;  // -1: the key's width in bits
   SortEngine engine = SortEngine::automatic;
   FloatSortPath float_path = FloatSortPath::automatic;
+  HostStagingPlan host_plan = HostStagingPlan::automatic;
 };
 
 namespace detail {

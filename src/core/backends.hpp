@@ -17,6 +17,7 @@ struct SortPlan {
   Order order;
   int begin_bit;
   int end_bit;
+  HostStagingPlan host_plan = HostStagingPlan::automatic;
 };
 SortPlan validate_sort(KeyType type, std::size_t n, std::size_t value_bytes, const SortOptions& options);
 

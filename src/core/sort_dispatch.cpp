@@ -8,7 +8,7 @@ namespace radixmesh::detail {
 SortPlan validate_sort(KeyType type, std::size_t n, std::size_t value_bytes, const SortOptions& options) {
   const int width = int(size_of(type) * 8);
   SortPlan plan{type, n, value_bytes, options.order, options.begin_bit,
-                options.end_bit < 0 ? width : options.end_bit};
+                options.end_bit < 0 ? width : options.end_bit, options.host_plan};
   require(value_bytes == 0 || value_bytes == 4 || value_bytes == 8,
           "sort: values are " + std::to_string(value_bytes) + " bytes wide",
           "use 4- or 8-byte values (for wider payloads sort indices, then gather)");

@@ -136,6 +136,7 @@ struct Case {
   int begin_bit = 0;
   int end_bit = -1;
   SortEngine engine = SortEngine::automatic;
+  rxm::HostStagingPlan host_plan = rxm::HostStagingPlan::automatic;
 };
 
 std::string describe(const Case& c, std::size_t n, const char* shape) {
@@ -172,7 +173,9 @@ rxm::Context& gpu_context() {
   return ctx;
 }
 
-rxm::SortOptions options_of(const Case& c) { return {c.order, c.begin_bit, c.end_bit, c.engine}; }
+rxm::SortOptions options_of(const Case& c) {
+  return {.order = c.order, .begin_bit = c.begin_bit, .end_bit = c.end_bit, .engine = c.engine, .host_plan = c.host_plan};
+}
 
 template <class V> std::vector<V> indices(std::size_t n) {
   std::vector<V> v(n);
@@ -483,20 +486,20 @@ TYPED_TEST(GpuSort, SmallEveryEngineForSanitizers) {
 TEST(GpuSortSplitPlan, HostInputSkewedAndBitRanges) {
   RXM_REQUIRE_GPU();
   // Forced: on its own the plan is chosen only for unsigned ascending keys.
-  setenv("RXM_CUDA_SORT_HOST_PLAN", "split", 1);
-  struct Unset {
-    ~Unset() { unsetenv("RXM_CUDA_SORT_HOST_PLAN"); }
-  } unset;
+  constexpr auto split = rxm::HostStagingPlan::split;
   const std::size_t n = (std::size_t(1) << 22) + 3;
   std::uint64_t seed = rxm::testing::test_seed();
   for (Shape shape : {Shape::uniform_bits, Shape::all_equal, Shape::few_distinct, Shape::shared_high_bits,
                       Shape::reverse_sorted}) {
-    check_host(make_keys<std::uint32_t>(shape, n, seed++), {Order::ascending, 0}, name_of(shape));
-    check_host(make_keys<std::int64_t>(shape, n, seed++), {Order::descending, 8}, name_of(shape));
+    check_host(make_keys<std::uint32_t>(shape, n, seed++), {Order::ascending, 0, 0, -1, {}, split}, name_of(shape));
+    check_host(make_keys<std::int64_t>(shape, n, seed++), {Order::descending, 8, 0, -1, {}, split}, name_of(shape));
   }
-  check_host(make_keys<float>(Shape::float_specials, n, seed++), {Order::ascending, 4}, "float-specials");
-  check_host(make_keys<std::uint32_t>(Shape::uniform_bits, n, seed++), {Order::ascending, 4, 5, 29}, "uniform-bits");
-  check_host(make_keys<double>(Shape::uniform_bits, n, seed++), {Order::descending, 0, 40, 64}, "uniform-bits");
+  check_host(make_keys<float>(Shape::float_specials, n, seed++), {Order::ascending, 4, 0, -1, {}, split},
+             "float-specials");
+  check_host(make_keys<std::uint32_t>(Shape::uniform_bits, n, seed++), {Order::ascending, 4, 5, 29, {}, split},
+             "uniform-bits");
+  check_host(make_keys<double>(Shape::uniform_bits, n, seed++), {Order::descending, 0, 40, 64, {}, split},
+             "uniform-bits");
 }
 
 // 2^26 keys: several chunks of the host pipeline, and CUB's multi-portion path.

@@ -35,14 +35,12 @@ namespace {
 constexpr int split_bits = 4;                                   // 16 buckets
 constexpr std::size_t split_min_items = std::size_t(1) << 22;  // below this, transfers are too short to hide much
 
-// The split pays when the sort left after it still takes a while (at least two digits). RXM_CUDA_SORT_HOST_PLAN=whole|split overrides the choice, so that
-// a benchmark can time both plans on the same input.
+// The split pays when the sort left after it still takes a while (at least two digits).
+// SortOptions::host_plan forces either plan, so that a benchmark can time both on the same input.
 bool worth_splitting(const SortPlan& plan) {
   const bool possible = plan.end_bit - plan.begin_bit > split_bits;
-  if (const char* forced = std::getenv("RXM_CUDA_SORT_HOST_PLAN")) {
-    if (std::string_view(forced) == "whole") return false;
-    if (std::string_view(forced) == "split") return possible;
-  }
+  if (plan.host_plan == HostStagingPlan::whole) return false;
+  if (plan.host_plan == HostStagingPlan::split) return possible;
   // Keys that need decoding stay whole: the decode kernels queued behind each downloaded chunk
   // then compete with the bucket sorts for the SMs and delay the copies (H200, 2^28 f32 keys:
   // split 57.3 / 59.2 ms, whole 54.1 / 56.6 ms in two runs; u32 keys: split 50.2, whole 53.3).
