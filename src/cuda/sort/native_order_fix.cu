@@ -24,6 +24,7 @@
 #include <type_traits>
 
 #include "cuda/runtime/cuda_check.hpp"
+#include "cuda/sort/cub_radix_sort.cuh"
 #include "cuda/sort/native_float.hpp"
 #include "radixmesh/error.hpp"
 
@@ -398,17 +399,15 @@ std::size_t native_order_fix_workspace_bytes(std::size_t n) { return carve(nullp
 void launch_native_order_fix(KeyType type, Order order, void* keys, void* values, int value_bytes, std::size_t n,
                              void* scratch_keys, void* scratch_values, void* workspace, cudaStream_t stream) {
   if (n < 2) return;
+  // cub_radix_sort's value tags name "no values" void*; the fix-up kernels take V = void* for it.
   auto with_values = [&](auto key) {
     using K = decltype(key);
-    switch (value_bytes) {
-      case 0: return launch_typed<K, void*>(order, keys, nullptr, n, scratch_keys, nullptr, workspace, stream);
-      case 4:
-        return launch_typed<K, std::uint32_t>(order, keys, values, n, scratch_keys, scratch_values, workspace, stream);
-      case 8:
-        return launch_typed<K, std::uint64_t>(order, keys, values, n, scratch_keys, scratch_values, workspace, stream);
-    }
-    throw_error(ErrorCode::internal, "native float fix-up got values of " + std::to_string(value_bytes) + " bytes",
-                "report this as a bug");
+    cub_radix_sort::with_value_tag(value_bytes, "native float fix-up", [&](auto tag) {
+      using Tag = decltype(tag);
+      using V = std::conditional_t<std::is_same_v<Tag, void*>, void*, cub_radix_sort::value_of<Tag>>;
+      launch_typed<K, V>(order, keys, has_values_v<V> ? values : nullptr, n, scratch_keys,
+                         has_values_v<V> ? scratch_values : nullptr, workspace, stream);
+    });
   };
   switch (type) {
     case KeyType::f16: return with_values(half_t{});
