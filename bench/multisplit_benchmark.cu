@@ -12,7 +12,9 @@
 // bandwidth measured in the same run (cudaMemcpyAsync of 1 GiB, bytes read + written / time).
 // Also times our counting pass alone (histogram only), to split our time into its two passes, and,
 // as diagnostics checked like ours, the other ranking method (ballots / __match_any_sync) and the
-// other number of scatter tile buffers.
+// other number of scatter tile buffers, and at m <= 32 the other scatter pass (block tiles /
+// warp-owned parts: the A/B of NOTES.md's session 4).
+// --m takes a comma-separated list (e.g. --m 2,3,4,17,32); --distribution uniform|zipf keeps one.
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -75,13 +77,25 @@ int main(int argc, char** argv) {
   std::size_t n = std::size_t(1) << 28;
   int reps = 20, warmup = 3;
   std::vector<std::uint32_t> bucket_counts = {2, 32, 256, 4096};
+  std::string only_distribution;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--n" && i + 1 < argc) n = std::strtoull(argv[++i], nullptr, 0);
     else if (arg == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
-    else if (arg == "--m" && i + 1 < argc) bucket_counts = {std::uint32_t(std::strtoul(argv[++i], nullptr, 0))};
-    else {
-      std::fprintf(stderr, "usage: bench_multisplit [--n N] [--reps R] [--m M]\n");
+    else if (arg == "--m" && i + 1 < argc) {
+      bucket_counts.clear();
+      for (char* at = argv[++i]; *at != '\0';) {
+        bucket_counts.push_back(std::uint32_t(std::strtoul(at, &at, 0)));
+        if (*at == ',') ++at;
+        else if (*at != '\0') bucket_counts.clear(), at += std::strlen(at);
+      }
+    } else if (arg == "--distribution" && i + 1 < argc) {
+      only_distribution = argv[++i];
+    } else {
+      bucket_counts.clear();
+    }
+    if (bucket_counts.empty() || (only_distribution != "" && only_distribution != "uniform" && only_distribution != "zipf")) {
+      std::fprintf(stderr, "usage: bench_multisplit [--n N] [--reps R] [--m M[,M...]] [--distribution uniform|zipf]\n");
       return 2;
     }
   }
@@ -116,6 +130,7 @@ int main(int argc, char** argv) {
 
   int failures = 0;
   for (const char* distribution : {"uniform", "zipf"}) {
+    if (!only_distribution.empty() && only_distribution != distribution) continue;
     rxm::GenerateOptions gen;
     gen.distribution = std::string(distribution) == "zipf" ? rxm::Distribution::zipf : rxm::Distribution::uniform;
     gen.seed = 2026;
@@ -193,6 +208,13 @@ int main(int argc, char** argv) {
             diagnostic(std::to_string(other) + " scatter tile buffer(s)", [&] { ms::scatter_stages = other; },
                        [&] { ms::scatter_stages = 0; });
           }
+          if (m <= ms::max_warp_scatter_buckets) {  // the other scatter pass than the default (A/B)
+            const bool default_by_warps = ms::scatters_by_warps(ms::ScatterKernel::automatic, m);
+            diagnostic(default_by_warps ? "block-tile scatter pass" : "warp-owned scatter pass",
+                       [&] { ms::scatter_kernel = default_by_warps ? ms::ScatterKernel::block_tiles
+                                                                    : ms::ScatterKernel::warp_owned; },
+                       [&] { ms::scatter_kernel = ms::ScatterKernel::automatic; });
+          }
           if (!pairs) {  // our counting pass alone: splits our time into count + scatter
             std::size_t count_bytes = temp.bytes();
             rxm::cuda::raw_digit<std::uint32_t> digit{shift, (1u << bits) - 1};
@@ -253,6 +275,21 @@ int main(int argc, char** argv) {
           c.add(std::string("RB-sort: label + cub SortPairs on ") + std::to_string(bits) + " bits" +
                     (pairs ? " + pack/unpack" : ""),
                 time_device(stream, run_rb_sort, warmup, reps));
+          namespace ms = rxm::device::multisplit_detail;
+          if (m <= ms::max_warp_scatter_buckets) {  // the other scatter pass than the default (A/B), checked
+            const bool default_by_warps = ms::scatters_by_warps(ms::ScatterKernel::automatic, m);
+            const std::string name = default_by_warps ? "block-tile scatter pass" : "warp-owned scatter pass";
+            ms::scatter_kernel = default_by_warps ? ms::ScatterKernel::block_tiles : ms::ScatterKernel::warp_owned;
+            run_ours();
+            RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+            if (!same_device_arrays(keys_out.data(), peer_keys.data(), n * 4) ||
+                (pairs && !same_device_arrays(values_out.data(), peer_values.data(), n * 4))) {
+              std::printf("MISMATCH delta %s m=%u pairs=%d %s\n", name.c_str(), m, int(pairs), distribution);
+              ++failures;
+            }
+            c.add_diagnostic("radixmesh, " + name + " (diagnostic)", time_device(stream, run_ours, warmup, reps));
+            ms::scatter_kernel = ms::ScatterKernel::automatic;
+          }
           c.set_floor(bytes_moved, bandwidth, pairs ? "20 B/pair over measured D2D copy bandwidth"
                                                     : "12 B/key over measured D2D copy bandwidth");
           c.print();

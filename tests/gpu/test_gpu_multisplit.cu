@@ -56,9 +56,33 @@ rxm::Context& cpu_context() {
   return ctx;
 }
 
-// Device-resident keys (and values = index, when V is not void) through the host API vs the CPU.
+// Runs `check` once per scatter pass that can run at this m: at m <= 32 the block-tile one and the
+// warp-owned one (forced by the ScatterKernel switch), above it the one there is.
+template <class Check> void for_each_scatter_kernel(std::uint32_t m, Check&& check) {
+  namespace ms = rxm::device::multisplit_detail;
+  if (m > ms::max_warp_scatter_buckets) {
+    check();
+    return;
+  }
+  for (auto kernel : {ms::ScatterKernel::block_tiles, ms::ScatterKernel::warp_owned}) {
+    SCOPED_TRACE(kernel == ms::ScatterKernel::warp_owned ? "warp-owned scatter pass" : "block-tile scatter pass");
+    ms::scatter_kernel = kernel;
+    check();
+    ms::scatter_kernel = ms::ScatterKernel::automatic;
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+// Device-resident keys (and values = index, when V is not void) through the host API vs the CPU,
+// with every scatter pass of this m.
+template <class K, class V, class F>
+void check_device_resident_once(const std::vector<K>& keys, const F& f, std::uint32_t m);
 template <class K, class V, class F>
 void check_device_resident(const std::vector<K>& keys, const F& f, std::uint32_t m) {
+  for_each_scatter_kernel(m, [&] { check_device_resident_once<K, V>(keys, f, m); });
+}
+template <class K, class V, class F>
+void check_device_resident_once(const std::vector<K>& keys, const F& f, std::uint32_t m) {
   const std::size_t n = keys.size();
   std::vector<K> expected_keys(n);
   std::vector<std::size_t> expected_offsets(m + 1);
@@ -100,7 +124,7 @@ template <class K> void every_bucket_function(std::size_t n, std::uint64_t seed)
     check_device_resident<K, std::uint32_t>(keys, rxm::buckets::radix_digit{width - bits, bits}, 1u << bits);
     check_device_resident<K, std::uint64_t>(keys, rxm::buckets::radix_digit{0, bits}, 1u << bits);
   }
-  for (std::uint32_t m : {1u, 3u, 33u, 257u, 4096u}) {
+  for (std::uint32_t m : {1u, 3u, 17u, 33u, 257u, 4096u}) {
     auto range = sorted_sample(keys, 2, seed + m);
     if constexpr (rxm::key_traits<K>::is_float) {  // finite bounds (random bit patterns hold NaN, inf)
       range[0] = key_of_value<K>(-3.0);
@@ -148,10 +172,10 @@ TEST(GpuMultisplit, DistributionsAndBucketCounts) {
   const std::uint64_t seed = test_seed();
   std::mt19937_64 rng(seed);
   const std::size_t big = std::getenv("RXM_MULTISPLIT_QUICK") ? (1u << 20) : (1u << 26);
-  for (std::uint32_t m : {1u, 2u, 3u, 32u, 33u, 256u, 257u, 4096u, 65536u}) {
+  for (std::uint32_t m : {1u, 2u, 3u, 17u, 32u, 33u, 256u, 257u, 4096u, 65536u}) {
     for (int distribution = 0; distribution < 5; ++distribution) {
       for (std::size_t n : {4095ul, (1ul << 20) + 7}) {
-        const std::size_t size = (distribution == 0 && (m == 256 || m == 65536) && n > 4095) ? big : n;
+        const std::size_t size = (distribution == 0 && (m == 32 || m == 256 || m == 65536) && n > 4095) ? big : n;
         SCOPED_TRACE(::testing::Message() << "m=" << m << " distribution=" << distribution << " n=" << size
                                           << " seed=" << seed);
         std::vector<std::uint32_t> keys(size);
@@ -213,7 +237,7 @@ TEST(GpuMultisplit, DeviceLevelUserFunctorCheckedModeAndUnalignedPointers) {
   RXM_REQUIRE_GPU();
   const std::size_t n = (1u << 20) + 3;
   auto keys = random_bit_patterns<std::uint32_t>(n, test_seed());
-  for (std::uint32_t m : {7u, 300u, 5000u}) {
+  for (std::uint32_t m : {7u, 300u, 5000u}) for_each_scatter_kernel(m, [&] {
     SCOPED_TRACE(m);
     HashBuckets fn{m};
     std::vector<std::uint32_t> expected(n);
@@ -238,20 +262,23 @@ TEST(GpuMultisplit, DeviceLevelUserFunctorCheckedModeAndUnalignedPointers) {
     EXPECT_EQ(got, expected_shifted);
     auto got_offsets = to_host(offsets.data(), m + 1);
     EXPECT_TRUE(std::equal(got_offsets.begin(), got_offsets.end(), expected_shifted_offsets.begin()));
-  }
+  });
   // Checked mode: the smallest index with an id >= m comes back; ids are clamped meanwhile.
-  TooLarge bad{300};
-  auto keys_in = to_device(keys);
-  auto keys_out = poisoned<std::uint32_t>(n);
-  rxm::DeviceArray<unsigned long long> bad_index(0, 1);
-  std::size_t temp_bytes = 0;
-  ASSERT_EQ(rxm::device::multisplit(nullptr, temp_bytes, keys_in.data(), keys_out.data(), n, bad, 300u, nullptr),
-            cudaSuccess);
-  rxm::DeviceBuffer temp(0, temp_bytes);
-  ASSERT_EQ(rxm::device::multisplit(temp.data(), temp_bytes, keys_in.data(), keys_out.data(), n, bad, 300u, nullptr,
-                                    0, bad_index.data()), cudaSuccess);
-  const auto first = std::find_if(keys.begin(), keys.end(), [](std::uint32_t k) { return k % 1000 == 999; });
-  EXPECT_EQ(to_host(bad_index.data(), 1)[0], first == keys.end() ? ~0ull : std::uint64_t(first - keys.begin()));
+  for (std::uint32_t m : {300u, 17u}) for_each_scatter_kernel(m, [&] {
+    SCOPED_TRACE(m);
+    TooLarge bad{m};
+    auto keys_in = to_device(keys);
+    auto keys_out = poisoned<std::uint32_t>(n);
+    rxm::DeviceArray<unsigned long long> bad_index(0, 1);
+    std::size_t temp_bytes = 0;
+    ASSERT_EQ(rxm::device::multisplit(nullptr, temp_bytes, keys_in.data(), keys_out.data(), n, bad, m, nullptr),
+              cudaSuccess);
+    rxm::DeviceBuffer temp(0, temp_bytes);
+    ASSERT_EQ(rxm::device::multisplit(temp.data(), temp_bytes, keys_in.data(), keys_out.data(), n, bad, m, nullptr,
+                                      0, bad_index.data()), cudaSuccess);
+    const auto first = std::find_if(keys.begin(), keys.end(), [](std::uint32_t k) { return k % 1000 == 999; });
+    EXPECT_EQ(to_host(bad_index.data(), 1)[0], first == keys.end() ? ~0ull : std::uint64_t(first - keys.begin()));
+  });
 }
 
 // The public splitters functor at device level (its boundaries in device memory): one pass with
@@ -265,7 +292,7 @@ TEST(GpuMultisplit, DeviceLevelSplittersSearchedInSharedMemory) {
   const auto keys = random_bit_patterns<std::uint32_t>(n, seed);
   std::vector<std::uint32_t> values(n);
   std::iota(values.begin(), values.end(), 0u);
-  for (std::uint32_t m : {2u, 1000u, 4096u, 5000u}) {
+  for (std::uint32_t m : {2u, 17u, 1000u, 4096u, 5000u}) for_each_scatter_kernel(m, [&] {
     SCOPED_TRACE(m);
     const auto boundaries = sorted_sample(keys, m - 1, seed + m);
     std::vector<std::uint32_t> expected(n), expected_values(n);
@@ -291,12 +318,17 @@ TEST(GpuMultisplit, DeviceLevelSplittersSearchedInSharedMemory) {
     EXPECT_EQ(to_host(values_out.data(), n), expected_values);
     const auto got_offsets = to_host(offsets.data(), m + 1);
     EXPECT_TRUE(std::equal(got_offsets.begin(), got_offsets.end(), expected_offsets.begin()));
-  }
+  });
 }
 
 // The digit entry point gpusort builds on, every key width and value width.
 // skew_shift > 0 narrows the keys (key >> skew_shift): few distinct digits, long runs of one bucket.
+// Every scatter pass of m = 2^bits (for_each_scatter_kernel).
+template <int KeyBits, int ValueBytes> void check_digit_once(std::size_t n, int shift, int bits, int skew_shift);
 template <int KeyBits, int ValueBytes> void check_digit(std::size_t n, int shift, int bits, int skew_shift = 0) {
+  for_each_scatter_kernel(1u << bits, [&] { check_digit_once<KeyBits, ValueBytes>(n, shift, bits, skew_shift); });
+}
+template <int KeyBits, int ValueBytes> void check_digit_once(std::size_t n, int shift, int bits, int skew_shift) {
   using U = rxm::cuda::digit_key_t<KeyBits>;
   using V = std::conditional_t<ValueBytes == 8, std::uint64_t, std::uint32_t>;
   SCOPED_TRACE(::testing::Message() << "KeyBits=" << KeyBits << " ValueBytes=" << ValueBytes << " shift=" << shift
@@ -360,6 +392,29 @@ TEST(GpuMultisplit, TuningSwitchesGiveTheSameResults) {
     ms::scatter_stages = stages;
     all_cases();
     ms::scatter_stages = 0;
+    if (HasFatalFailure()) return;
+  }
+}
+
+// Small cases of both m <= 32 scatter passes (the sanitizer runs take this filter): partial
+// sub-tiles, empty warp parts at the end of a chunk, every key and value width, the splitters
+// functor (ids stored beside the keys) and skewed digits.
+TEST(GpuMultisplit, SmallScatterPasses) {
+  RXM_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  for (std::size_t n : {1ul, 31ul, 513ul, 4095ul, 20003ul}) {
+    check_digit<32, 0>(n, 27, 5);
+    check_digit<32, 4>(n, 31, 1);
+    check_digit<32, 8>(n, 2, 3, 3);
+    check_digit<8, 8>(n, 3, 5);
+    check_digit<16, 4>(n, 0, 2);
+    check_digit<64, 0>(n, 59, 5);
+    check_digit<64, 8>(n, 60, 4);
+    if (HasFatalFailure()) return;
+    SCOPED_TRACE(::testing::Message() << "splitters n=" << n << " seed=" << seed);
+    const auto keys = random_bit_patterns<std::uint32_t>(n, seed);
+    const auto boundaries = sorted_sample(keys, 16, seed + 17);
+    check_device_resident<std::uint32_t, std::uint32_t>(keys, rxm::buckets::splitters<std::uint32_t>{boundaries.data(), 16}, 17);
     if (HasFatalFailure()) return;
   }
 }

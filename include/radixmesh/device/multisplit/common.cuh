@@ -20,6 +20,8 @@ template <class K> constexpr int items_per_thread = sizeof(K) == 8 ? 8 : 16;
 template <class K> constexpr int tile_keys = block_threads * items_per_thread<K>;
 
 template <int Bytes> struct raw_of;
+template <> struct raw_of<1> { using type = std::uint8_t; };
+template <> struct raw_of<2> { using type = std::uint16_t; };
 template <> struct raw_of<4> { using type = std::uint32_t; };
 template <> struct raw_of<8> { using type = std::uint64_t; };
 template <int ValueBytes> struct value_slot { using type = typename raw_of<ValueBytes>::type; };
@@ -42,11 +44,17 @@ template <class K, class F> struct Pass {
   std::uint32_t m;
   std::uint32_t tiles_per_chunk;
   std::uint32_t num_chunks;
-  std::uint32_t* counts;  // H, bucket-major: counts[b * num_chunks + chunk]
+  std::uint32_t* counts;  // H, bucket-major: counts[b * columns() + column], see columns_per_chunk
   unsigned long long* bad_index;
   bool vector_loads;  // inputs 16-byte aligned: 16-byte loads and cp.async copies
   bool match_any;     // rank with __match_any_sync instead of ballots
   std::uint32_t table_bytes = 0;  // the functor's lookup table, copied to shared memory (0: not)
+  // Columns of H per chunk: 1 (the block-tile scatter pass: column = chunk), or block_warps (the
+  // warp-owned scatter pass: warp w of a chunk owns its w-th contiguous eighth, column = chunk *
+  // block_warps + w, and the counting pass counts per warp to match).
+  std::uint32_t columns_per_chunk = 1;
+
+  __host__ __device__ std::uint32_t columns() const { return num_chunks * columns_per_chunk; }
 
   // fn: bucket_fn, or its copy reading the lookup table in shared memory.
   __device__ __forceinline__ std::uint32_t id_of(const F& fn, K key, std::uint32_t index, bool valid) const {
@@ -67,6 +75,18 @@ inline RankMethod rank_method = RankMethod::automatic;
 
 __host__ __device__ inline bool ranks_with_match_any(RankMethod method, std::uint32_t m) {
   return method == RankMethod::match_any || (method == RankMethod::automatic && m <= 4);
+}
+
+// Which scatter pass runs at m <= 32 (above, always the block-tile one): `block_tiles` is the
+// session-2 kernel (scatter_pass.cuh), `warp_owned` the one of warp_scatter_pass.cuh (each warp
+// owns a contiguous part of the chunk, its cursors in registers, no block barriers), `automatic`
+// the measured default (see NOTES.md, session 4).
+enum class ScatterKernel { automatic, block_tiles, warp_owned };
+inline ScatterKernel scatter_kernel = ScatterKernel::automatic;
+constexpr std::uint32_t max_warp_scatter_buckets = 32;  // lane b holds bucket b's cursor
+
+inline bool scatters_by_warps(ScatterKernel kernel, std::uint32_t m) {
+  return m <= max_warp_scatter_buckets && kernel == ScatterKernel::warp_owned;
 }
 
 __device__ __forceinline__ std::uint32_t lanes_below() {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "radixmesh/device/multisplit/bucket_functors.cuh"
 #include "radixmesh/device/multisplit/common.cuh"
@@ -35,8 +36,9 @@ __host__ __device__ inline std::uint32_t upsweep_copies(std::uint32_t m) {
 // Shared memory of the counting pass besides the functor's table.
 inline std::size_t upsweep_counter_bytes(std::uint32_t m) { return std::size_t(upsweep_copies(m)) * m * 4; }
 
-// Counts per chunk: H[b * num_chunks + chunk]. Two tiles per step (8 independent 16-byte loads
-// per thread in flight when the keys are aligned).
+// Counts per chunk: H[b * num_chunks + chunk], or per warp part of a chunk for the warp-owned
+// scatter pass (Pass::columns_per_chunk). Two tiles per step (8 independent 16-byte loads per
+// thread in flight when the keys are aligned).
 template <class K, class F>
 __global__ void __launch_bounds__(block_threads) upsweep_kernel(Pass<K, F> p) {
   extern __shared__ uint4 upsweep_shared[];  // the functor's table, then the counters
@@ -84,12 +86,48 @@ __global__ void __launch_bounds__(block_threads) upsweep_kernel(Pass<K, F> p) {
       }
     }
   };
+  // Warp w walks the w-th contiguous eighth of the chunk alone (the warp-owned scatter pass's
+  // part): 8 and then 1 16-byte loads per lane per step, plain loads for the rest.
+  auto for_each_key_of_warp = [&](auto&& count) {
+    const std::size_t part_keys = std::size_t(p.tiles_per_chunk) * tile_keys<K> / block_warps;
+    std::size_t i = chunk_begin + warp * part_keys;
+    const std::size_t end = i + part_keys < chunk_end ? i + part_keys : chunk_end;
+    auto vectors_per_lane = [&](auto vectors) {
+      constexpr int count_vectors = decltype(vectors)::value;
+      constexpr std::size_t step = std::size_t(count_vectors) * 32 * keys_per_vector;
+      for (; i + step <= end; i += step) {
+        const uint4* src = reinterpret_cast<const uint4*>(p.keys_in + i);
+        uint4 r[count_vectors];
+#pragma unroll
+        for (int v = 0; v < count_vectors; ++v) r[v] = src[v * 32 + lane];
+#pragma unroll
+        for (int v = 0; v < count_vectors; ++v) {
+          K keys[keys_per_vector];
+          memcpy(keys, &r[v], sizeof keys);
+          const std::uint32_t first = std::uint32_t(i) + (v * 32 + lane) * keys_per_vector;
+#pragma unroll
+          for (int e = 0; e < keys_per_vector; ++e) count(keys[e], first + e, true);
+        }
+      }
+    };
+    if (p.vector_loads) {
+      vectors_per_lane(std::integral_constant<int, 8>{});
+      vectors_per_lane(std::integral_constant<int, 1>{});
+    }
+    for (; i < end; i += 32) {
+      const std::size_t index = i + lane;
+      const bool valid_key = index < end;
+      count(p.keys_in[valid_key ? index : i], std::uint32_t(index), valid_key);
+    }
+  };
   if (p.m <= max_thread_counter_buckets) {
     std::uint32_t* const mine = bucket_count + threadIdx.x;
-    for_each_key([&](K key, std::uint32_t index, bool valid_key) {
+    auto count = [&](K key, std::uint32_t index, bool valid_key) {
       const std::uint32_t id = p.id_of(fn, key, index, valid_key);
       if (valid_key) atomicAdd(&mine[id * block_threads], 1u);
-    });
+    };
+    if (p.columns_per_chunk == block_warps) for_each_key_of_warp(count);
+    else for_each_key(count);
   } else {
     std::uint32_t* const my_copy = bucket_count + (warp % copies) * p.m;
     for_each_key([&](K key, std::uint32_t index, bool valid_key) {
@@ -98,7 +136,16 @@ __global__ void __launch_bounds__(block_threads) upsweep_kernel(Pass<K, F> p) {
     });
   }
   __syncthreads();
-  if (p.m <= max_thread_counter_buckets) {
+  if (p.m <= max_thread_counter_buckets && p.columns_per_chunk == block_warps) {
+    // Column per warp: lane b sums bucket b over the warp's 32 threads, starting at its own lane
+    // so that the 32 lanes read 32 different banks.
+    if (lane < p.m) {
+      std::uint32_t total = 0;
+#pragma unroll
+      for (int k = 0; k < 32; ++k) total += bucket_count[lane * block_threads + warp * 32 + ((lane + k) & 31u)];
+      p.counts[std::size_t(lane) * p.columns() + chunk * block_warps + warp] = total;
+    }
+  } else if (p.m <= max_thread_counter_buckets) {
     // Warp w sums buckets w, w + 8, ...: 256 counters each, 8 per lane, then a warp reduction.
     for (std::uint32_t b = warp; b < p.m; b += block_warps) {
       std::uint32_t total = 0;

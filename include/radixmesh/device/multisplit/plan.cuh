@@ -15,6 +15,7 @@
 #include "radixmesh/device/multisplit/common.cuh"
 #include "radixmesh/device/multisplit/counting_pass.cuh"
 #include "radixmesh/device/multisplit/scatter_pass.cuh"
+#include "radixmesh/device/multisplit/warp_scatter_pass.cuh"
 
 namespace radixmesh::device::multisplit_detail {
 
@@ -46,10 +47,16 @@ inline int bit_width(std::uint32_t x) {
   return bits;
 }
 
+// Entries of H that the temp storage holds room for: one column per warp part at m <= 32, so
+// that either scatter pass fits whatever ScatterKernel says at launch.
+inline std::size_t h_capacity(std::uint32_t m, std::uint32_t num_chunks) {
+  return std::size_t(m) * num_chunks * (m <= max_warp_scatter_buckets ? block_warps : 1);
+}
+
 // Temp storage of one pass: H, its scan, CUB's scan scratch.
 template <class K> std::size_t one_pass_temp_bytes(std::size_t n, std::uint32_t m, int sm_count, std::size_t& cub_bytes) {
   const auto plan = plan_chunks<K>(n, m, sm_count);
-  const std::size_t entries = std::size_t(m) * plan.num_chunks;
+  const std::size_t entries = h_capacity(m, plan.num_chunks);
   cub_bytes = 0;
   cub::DeviceScan::ExclusiveSum(nullptr, cub_bytes, static_cast<std::uint32_t*>(nullptr),
                                 static_cast<std::uint32_t*>(nullptr), int(entries > 0 ? entries : 1));
@@ -94,16 +101,20 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
                          std::uint32_t m, std::uint32_t* offsets, unsigned long long* bad_index, int sm_count,
                          cudaStream_t stream) {
   const auto plan = plan_chunks<K>(n, m, sm_count);
-  const std::size_t entries = std::size_t(m) * plan.num_chunks;
+  const std::size_t capacity = h_capacity(m, plan.num_chunks);
+  // The scatter pass: warp-owned parts (m <= 32, when selected) or block tiles.
+  const bool by_warps = keys_out != nullptr && scatters_by_warps(scatter_kernel, m);
+  const std::size_t entries = std::size_t(m) * plan.num_chunks * (by_warps ? block_warps : 1);
   std::size_t cub_bytes = 0;
   cub::DeviceScan::ExclusiveSum(nullptr, cub_bytes, static_cast<std::uint32_t*>(nullptr),
-                                static_cast<std::uint32_t*>(nullptr), int(entries > 0 ? entries : 1));
+                                static_cast<std::uint32_t*>(nullptr), int(capacity > 0 ? capacity : 1));
   auto* counts = static_cast<std::uint32_t*>(temp);
-  auto* scanned = reinterpret_cast<std::uint32_t*>(static_cast<unsigned char*>(temp) + align256(entries * 4 + 4));
-  void* cub_temp = static_cast<unsigned char*>(temp) + 2 * align256(entries * 4 + 4);
+  auto* scanned = reinterpret_cast<std::uint32_t*>(static_cast<unsigned char*>(temp) + align256(capacity * 4 + 4));
+  void* cub_temp = static_cast<unsigned char*>(temp) + 2 * align256(capacity * 4 + 4);
 
   Pass<K, F> pass{keys_in, keys_out, values_in, values_out, n, bucket_fn, m_full, id_shift, id_mask, m,
                   plan.tiles_per_chunk, plan.num_chunks, counts, bad_index, false, false};
+  pass.columns_per_chunk = by_warps ? std::uint32_t(block_warps) : 1u;
   pass.match_any = ranks_with_match_any(rank_method, m);
   pass.table_bytes = lookup_table_bytes(bucket_fn);
   pass.vector_loads = reinterpret_cast<std::uintptr_t>(keys_in) % 16 == 0 &&
@@ -116,7 +127,8 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
     if (stages == 2 && (downsweep_shared_bytes<K, ValueBytes>(m, 2) + align16(pass.table_bytes) > max_shared_bytes() ||
                         plan.tiles_per_chunk < 2))
       stages = 1;
-    const std::size_t scatter_base = downsweep_shared_bytes<K, ValueBytes>(m, stages);
+    const std::size_t scatter_base = by_warps ? warp_scatter_shared_bytes<K, ValueBytes, F>()
+                                              : downsweep_shared_bytes<K, ValueBytes>(m, stages);
     // The table goes to shared memory when the scatter pass still fits with it.
     if (keys_out != nullptr && scatter_base + align16(pass.table_bytes) > max_shared_bytes()) pass.table_bytes = 0;
     const std::size_t upsweep_shared = align16(pass.table_bytes) + upsweep_counter_bytes(m);
@@ -127,7 +139,14 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
     if ((status = cudaGetLastError()) != cudaSuccess) return status;
     status = cub::DeviceScan::ExclusiveSum(cub_temp, cub_bytes, counts, scanned, int(entries), stream);
     if (status != cudaSuccess) return status;
-    if (keys_out != nullptr) {
+    if (by_warps) {
+      const std::size_t shared = scatter_base + align16(pass.table_bytes);
+      // The id class: one ballot per window for m <= 2, five up to 32.
+      auto* kernel = m <= 2 ? warp_scatter_kernel<K, ValueBytes, F, 1> : warp_scatter_kernel<K, ValueBytes, F, 5>;
+      if ((status = allow_large_shared(reinterpret_cast<const void*>(kernel), shared)) != cudaSuccess) return status;
+      kernel<<<plan.num_chunks, block_threads, shared, stream>>>(pass, scanned);
+      if ((status = cudaGetLastError()) != cudaSuccess) return status;
+    } else if (keys_out != nullptr) {
       const std::size_t shared = scatter_base + align16(pass.table_bytes);
       // The id class (ballots per window): 5 bits for m <= 32, 8 for m <= 256.
       const bool small_ids = bit_width(m - 1) <= 5;
@@ -138,7 +157,7 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
     }
   }
   if (offsets != nullptr) {
-    offsets_from_counts_kernel<><<<(m + 256) / 256, 256, 0, stream>>>(scanned, n > 0 ? plan.num_chunks : 0, m, n,
+    offsets_from_counts_kernel<><<<(m + 256) / 256, 256, 0, stream>>>(scanned, n > 0 ? pass.columns() : 0, m, n,
                                                                     offsets);
     status = cudaGetLastError();
   }

@@ -64,4 +64,31 @@ __device__ __forceinline__ void start_tile_copy(const void* in, std::size_t base
   }
 }
 
+__device__ __forceinline__ void copy_async_wait_all_but_one() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
+
+// One warp copies `valid` elements (of Elems) from global to its own shared buffer: 16-byte
+// cp.async copies when the piece is whole, the input aligned and the piece a whole number of
+// 512-byte rows (32 lanes x 16 bytes); else lane-strided plain loads and stores (the input's last
+// piece, unaligned inputs, narrow elements in small pieces). The caller commits, waits and
+// __syncwarp()s before reading.
+template <int Bytes, int Elems>
+__device__ __forceinline__ void start_warp_copy(const void* in, std::size_t base, std::uint32_t valid,
+                                                bool vector_loads, void* shared) {
+  const std::uint32_t lane = threadIdx.x % 32;
+  if constexpr (Elems * Bytes % 512 == 0) {
+    if (vector_loads && valid == Elems) {
+      constexpr int rows = Elems * Bytes / 512;
+      const uint4* src = reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(in) + base * Bytes);
+      uint4* dst = static_cast<uint4*>(shared);
+#pragma unroll
+      for (int i = 0; i < rows; ++i) copy_async_16(dst + i * 32 + lane, src + i * 32 + lane);
+      return;
+    }
+  }
+  using T = typename raw_of<Bytes>::type;
+  const T* src = static_cast<const T*>(in) + base;
+  T* dst = static_cast<T*>(shared);
+  for (std::uint32_t i = lane; i < valid; i += 32) dst[i] = src[i];
+}
+
 }  // namespace radixmesh::device::multisplit_detail
