@@ -9,10 +9,10 @@
 //   bench_topk                 every shape of issue 4
 //   bench_topk --sweep         also sweep the delegate subrange 2^alpha at n = 2^28
 //   bench_topk --only NAME     cases whose name contains NAME (or one of NAME's '|'-separated parts)
-//   bench_topk --ab-rescan     also the standard cases with session 3's rescan (one subrange per
-//                              warp: "rescan-narrow"), its delegate select grid ("delegate-grid-
-//                              small") and both ("session3-rescan-grid"), and the delegate pass
-//                              at 5 blocks per SM ("delegate-pass-5-blocks"); --ab includes them
+//   bench_topk --ab-rescan     also the standard cases with session 3's delegate select grid
+//                              ("delegate-grid-small") and the delegate pass at 5 and 4 blocks
+//                              per SM ("delegate-pass-5-blocks", "-4-blocks"); --ab includes them. (Session 3's
+//                              rescan, "rescan-narrow", was deleted in session 4.)
 //   bench_topk --ab-sample     also every single-row standard case with the sample-select path
 //                              forced off (" sample-off") and forced on (" sample-on"); every
 //                              line's params name the path taken ("path")
@@ -66,9 +66,8 @@ struct Shape {
   rxm::device::TopkStart start = rxm::device::TopkStart::automatic;
   int beta = 1;  // delegates per subrange
   int delegate_block = -1;  // delegate select in one block per row: -1 automatic, 0 off, 1 on
-  bool gather_wide = true;  // the rescan with 8 loads in flight per lane (false: session 3's kernel)
   bool full_grid = true;  // delegate select passes 2+ on the pass's grid (false: ~delegates / 4096)
-  bool five_blocks = false;  // the delegate pass held to 48 registers (5 blocks per SM)
+  int five_blocks = -1;  // the delegate pass held to 48 registers (5 blocks per SM): -1 automatic, 0/1
   int sample = -1;  // the sample-select path: -1 automatic, 0 off, 1 on (single rows)
 };
 
@@ -145,7 +144,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   p.start = s.start;
   p.delegate_beta = s.beta;
   p.delegate_block_select = s.delegate_block;
-  p.gather_wide = s.gather_wide, p.delegate_select_full_grid = s.full_grid;
+  p.delegate_select_full_grid = s.full_grid;
   p.delegate_pass_five_blocks = s.five_blocks;
   p.sample_select = s.sample;
   const std::size_t temp_bytes = rxm::device::topk_temp_bytes(p, 0);
@@ -160,8 +159,8 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   if (!with_peers) {
     rxm::device::TopkProblem d = p;
     d.delegate_log2 = -1, d.block_select = -1, d.delegate_vector_loads = true, d.start = rxm::device::TopkStart::automatic;
-    d.delegate_beta = 1, d.delegate_block_select = -1, d.gather_wide = true, d.delegate_select_full_grid = true;
-    d.delegate_pass_five_blocks = false, d.sample_select = -1;
+    d.delegate_beta = 1, d.delegate_block_select = -1, d.delegate_select_full_grid = true;
+    d.delegate_pass_five_blocks = -1, d.sample_select = -1;
     const std::size_t d_bytes = rxm::device::topk_temp_bytes(d, 0);
     rxm::DeviceArray<std::int64_t> d_indices(0, places);
     d.out_indices = d_indices.data();
@@ -185,9 +184,8 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   if (s.start != rxm::device::TopkStart::automatic) params["start"] = start_name(s.start);
   if (s.beta != 1) params["delegate_beta"] = s.beta;
   if (s.delegate_block >= 0) params["delegate_block_select"] = s.delegate_block;
-  if (!s.gather_wide) params["gather_wide"] = 0;
   if (!s.full_grid) params["delegate_select_full_grid"] = 0;
-  if (s.five_blocks) params["delegate_pass_five_blocks"] = 1;
+  if (s.five_blocks >= 0) params["delegate_pass_five_blocks"] = s.five_blocks;
   if (s.sample >= 0) params["sample_select"] = s.sample;
   params["path"] = rxm::device::topk_path_name(p, 0);
   Case c("topk", params, double(n), "keys");
@@ -306,17 +304,17 @@ int main(int argc, char** argv) {
   if (ab || ab_rescan) {  // the second topk helper's switches against their defaults (ours only)
     struct Variant {
       const char* suffix;
-      bool gather_wide, full_grid, five_blocks;
+      bool full_grid;
+      int five_blocks;
     };
-    constexpr Variant variants[] = {{" rescan-narrow", false, true, false},
-                                    {" delegate-grid-small", true, false, false},
-                                    {" session3-rescan-grid", false, false, false},
-                                    {" delegate-pass-5-blocks", true, true, true}};
+    constexpr Variant variants[] = {{" delegate-grid-small", false, -1},
+                                    {" delegate-pass-5-blocks", true, 1},
+                                    {" delegate-pass-4-blocks", true, 0}};
     for (std::size_t i = 0; i < standard_count; ++i)
       for (const Variant& variant : variants) {
         Shape v = shapes[i];
         v.name += variant.suffix;
-        v.gather_wide = variant.gather_wide, v.full_grid = variant.full_grid, v.five_blocks = variant.five_blocks;
+        v.full_grid = variant.full_grid, v.five_blocks = variant.five_blocks;
         v.peers = false;
         shapes.push_back(v);
       }

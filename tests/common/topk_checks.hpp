@@ -47,9 +47,8 @@ struct Tuning {
   bool vector_loads = true;  // delegate_vector_loads
   bool debug = false;  // debug_checks
   int delegate_block = -1;  // delegate_block_select
-  bool gather_wide = true;  // gather_wide
   bool delegate_full_grid = true;  // delegate_select_full_grid
-  bool five_blocks = false;  // delegate_pass_five_blocks
+  int five_blocks = -1;  // delegate_pass_five_blocks: -1 automatic, 0 never, 1 always
   int sample = -1;  // sample_select: -1 automatic, 0 never, 1 single rows
 };
 
@@ -83,7 +82,7 @@ TopkResult<T, Index> device_topk(const std::vector<T>& v, std::size_t rows, cons
   p.out_values = out_v.data(), p.out_indices = out_i.data();
   p.start = t.start, p.delegate_log2 = t.alpha, p.block_select = t.block, p.delegate_beta = t.beta;
   p.delegate_vector_loads = t.vector_loads, p.debug_checks = t.debug, p.delegate_block_select = t.delegate_block;
-  p.gather_wide = t.gather_wide, p.delegate_select_full_grid = t.delegate_full_grid;
+  p.delegate_select_full_grid = t.delegate_full_grid;
   p.delegate_pass_five_blocks = t.five_blocks, p.sample_select = t.sample;
   p.index_bytes = sizeof(Index);
   if (!caller.empty()) p.input_indices = d_caller.data();

@@ -324,16 +324,16 @@ void check_delegate_folds(std::size_t n, std::vector<int> alphas, std::vector<st
         for (int alpha : alphas) {
           if (k > (n >> alpha)) continue;  // at least k subranges
           // Both delegate selects (one block per row, multi-block passes), both loads, both selects,
-          // both rescans (gather_wide) and both grids of the delegate passes.
+          // and both grids of the delegate passes.
           for (const Tuning t : {Tuning{TopkStart::automatic, alpha, -1, 1, true, false, 1},
                                  Tuning{TopkStart::automatic, alpha, -1, 1, false, false, 0},
                                  Tuning{TopkStart::automatic, alpha, 0, 1, true, true, -1},
-                                 Tuning{TopkStart::automatic, alpha, -1, 1, true, false, 0, false, false},
-                                 Tuning{TopkStart::automatic, alpha, -1, 1, true, false, -1, true, true, true}}) {
+                                 Tuning{TopkStart::automatic, alpha, -1, 1, true, false, 0, false},
+                                 Tuning{TopkStart::automatic, alpha, -1, 1, true, false, -1, true, 1},
+                                 Tuning{TopkStart::automatic, alpha, -1, 1, true, false, -1, true, 0}}) {
             SCOPED_TRACE(describe(what + " alpha=" + std::to_string(alpha) + " vector=" +
                                       std::to_string(t.vector_loads) + " block=" + std::to_string(t.block) +
                                       " delegate_block=" + std::to_string(t.delegate_block) +
-                                      " gather_wide=" + std::to_string(t.gather_wide) +
                                       " full_grid=" + std::to_string(t.delegate_full_grid) +
                                       " five_blocks=" + std::to_string(t.five_blocks),
                                   n, k, o));
@@ -348,9 +348,8 @@ void check_delegate_folds(std::size_t n, std::vector<int> alphas, std::vector<st
         SCOPED_TRACE(describe(what + " offsets", n, k, o));
         const auto want = rxm::topk_batched(cpu(), std::span<const T>(v), rxm::Rows::from_offsets(offsets), k, o);
         for (bool new_settings : {true, false}) {
-          SCOPED_TRACE(new_settings ? "gather_wide, full grid" : "session-3 rescan and delegate grid");
-          expect_equal(device_topk(v, 2, offsets, k, o,
-                                   Tuning{TopkStart::automatic, 4, -1, 1, true, false, 0, new_settings, new_settings}),
+          SCOPED_TRACE(new_settings ? "full delegate grid" : "session-3 delegate grid");
+          expect_equal(device_topk(v, 2, offsets, k, o, Tuning{TopkStart::automatic, 4, -1, 1, true, false, 0, new_settings}),
                        want);
         }
       }
@@ -375,9 +374,9 @@ TEST(GpuTopkDelegates, Integers) {
   check_delegate_folds<std::uint16_t>((1 << 15) + 37, {3, 6}, {1, 100});
   check_delegate_folds<std::int64_t>((1 << 15) + 37, {3, 6}, {1, 100});
 }
-// The rescan (gather_wide: several steps per warp where k x 2^alpha exceeds the grid's warps x
-// 256, one step from registers otherwise) and the delegate passes' grid (full or ~delegates/4096
-// blocks), both settings of each against the CPU: batched equal rows (128 x 2^16: 4 blocks and 32
+// The rescan (gather_candidates_wide: several steps per warp where k x 2^alpha exceeds the grid's
+// warps x 256, one step from registers otherwise) and the delegate passes' grid (full or
+// ~delegates/4096 blocks), both grids against the CPU: batched equal rows (128 x 2^16: 4 blocks and 32
 // warps per row on an H200, so alpha = 4, k = 1024 gives 2 steps per warp; alpha = 3: 1 step),
 // and unaligned offset rows of mixed lengths; inputs with ties, NaN and all-equal values.
 TEST(GpuTopkDelegates, RescanAndDelegateGridSwitches) {
@@ -396,15 +395,14 @@ TEST(GpuTopkDelegates, RescanAndDelegateGridSwitches) {
         const auto want = rxm::topk_batched(cpu(), std::span<const float>(v), rxm::Rows::uniform(rows, length), k, o);
         const auto want_offsets = rxm::topk_batched(cpu(), std::span<const float>(w), rxm::Rows::from_offsets(offsets), k, o);
         for (int alpha : {3, 4})
-          for (bool wide : {true, false})
-            for (bool full_grid : {true, false}) {
-              const Tuning t{TopkStart::automatic, alpha, -1, 1, true, false, 0, wide, full_grid};
-              SCOPED_TRACE(describe(input.name + " alpha=" + std::to_string(alpha) + " gather_wide=" +
-                                        std::to_string(wide) + " full_grid=" + std::to_string(full_grid),
-                                    length, k, o));
-              expect_equal(device_topk(v, rows, {}, k, o, t), want);
-              expect_equal(device_topk(w, offsets.size() - 1, offsets, k, o, t), want_offsets);
-            }
+          for (bool full_grid : {true, false}) {
+            const Tuning t{TopkStart::automatic, alpha, -1, 1, true, false, 0, full_grid};
+            SCOPED_TRACE(describe(input.name + " alpha=" + std::to_string(alpha) +
+                                      " full_grid=" + std::to_string(full_grid),
+                                  length, k, o));
+            expect_equal(device_topk(v, rows, {}, k, o, t), want);
+            expect_equal(device_topk(w, offsets.size() - 1, offsets, k, o, t), want_offsets);
+          }
       }
   }
 }

@@ -66,16 +66,14 @@ struct TopkProblem {
   // Tuning (benchmarks): 16-byte loads in the delegate pass where a row is 16-byte aligned (true),
   // or scalar loads everywhere (false: the A/B comparison).
   bool delegate_vector_loads = true;
-  // Tuning (benchmarks, tests): the rescan of the qualifying subranges with 8 loads in flight per
-  // lane over their concatenation (true), or one subrange per warp, 32 elements a step (false:
-  // the session-3 kernel, the A/B comparison). Same candidates either way.
-  bool gather_wide = true;
   // Tuning (benchmarks, tests): the delegate select's multi-block passes after the first on the
   // delegate pass's grid (true), or on about one block per 4096 delegates (false: the A/B).
   bool delegate_select_full_grid = true;
-  // Tuning (benchmarks): the delegate pass held to 48 registers so that 5 blocks per SM fit
-  // instead of 4 (true; it spills), or unbounded (false, the default until measured).
-  bool delegate_pass_five_blocks = false;
+  // Tuning (benchmarks, tests): the delegate pass held to 48 registers so that 5 blocks per SM fit
+  // instead of 4 (it spills a little, in fold branches the measured types do not take). -1
+  // chooses it (16- and 32-bit keys: faster in every case the H200 timed, f32 and f16/bf16 at
+  // k = 16..2^20, sessions 3-4; 64-bit keys untimed, so unbounded), 0 never, 1 always.
+  int delegate_pass_five_blocks = -1;
   // Tuning (benchmarks, tests): the sample-select path for single rows (src/cuda/topk/
   // topk_sample_select.cuh): a strided sample bounds the k-th rank, one read compacts the elements
   // above the bound in index order, the select and a stable filter finish without a sort. -1

@@ -63,7 +63,6 @@ template <class U> struct Params {
   unsigned long long* cand_count;  // rows
   std::uint64_t* qual_list;        // rows * k: the qualifying subranges of each row
   unsigned long long* qual_count;  // rows
-  int qual_per_warp;               // listed subranges a warp rescans per round (gather_candidates)
   int gather_steps;                // steps of kGatherStep positions a warp rescans per round (_wide)
   bool vector_loads;               // the delegate pass may use 16-byte loads
   std::uint64_t cand_cap;          // per row

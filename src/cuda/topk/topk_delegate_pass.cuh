@@ -14,7 +14,7 @@
 //   M_i == M_w == rank(w) with start_i < start_w, so all of subrange i lies before w's (aligned,
 //   disjoint subranges) and e_i has the lower index. k elements beating w: w is no winner.
 // - So candidates = the elements of the qualifying subranges whose rank reaches the k-th
-//   delegate's resolved rank bits (gather_candidates): at most k * S, and a superset of the winners,
+//   delegate's resolved rank bits (gather_candidates_wide): at most k * S, and a superset of the winners,
 //   on which the exact select runs. (Up to session 3 the delegate was the best (rank, lowest
 //   index) element, which cost a compare-and-select chain per element: 1.6x the byte floor for
 //   f32, 3x for 16-bit keys; see NOTES.md.)
@@ -295,8 +295,9 @@ template <class U> __device__ __forceinline__ void delegate_pass_body(const Para
 }
 template <class U> __global__ void __launch_bounds__(kThreads) delegate_pass(Params<U> p) { delegate_pass_body(p); }
 // The same pass held to 48 registers (5 blocks per SM instead of 4; TopkProblem::
-// delegate_pass_five_blocks, opt-in, to be measured): ptxas (sm_90) spills 236-684 bytes per
-// thread there (40 registers, 6 blocks: 524-2072), so whether the occupancy pays is open.
+// delegate_pass_five_blocks): ptxas (sm_90) spills 236-684 bytes per thread there (40 registers,
+// 6 blocks: 524-2072), yet the H200 measured it faster for f32 and f16/bf16 at every k timed
+// (sessions 3 and 4, NOTES.md): the default for 16- and 32-bit keys since session 4.
 constexpr int kDelegatePassBoundedBlocks = 5;
 template <class U>
 __global__ void __launch_bounds__(kThreads, kDelegatePassBoundedBlocks) delegate_pass_bounded(Params<U> p) {

@@ -112,9 +112,9 @@ FilterGrid filter_grid(int device, int W) {
   auto occupancy = [&](auto kernel) {
     RXM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kFilterThreads, 0));
   };
-  if (W == 16) occupancy(stable_filter<std::uint16_t, ListSink<std::uint16_t>>);
-  else if (W == 32) occupancy(stable_filter<std::uint32_t, ListSink<std::uint32_t>>);
-  else occupancy(stable_filter<std::uint64_t, ListSink<std::uint64_t>>);
+  if (W == 16) occupancy(stable_filter<std::uint16_t, kReadRounds, ListSink<std::uint16_t>>);
+  else if (W == 32) occupancy(stable_filter<std::uint32_t, kReadRounds, ListSink<std::uint32_t>>);
+  else occupancy(stable_filter<std::uint64_t, kReadRounds, ListSink<std::uint64_t>>);
   const FilterGrid f{std::max(1, sm_count), std::max(1, sm_count * std::max(1, per_sm))};
   if (slot) slot[0].store(f.sms, std::memory_order_relaxed), slot[1].store(f.blocks, std::memory_order_relaxed);
   return f;
@@ -154,7 +154,8 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
   // device at once, split evenly over the rows, rounded DOWN. (Up to session 3: 8 blocks per SM,
   // rounded up per row, so 64 rows got 17 x 64 = 1088 blocks for 1056 places: a second wave of
   // 32 blocks, each with a full block's share of the row, nearly doubled the pass.)
-  const std::uint64_t target_blocks = resident_blocks(device, g.W, pr.delegate_pass_five_blocks && g.beta == 1);
+  g.five_blocks = g.beta == 1 && (pr.delegate_pass_five_blocks == 1 || (pr.delegate_pass_five_blocks < 0 && g.W <= 32));
+  const std::uint64_t target_blocks = resident_blocks(device, g.W, g.five_blocks);
   const std::uint64_t per_row = std::max<std::uint64_t>(1, target_blocks / pr.rows);
   g.grid_x = unsigned(std::max<std::uint64_t>(1, std::min<std::uint64_t>(per_row, (g.max_len + 4095) / 4096)));
   g.cand_cap = g.alpha ? std::min<std::uint64_t>(g.max_len, std::uint64_t(pr.k) << g.alpha) : 0;
@@ -171,10 +172,14 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
     g.sample_r = std::min<std::uint64_t>(g.sample_count, std::uint64_t(std::ceil(mu + 5.0 * std::sqrt(mu) + 4.0)));
     g.sample_slack = g.sample_r / 8;
     // Expected candidates ~(r + slack / 2) n / s; the capacity is twice the most (relative
-    // spread ~1 / sqrt(r)), at least k, at most n.
+    // spread ~1 / sqrt(r)), at least k, at most n, and at least n / 16: ties at the bound (16-bit
+    // keys, U[128.6,128.7]) put far more than r samples at L when its bucket cannot be split
+    // (device run 1: f16/bf16 and U[128.6,128.7] at k = 1024 overflowed 2 r n / s and fell back
+    // to the raw select, 13-21 ms). n / 16 is what the delegate path took at k = 65536 (k 2^8).
     const std::uint64_t per_sample = (n + g.sample_count - 1) / g.sample_count;
     const std::uint64_t expected = (g.sample_r + g.sample_slack) * per_sample;
-    g.cand_cap = std::min<std::uint64_t>(n, std::max<std::uint64_t>(pr.k, 2 * expected + 4096));
+    g.cand_cap = std::min<std::uint64_t>(n, std::max({std::uint64_t(pr.k), 2 * expected + 4096, n / 16}));
+    // Status words for the finest tiles (one round: the output filter after a fallback reads the row).
     const std::uint64_t tile = 16 / g.key_bytes * kFilterThreads * kFilterLoads;
     g.filter_tiles = (n + tile - 1) / tile;
     const FilterGrid f = filter_grid(device, g.W);
@@ -272,7 +277,7 @@ void launch_sample_select(const GpuPlan& g, const Params<U>& p, char* base, cons
   sample_bound<U><<<1, kSampleBoundThreads, 0, stream>>>(p, sv);
   debug.after_launch("sample_bound");
   // Phase 1, the only full read: rank >= L into the candidates, in index order.
-  stable_filter<U, ListSink<U>><<<g.filter_grid, kFilterThreads, 0, stream>>>(
+  stable_filter<U, kReadRounds, ListSink<U>><<<g.filter_grid, kFilterThreads, 0, stream>>>(
       p, p.dstate, false, FilterLane{sv.status[0], tickets, p.cand_count, p.cand_cap, true},
       ListSink<U>{p.cand_rank, p.cand_idx});
   debug.after_launch("stable_filter (rank >= L)");
@@ -291,7 +296,7 @@ void launch_sample_select(const GpuPlan& g, const Params<U>& p, char* base, cons
     auto* out_values = static_cast<U*>(pr.out_values);
     auto* out_indices = static_cast<Index*>(pr.out_indices);
     if (!pr.options.sorted) {  // index order is the output order
-      stable_filter<U, OutputSink<U, Index>><<<g.filter_grid, kFilterThreads, 0, stream>>>(
+      stable_filter<U, kListRounds, OutputSink<U, Index>><<<g.filter_grid, kFilterThreads, 0, stream>>>(
           p, p.state, true, winners, OutputSink<U, Index>{out_values, out_indices, input_indices});
       debug.after_launch("stable_filter (winners)");
       return;
@@ -299,8 +304,8 @@ void launch_sample_select(const GpuPlan& g, const Params<U>& p, char* base, cons
     // Sorted: best first, ties by index: a stable sort by rank of the index-ordered winners.
     U* alt_rank = reinterpret_cast<U*>(base + g.off_alt_rank);
     auto* alt_idx = reinterpret_cast<std::uint64_t*>(base + g.off_alt_idx);
-    stable_filter<U, ListSink<U>><<<g.filter_grid, kFilterThreads, 0, stream>>>(p, p.state, true, winners,
-                                                                                ListSink<U>{p.win_rank, p.win_idx});
+    stable_filter<U, kListRounds, ListSink<U>><<<g.filter_grid, kFilterThreads, 0, stream>>>(
+        p, p.state, true, winners, ListSink<U>{p.win_rank, p.win_idx});
     debug.after_launch("stable_filter (winners)");
     std::size_t cub_bytes = g.cub_bytes;
     RXM_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(base + g.off_cub, cub_bytes, p.win_rank, alt_rank,
@@ -348,11 +353,9 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
   p.vector_loads = pr.delegate_vector_loads;
   p.qual_list = reinterpret_cast<std::uint64_t*>(base + g.off_qual_list);
   p.qual_count = reinterpret_cast<unsigned long long*>(base + g.off_qual_count);
-  // At least one listed subrange per warp of the rescan's grid; at most 32 (few atomics).
-  p.qual_per_warp = int(std::clamp<std::uint64_t>((pr.k + 8 * g.grid_x - 1) / (8 * g.grid_x), 1, 32));
   // gather_candidates_wide: as many steps per warp and round as spread a row's k x 2^alpha
   // positions over the grid's warps in one round, at most 8 (then the rounds repeat: for large k
-  // the one atomic per block and round stays about as rare as gather_candidates' 32 subranges).
+  // the one atomic per block and round stays rare).
   {
     const std::uint64_t row_steps = g.alpha ? ((std::uint64_t(pr.k) << g.alpha) + kGatherStep - 1) / kGatherStep : 1;
     const std::uint64_t warps = std::uint64_t(g.grid_x) * (kThreads / 32);
@@ -385,7 +388,7 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
     const dim3 grid(g.grid_x, unsigned(chunk));
     if (g.alpha) {
       if (g.beta > 1) delegate_pass_top_beta<U><<<grid, kThreads, 0, stream>>>(c);
-      else if (pr.delegate_pass_five_blocks) delegate_pass_bounded<U><<<grid, kThreads, 0, stream>>>(c);
+      else if (g.five_blocks) delegate_pass_bounded<U><<<grid, kThreads, 0, stream>>>(c);
       else delegate_pass<U><<<grid, kThreads, 0, stream>>>(c);
       debug.after_launch("delegate_pass");
       // The delegates are beta n / 2^alpha: as many blocks as give each thread ~16 of them.
@@ -410,10 +413,9 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
         else list_qualifying<U, false><<<grid, kThreads, 0, stream>>>(c);
         debug.after_launch("list_qualifying");
       }
-      if (pr.gather_wide && p.gather_steps == 1) gather_candidates_wide<U, true><<<grid, kThreads, 0, stream>>>(c);
-      else if (pr.gather_wide) gather_candidates_wide<U, false><<<grid, kThreads, 0, stream>>>(c);
-      else gather_candidates<U><<<grid, kThreads, 0, stream>>>(c);
-      debug.after_launch("gather_candidates");
+      if (p.gather_steps == 1) gather_candidates_wide<U, true><<<grid, kThreads, 0, stream>>>(c);
+      else gather_candidates_wide<U, false><<<grid, kThreads, 0, stream>>>(c);
+      debug.after_launch("gather_candidates_wide");
     }
     if (pr.start == device::TopkStart::range_adaptive) {  // rows without delegates: one extra read
       row_range<U><<<grid, kThreads, 0, stream>>>(c);

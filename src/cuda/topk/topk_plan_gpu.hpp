@@ -39,6 +39,7 @@ struct GpuPlan {
   int W = 32, IB = 0, alpha = 0, beta = 1, digit_bits = 11;
   bool block_select = false;
   bool block_delegate_select = false;
+  bool five_blocks = false;  // the delegate pass at 5 blocks per SM (TopkProblem::delegate_pass_five_blocks)
   unsigned grid_x = 1;
   std::uint64_t cand_cap = 0;
   // Sample select (topk_sample_select.cuh): the sample's size, the bound's sample rank and

@@ -41,7 +41,7 @@ template <class U> struct SampleView {
   std::uint64_t r, slack;            // the bound's sample rank (1-based) and its tolerance
   unsigned long long* status[2];     // per tile: flag (2 bits) and count (62 bits), per phase
   unsigned* tickets;                 // [2]: the next tile of each phase
-  std::uint64_t tiles;               // tiles of the whole row (the status arrays' size)
+  std::uint64_t tiles;               // one-round tiles of the whole row (the status arrays' size)
 };
 
 // Row 0's state and the counters every later kernel relies on, and the sample's ranks.
@@ -90,14 +90,25 @@ template <class U> __global__ void __launch_bounds__(kSampleBoundThreads) sample
     const std::uint64_t left = s_left;
     for (int b = threadIdx.x; b < kBins; b += blockDim.x) hist[b] = 0;
     __syncthreads();
-    for (std::uint64_t i = threadIdx.x; i < rounded; i += blockDim.x) {
-      const U x = i < sv.count ? sv.ranks[i] : U(0);
-      const bool match = i < sv.count && (resolved == 0 || (std::uint64_t(x) >> (W - resolved)) ==
-                                                               (std::uint64_t(prefix) >> (W - resolved)));
-      const unsigned digit = match ? unsigned(std::uint64_t(x) >> shift) & (kBins - 1) : unsigned(kBins);
-      // Most samples share a few bins in the first passes: one add per distinct digit of the warp.
-      const unsigned peers = __match_any_sync(0xffffffffu, digit);
-      if (match && lane == __ffs(peers) - 1) atomicAdd(hist + digit, unsigned(__popc(peers)));
+    constexpr int kLoads = 8;  // loads in flight per thread (the ranks come from L2)
+    for (std::uint64_t i0 = threadIdx.x; i0 < rounded; i0 += kLoads * std::uint64_t(blockDim.x)) {
+      U x[kLoads];
+#pragma unroll
+      for (int u = 0; u < kLoads; ++u) {
+        const std::uint64_t i = i0 + u * std::uint64_t(blockDim.x);
+        x[u] = i < sv.count ? sv.ranks[i] : U(0);
+      }
+#pragma unroll
+      for (int u = 0; u < kLoads; ++u) {
+        const std::uint64_t i = i0 + u * std::uint64_t(blockDim.x);
+        if (i >= rounded) break;  // warp-uniform
+        const bool match = i < sv.count && (resolved == 0 || (std::uint64_t(x[u]) >> (W - resolved)) ==
+                                                                 (std::uint64_t(prefix) >> (W - resolved)));
+        const unsigned digit = match ? unsigned(std::uint64_t(x[u]) >> shift) & (kBins - 1) : unsigned(kBins);
+        // Most samples share a few bins in the first passes: one add per distinct digit of a warp.
+        const unsigned peers = __match_any_sync(0xffffffffu, digit);
+        if (match && lane == __ffs(peers) - 1) atomicAdd(hist + digit, unsigned(__popc(peers)));
+      }
     }
     __syncthreads();
     const unsigned bin = kBins - 1 - threadIdx.x;  // thread t holds bin 255 - t: best first
@@ -123,13 +134,20 @@ template <class U> __global__ void __launch_bounds__(kSampleBoundThreads) sample
   }
 }
 
-// ---- the stable filter: tiles of kFilterThreads x kFilterLoads x (16 / sizeof(U)) elements;
-// thread t's j-th group is the 16 bytes at (j * kFilterThreads + t) * V of its tile, so the order
-// (j, t, v) is the index order, and one block scan of the 4 per-group counts packed into 16-bit
-// fields of a 64-bit word gives every group's place in the tile.
-constexpr int kFilterThreads = 256, kFilterLoads = 4;
+// ---- the stable filter. A tile is kFilterRounds rounds of kFilterThreads x kFilterLoads x 16
+// bytes; in round q thread t's group j is the 16 bytes at ((q kFilterLoads + j) kFilterThreads
+// + t) V of the tile, so (q, j, t, v) is the index order, and one block scan per round of the 4
+// per-group counts packed into 16-bit fields of a 64-bit word gives every group's place in it.
+// Why rounds: a decoupled look-back lets the inclusive prefix advance by at most one window (32
+// tiles) per L2 round trip, so the tile must be large: with one round (16 KiB tiles, device run
+// 1) the read ran at ~1.1 TB/s = 32 x 16 KiB / ~0.5 us; 8 rounds (128 KiB) lift that bound past
+// the bandwidth while a block keeps only one round (16 KiB) of loads in registers.
+// The output filter over ~k candidates takes one round per tile: there a tile's rounds would run
+// one after another on a handful of blocks.
+constexpr int kFilterThreads = 256, kFilterLoads = 4, kReadRounds = 8, kListRounds = 1;
 template <class U> constexpr int kFilterVector = int(16 / sizeof(U));
-template <class U> constexpr std::uint64_t kFilterTile = std::uint64_t(kFilterThreads) * kFilterLoads * kFilterVector<U>;
+template <class U, int Rounds>
+constexpr std::uint64_t kFilterTile = std::uint64_t(kFilterThreads) * kFilterLoads * kFilterVector<U> * Rounds;
 
 // A tile's status word: 0 (not yet), an aggregate (its own count) or an inclusive prefix.
 constexpr unsigned long long kTileAggregate = 1ull << 62, kTileInclusive = 2ull << 62, kTileValue = (1ull << 62) - 1;
@@ -196,15 +214,23 @@ struct FilterLane {
 // Elements of row 0 (or, with `from_list` and valid candidates, of its candidate list) whose
 // composite (rank, ~index) has its top `decide->resolved` bits >= the prefix go to `sink` in index
 // order. A persistent grid: blocks take tiles by ticket, so a tile's predecessors are always
-// running or done (the look-back cannot wait on a block that has not started).
-template <class U, class Sink>
-__global__ void __launch_bounds__(kFilterThreads) stable_filter(Params<U> p, const RowState<U>* decide, bool from_list,
-                                                                FilterLane lane, Sink sink) {
+// running or done (the look-back cannot wait on a block that has not started). Software-pipelined:
+// the next round's loads (the next tile's first, after the last round) are issued as soon as the
+// current round's flags are taken, so they are in flight during the scans, the look-back and the
+// writes; the next tile's ticket is taken at the start of the current one; the few taken elements
+// are read again (from L2) to be written.
+template <class U, int kFilterRounds, class Sink>
+__global__ void __launch_bounds__(kFilterThreads, 4) stable_filter(Params<U> p, const RowState<U>* decide,
+                                                                   bool from_list, FilterLane lane, Sink sink) {
   constexpr int V = kFilterVector<U>;
-  constexpr std::uint64_t T = kFilterTile<U>;
+  constexpr std::uint64_t T = kFilterTile<U, kFilterRounds>;
+  static_assert(kFilterLoads * 8 <= 32 && V <= 8, "a round's take bits fit one word");
   using Scan = cub::BlockScan<unsigned long long, kFilterThreads>;
   __shared__ typename Scan::TempStorage scan;
-  __shared__ std::uint64_t s_tile;
+  __shared__ unsigned long long s_before[kFilterRounds][kFilterThreads];  // per round: packed exclusive counts
+  __shared__ unsigned s_take[kFilterRounds][kFilterThreads];  // per round: bit 8 j + v = element v of group j
+  __shared__ unsigned s_round_base[kFilterRounds];                        // taken in the tile before round q
+  __shared__ std::uint64_t s_next;
   __shared__ unsigned long long s_prefix, s_max;
   const RowState<U> s = *decide;
   const bool list = from_list && p.dstate[0].mode == kDelegates && p.cand_count[0] <= p.cand_cap;
@@ -212,17 +238,16 @@ __global__ void __launch_bounds__(kFilterThreads) stable_filter(Params<U> p, con
   const std::uint64_t tiles = (n + T - 1) / T, idx_mask = low_mask(p.IB);
   const U* values = p.values + p.rows.begin(0);
   const bool aligned = reinterpret_cast<std::uintptr_t>(values) % 16 == 0;
-  for (;;) {
-    if (threadIdx.x == 0) s_tile = atomicAdd(lane.ticket, 1u), s_max = 0;
-    __syncthreads();
-    const std::uint64_t tile = s_tile;
-    if (tile >= tiles) break;
-    U rank[kFilterLoads][V];
-    unsigned take[kFilterLoads];  // bit v: element v of group j is taken
-    unsigned long long packed = 0, row_max = 0;
+  // The first element of this thread's group j in round q of tile t.
+  auto group_first = [&](std::uint64_t t, int q, int j) {
+    return t * T + ((std::uint64_t(q) * kFilterLoads + j) * kFilterThreads + threadIdx.x) * V;
+  };
+  // Element bits as loaded: the list's ranks, or the row's raw keys.
+  U bits[kFilterLoads][V];
+  auto load_round = [&](std::uint64_t t, int q) {
 #pragma unroll
     for (int j = 0; j < kFilterLoads; ++j) {
-      const std::uint64_t first = tile * T + (std::uint64_t(j) * kFilterThreads + threadIdx.x) * V;
+      const std::uint64_t first = group_first(t, q, j);
       if (!list && aligned && first + V <= n) {  // 16 bytes at once
         union {
           uint4 v;
@@ -230,26 +255,64 @@ __global__ void __launch_bounds__(kFilterThreads) stable_filter(Params<U> p, con
         } chunk;
         chunk.v = *reinterpret_cast<const uint4*>(values + first);
 #pragma unroll
-        for (int v = 0; v < V; ++v) rank[j][v] = rank_of<U>(chunk.u[v], p.type, p.options);
+        for (int v = 0; v < V; ++v) bits[j][v] = chunk.u[v];
       } else {
 #pragma unroll
         for (int v = 0; v < V; ++v) {
           const std::uint64_t i = first + v;
-          rank[j][v] = i >= n ? U(0) : list ? p.cand_rank[i] : rank_of<U>(values[i], p.type, p.options);
+          bits[j][v] = i >= n ? U(0) : list ? p.cand_rank[i] : values[i];
         }
       }
-      take[j] = 0;
+    }
+  };
+  auto rank_of_bits = [&](U b) { return list ? b : rank_of<U>(b, p.type, p.options); };
+  if (threadIdx.x == 0) s_next = atomicAdd(lane.ticket, 1u), s_max = 0;
+  __syncthreads();
+  std::uint64_t tile = s_next;
+  if (tile < tiles) load_round(tile, 0);
+  while (tile < tiles) {  // block-uniform
+    if (threadIdx.x == 0) s_next = atomicAdd(lane.ticket, 1u);  // every thread has read the last one
+    unsigned long long row_max = 0;
+    unsigned taken = 0;  // in the tile so far (block-uniform)
+    std::uint64_t next = tiles;
+#pragma unroll 1  // one round's loads in registers at a time (unrolled, ptxas took 122-127 registers)
+    for (int q = 0; q < kFilterRounds; ++q) {
+      unsigned take = 0;
+      unsigned long long packed = 0;
 #pragma unroll
-      for (int v = 0; v < V; ++v) {
-        const std::uint64_t i = first + v;
-        if (i >= n) continue;
-        // The index matters only where the state resolved index bits and the rank is the k-th's.
-        const bool need_index = s.resolved > p.W && rank[j][v] == s.rank_prefix;
-        const std::uint64_t index = list ? (need_index ? p.cand_idx[i] : 0) : i;
-        if (compare_top<U, true>(rank[j][v], ~index & idx_mask, s, p.W, p.IB)) take[j] |= 1u << v;
-        if (lane.track_max && rank[j][v] > row_max) row_max = rank[j][v];
+      for (int j = 0; j < kFilterLoads; ++j) {
+        const std::uint64_t first = group_first(tile, q, j);
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          const std::uint64_t i = first + v;
+          if (i >= n) continue;
+          const U rank = rank_of_bits(bits[j][v]);
+          // The index matters only where the state resolved index bits and the rank is the k-th's.
+          const bool need_index = s.resolved > p.W && rank == s.rank_prefix;
+          const std::uint64_t index = list ? (need_index ? p.cand_idx[i] : 0) : i;
+          if (compare_top<U, true>(rank, ~index & idx_mask, s, p.W, p.IB)) take |= 1u << (8 * j + v);
+          if (lane.track_max && rank > row_max) row_max = rank;
+        }
+        packed |= (unsigned long long)__popc((take >> (8 * j)) & 0xffu) << (16 * j);
       }
-      packed |= (unsigned long long)__popc(take[j]) << (16 * j);
+      // The next loads go out now: this round's bits are no longer needed.
+      if (q + 1 < kFilterRounds) {
+        load_round(tile, q + 1);
+      }
+      unsigned long long before, sums;
+      Scan(scan).ExclusiveSum(packed, before, sums);
+      s_before[q][threadIdx.x] = before;
+      s_take[q][threadIdx.x] = take;
+      if (threadIdx.x == 0) s_round_base[q] = taken;
+      unsigned round_total = 0;
+#pragma unroll
+      for (int j = 0; j < kFilterLoads; ++j) round_total += unsigned((sums >> (16 * j)) & 0xffffu);
+      taken += round_total;
+      __syncthreads();  // the scan storage is reused next round; s_next is complete
+      if (q + 1 == kFilterRounds) {
+        next = s_next;
+        if (next < tiles) load_round(next, 0);  // the next tile's first round, in flight from here on
+      }
     }
     if (lane.track_max) {
 #pragma unroll
@@ -258,39 +321,43 @@ __global__ void __launch_bounds__(kFilterThreads) stable_filter(Params<U> p, con
         row_max = other > row_max ? other : row_max;
       }
       if ((threadIdx.x & 31) == 0) atomicMax(&s_max, row_max);
+      __syncthreads();
     }
-    unsigned long long before, sums;
-    Scan(scan).ExclusiveSum(packed, before, sums);
-    __syncthreads();  // s_max complete
-    unsigned long long total = 0;
-#pragma unroll
-    for (int j = 0; j < kFilterLoads; ++j) total += (sums >> (16 * j)) & 0xffffu;
     if (threadIdx.x < 32) {
-      // The row maximum before the aggregate is published (sample_check runs after the kernel
-      // anyway; the order costs nothing).
-      if (threadIdx.x == 0 && lane.track_max && s_max) atomicMax(p.row_max, s_max);
-      const unsigned long long prefix = look_back(lane.status, tile, total);
+      if (threadIdx.x == 0 && lane.track_max) {
+        if (s_max) atomicMax(p.row_max, s_max);
+        s_max = 0;  // before the barrier below: the next tile's adds come after it
+      }
+      const unsigned long long prefix = look_back(lane.status, tile, taken);
       if (threadIdx.x == 0) {
         s_prefix = prefix;
-        if (tile == tiles - 1) *lane.count = prefix + total;
+        if (tile == tiles - 1) *lane.count = prefix + taken;
       }
     }
     __syncthreads();
-    unsigned long long at = s_prefix;
+    const unsigned long long tile_prefix = s_prefix;
+#pragma unroll 1
+    for (int q = 0; q < kFilterRounds; ++q) {
+      const unsigned take = s_take[q][threadIdx.x];
+      if (!take) continue;
+      const unsigned long long before = s_before[q][threadIdx.x], base = tile_prefix + s_round_base[q];
 #pragma unroll
-    for (int j = 0; j < kFilterLoads; ++j) {
-      unsigned long long place = at + ((before >> (16 * j)) & 0xffffu);
-      if (take[j]) {
-        const std::uint64_t first = tile * T + (std::uint64_t(j) * kFilterThreads + threadIdx.x) * V;
-#pragma unroll
-        for (int v = 0; v < V; ++v)
-          if ((take[j] >> v) & 1u) {
-            if (place < lane.cap) sink.put(place, rank[j][v], list ? p.cand_idx[first + v] : first + v, p);
-            ++place;
-          }
+      for (int j = 0; j < kFilterLoads; ++j) {
+        unsigned bitsj = (take >> (8 * j)) & 0xffu;
+        unsigned long long place = base + ((before >> (16 * j)) & 0xffffu);
+        const std::uint64_t first = group_first(tile, q, j);
+        while (bitsj) {
+          const int v = __ffs(bitsj) - 1;
+          bitsj &= bitsj - 1;
+          const std::uint64_t i = first + v;
+          if (place < lane.cap)
+            sink.put(place, rank_of_bits(list ? p.cand_rank[i] : values[i]), list ? p.cand_idx[i] : i, p);
+          ++place;
+        }
       }
-      at += (sums >> (16 * j)) & 0xffffu;
     }
+    __syncthreads();  // s_take, s_before, s_round_base and s_prefix are rewritten in the next tile
+    tile = next;
   }
   if (tiles == 0 && blockIdx.x == 0 && threadIdx.x == 0) *lane.count = 0;
 }

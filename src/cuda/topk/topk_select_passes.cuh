@@ -116,59 +116,10 @@ template <class U, bool Groups> __global__ void __launch_bounds__(kThreads) list
   if (t.mode == kDelegates) list_row_qualifying<U, Groups>(p, r, t);
 }
 
-// Rescans the listed subranges and compacts their elements >= T' into the row's candidates: at
-// most k * 2^alpha, the capacity. Each warp takes `qual_per_warp` listed subranges per round (at
-// least one per warp for small k; up to 32 for large k, to keep the atomics few), counts its
-// takers, reserves their places with one atomic per block (RadiK §3.1.2 aggregates its flushes
-// for the same reason), then reads the same subranges again, now from L1/L2, and writes them.
-template <class U> __global__ void __launch_bounds__(kThreads) gather_candidates(Params<U> p) {
-  const std::size_t r = blockIdx.y;
-  const RowState<U> t = p.dstate[r];
-  if (t.mode != kDelegates) return;
-  const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
-  const std::uint64_t S = 1ull << p.alpha;
-  const std::uint64_t listed = p.qual_count[r] < p.k ? p.qual_count[r] : p.k;
-  const std::uint64_t* list = p.qual_list + r * p.k;
-  const std::uint64_t idx_mask = low_mask(p.IB);
-  const int lane = threadIdx.x & 31, warp_in_block = threadIdx.x >> 5;
-  constexpr int kWarps = kThreads / 32;
-  U* out_rank = p.cand_rank + r * p.cand_cap;
-  std::uint64_t* out_idx = p.cand_idx + r * p.cand_cap;
-  const std::uint64_t per_warp = std::uint64_t(p.qual_per_warp), per_block = per_warp * kWarps;
-  // One pass over the warp's listed subranges: `visit(take mask, lane takes, rank, index)`.
-  auto scan = [&](std::uint64_t first, auto&& visit) {
-    for (std::uint64_t e = first; e < first + per_warp && e < listed; ++e) {
-      const std::uint64_t base = list[e] << p.alpha;
-      for (std::uint64_t j = 0; j < S; j += 32) {
-        const std::uint64_t i = base + j + lane;
-        const bool in_row = j + lane < S && i < length;
-        const U rank = in_row ? rank_of<U>(p.values[begin + i], p.type, p.options) : U(0);
-        // The rank alone against the k-th delegate's resolved bits (index 0 passes any index
-        // digit): a delegate stands for its subrange's first index, so tied elements later in a
-        // qualifying subrange may still win (proof: topk_delegate_pass.cuh).
-        const bool take = in_row && compare_top<U, true>(rank, idx_mask, t, p.W, p.IB);
-        visit(__ballot_sync(0xffffffffu, take), take, rank, i);
-      }
-    }
-  };
-  for (std::uint64_t b0 = std::uint64_t(blockIdx.x) * per_block; b0 < listed; b0 += std::uint64_t(gridDim.x) * per_block) {
-    const std::uint64_t first = b0 + std::uint64_t(warp_in_block) * per_warp;
-    unsigned count = 0;
-    scan(first, [&](unsigned mask, bool, U, std::uint64_t) { count += __popc(mask); });
-    unsigned long long at = reserve_for_warp(count, p.cand_count + r);
-    scan(first, [&](unsigned mask, bool take, U rank, std::uint64_t i) {
-      const unsigned long long position = at + __popc(mask & ((1u << lane) - 1));
-      if (take && position < p.cand_cap) {
-        out_rank[position] = rank;
-        out_idx[position] = i;
-      }
-      at += __popc(mask);
-    });
-  }
-}
-
-// The rescan with many loads in flight (session 3, second helper; gather_candidates above is the
-// A/B baseline, TopkProblem::gather_wide = false). ncu put gather_candidates at 34 us for f32
+// The rescan of the listed subranges, compacting their elements >= T' into the row's candidates
+// (at most k * 2^alpha, the capacity), with many loads in flight (session 3, second helper).
+// Session 3's kernel, one listed subrange per warp (`gather_candidates`, deleted in session 4
+// after the lead's A/B: within 1 % at large k, 17 % slower at k = 16), took 34 us for f32
 // n = 2^28 k = 1024 (1024 subranges x 1024 elements, 4 MB): one subrange per warp, 32 elements a
 // load, read twice, so 64 dependent round trips per warp: latency-bound. Here the listed
 // subranges form one concatenated range of listed x 2^alpha positions, cut into steps of
@@ -178,8 +129,7 @@ template <class U> __global__ void __launch_bounds__(kThreads) gather_candidates
 // the block reserves their places with one atomic (as above); with one step per round (OneStep:
 // every k <= 1024 at n = 2^28) the takers are written from registers, with more they are read
 // again (a separate instantiation, so that neither keeps the other's registers live).
-// The candidate SET is that of gather_candidates; the list order was never fixed (block
-// reservations race) and nothing reads it in order.
+// The list order is not fixed (block reservations race) and nothing reads it in order.
 // At most 64 registers (4 blocks per SM, as the delegate pass whose grid it runs on: without the
 // bound ptxas used 78-95 registers, 3 blocks per SM, so that grid would run in 1.33 waves).
 constexpr int kGatherLoads = 8;
@@ -218,7 +168,9 @@ __global__ void __launch_bounds__(kThreads, 4) gather_candidates_wide(Params<U> 
 #pragma unroll
     for (int u = 0; u < kGatherLoads; ++u) {
       rank[u] = rank_of<U>(raw[u], p.type, p.options);
-      // As gather_candidates: the rank alone against the k-th delegate's resolved bits.
+      // The rank alone against the k-th delegate's resolved bits (index 0 passes any index digit):
+      // a delegate stands for its subrange's first index, so tied elements later in a qualifying
+      // subrange may still win (proof: topk_delegate_pass.cuh).
       mask[u] = __ballot_sync(0xffffffffu, in[u] && compare_top<U, true>(rank[u], idx_mask, t, p.W, p.IB));
     }
   };
