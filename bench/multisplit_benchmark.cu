@@ -214,6 +214,10 @@ int main(int argc, char** argv) {
                        [&] { ms::scatter_kernel = default_by_warps ? ms::ScatterKernel::block_tiles
                                                                     : ms::ScatterKernel::warp_owned; },
                        [&] { ms::scatter_kernel = ms::ScatterKernel::automatic; });
+            if (!pairs)  // the warp-owned pass with 8 windows per sub-tile instead of 16 (a tuning switch)
+              diagnostic("warp-owned scatter pass, 8 windows per sub-tile",
+                         [&] { ms::scatter_kernel = ms::ScatterKernel::warp_owned, ms::warp_scatter_windows = 8; },
+                         [&] { ms::scatter_kernel = ms::ScatterKernel::automatic, ms::warp_scatter_windows = 0; });
           }
           if (!pairs) {  // our counting pass alone: splits our time into count + scatter
             std::size_t count_bytes = temp.bytes();

@@ -402,8 +402,13 @@ TEST(GpuMultisplit, TuningSwitchesGiveTheSameResults) {
 TEST(GpuMultisplit, SmallScatterPasses) {
   RXM_REQUIRE_GPU();
   const std::uint64_t seed = test_seed();
+  namespace ms = rxm::device::multisplit_detail;
   for (std::size_t n : {1ul, 31ul, 513ul, 4095ul, 20003ul}) {
     check_digit<32, 0>(n, 27, 5);
+    ms::warp_scatter_windows = 8;  // the tuning switch: 8 windows per sub-tile (4-byte keys only)
+    check_digit<32, 0>(n, 27, 5);
+    check_digit<32, 0>(n, 0, 1);
+    ms::warp_scatter_windows = 0;
     check_digit<32, 4>(n, 31, 1);
     check_digit<32, 8>(n, 2, 3, 3);
     check_digit<8, 8>(n, 3, 5);

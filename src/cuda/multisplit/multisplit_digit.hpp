@@ -31,6 +31,9 @@ cudaError_t multisplit_digit(void* temp, std::size_t& temp_bytes, const digit_ke
 
 // The digit of raw unsigned bits, as a device functor.
 template <class U> struct raw_digit {
+  // A shift and a mask: the warp-owned scatter pass computes it again at write-out rather than
+  // storing it (warp_scatter_pass.cuh).
+  static constexpr bool cheap_to_recompute = true;
   int shift = 0;
   std::uint32_t mask = 0;
   RXM_HOST_DEVICE std::uint32_t operator()(U key) const { return std::uint32_t(key >> shift) & mask; }

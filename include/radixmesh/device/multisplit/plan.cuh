@@ -103,7 +103,8 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
   const auto plan = plan_chunks<K>(n, m, sm_count);
   const std::size_t capacity = h_capacity(m, plan.num_chunks);
   // The scatter pass: warp-owned parts (m <= 32, when selected) or block tiles.
-  const bool by_warps = keys_out != nullptr && scatters_by_warps(scatter_kernel, m);
+  const bool by_warps = keys_out != nullptr && id_shift == 0 && id_mask == 0xFFFFFFFFu && m == m_full &&
+                        scatters_by_warps(scatter_kernel, m);
   const std::size_t entries = std::size_t(m) * plan.num_chunks * (by_warps ? block_warps : 1);
   std::size_t cub_bytes = 0;
   cub::DeviceScan::ExclusiveSum(nullptr, cub_bytes, static_cast<std::uint32_t*>(nullptr),
@@ -140,9 +141,15 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
     status = cub::DeviceScan::ExclusiveSum(cub_temp, cub_bytes, counts, scanned, int(entries), stream);
     if (status != cudaSuccess) return status;
     if (by_warps) {
-      const std::size_t shared = scatter_base + align16(pass.table_bytes);
       // The id class: one ballot per window for m <= 2, five up to 32.
       auto* kernel = m <= 2 ? warp_scatter_kernel<K, ValueBytes, F, 1> : warp_scatter_kernel<K, ValueBytes, F, 5>;
+      std::size_t shared = scatter_base + align16(pass.table_bytes);
+      if constexpr (sizeof(K) + ValueBytes == 4) {  // the 8-window tuning switch (4-byte keys only)
+        if (warp_scatter_windows == 8) {
+          kernel = m <= 2 ? warp_scatter_kernel<K, ValueBytes, F, 1, 8> : warp_scatter_kernel<K, ValueBytes, F, 5, 8>;
+          shared = warp_scatter_shared_bytes<K, ValueBytes, F, 8>() + align16(pass.table_bytes);
+        }
+      }
       if ((status = allow_large_shared(reinterpret_cast<const void*>(kernel), shared)) != cudaSuccess) return status;
       kernel<<<plan.num_chunks, block_threads, shared, stream>>>(pass, scanned);
       if ((status = cudaGetLastError()) != cudaSuccess) return status;

@@ -14,8 +14,8 @@
 // into the buffer they came from (§4.7: runs of one bucket on consecutive addresses), and written
 // out lane-strided to cursor[bucket] + (slot - start[bucket]), so each bucket's run of the
 // sub-tile is one coalesced stretch; the cursors advance by the totals. The bucket of a slot in
-// the write-out is the key's id computed again (cheap functors) or, for functors with a lookup
-// table, a byte stored beside the key at placement.
+// the write-out is the key's id computed again (functors that say this is cheap) or a byte
+// stored beside the key at placement.
 // The counting pass counts per warp part to match (Pass::columns_per_chunk = block_warps: one
 // column of H per warp).
 #pragma once
@@ -36,37 +36,61 @@ namespace radixmesh::device::multisplit_detail {
 // for 5-8 bytes, 4 above.
 template <class K, int ValueBytes>
 constexpr int warp_windows = sizeof(K) + ValueBytes <= 4 ? 16 : (sizeof(K) + ValueBytes <= 8 ? 8 : 4);
+// Tuning switch (bench_multisplit's A/B): 8 runs 4-byte keys-only splits with 8 windows per
+// sub-tile instead of 16 (16 fewer registers held across the sub-tile, more room to overlap
+// windows; a scan and a wait per 256 keys instead of per 512). 0: the default.
+inline int warp_scatter_windows = 0;
 constexpr int warp_scatter_stages = 3;  // this sub-tile, and two streaming in
 
-// The bucket of a slot in the write-out comes from a byte stored at placement for functors with a
-// lookup table (a search), else from the functor again (a shift and a mask, or a multiply).
-template <class F> constexpr bool warp_scatter_stores_ids = has_lookup_table<F>;
+// The bucket of a slot in the write-out comes from the functor again when it says that is cheap
+// (`static constexpr bool cheap_to_recompute = true`: a shift and a mask, as cuda::raw_digit),
+// else from a byte stored beside the key at placement (run 1 of session 4: computing buckets::delta
+// twice made m = 2 slower than the block-tile pass, 1.84 against 1.57 ms).
+template <class F>
+concept cheap_to_recompute = requires { requires F::cheap_to_recompute; };
+template <class F> constexpr bool warp_scatter_stores_ids = !cheap_to_recompute<F>;
 
 // Shared memory of one warp: three key (and value) buffers of a sub-tile, the id bytes.
-template <class K, int ValueBytes, class F> __host__ __device__ constexpr std::size_t warp_scatter_warp_bytes() {
-  constexpr std::size_t sub_keys = std::size_t(warp_windows<K, ValueBytes>) * 32;
+template <class K, int ValueBytes, class F, int Windows = warp_windows<K, ValueBytes>>
+__host__ __device__ constexpr std::size_t warp_scatter_warp_bytes() {
+  constexpr std::size_t sub_keys = std::size_t(Windows) * 32;
   return align16(warp_scatter_stages * sub_keys * (sizeof(K) + ValueBytes) + (warp_scatter_stores_ids<F> ? sub_keys : 0));
 }
-template <class K, int ValueBytes, class F> constexpr std::size_t warp_scatter_shared_bytes() {
-  return block_warps * warp_scatter_warp_bytes<K, ValueBytes, F>();
+template <class K, int ValueBytes, class F, int Windows = warp_windows<K, ValueBytes>>
+constexpr std::size_t warp_scatter_shared_bytes() {
+  return block_warps * warp_scatter_warp_bytes<K, ValueBytes, F, Windows>();
 }
 
 // scanned_counts: the exclusive scan of H with one column per warp part (p.columns_per_chunk ==
-// block_warps). IdBits: 1 (m <= 2) or 5 (m <= 32), the ballots per window.
-template <class K, int ValueBytes, class F, int IdBits>
+// block_warps). IdBits: 1 (m <= 2) or 5 (m <= 32), the ballots per window. One-pass splits only
+// (p.id_shift == 0, p.id_mask all ones): the id is min(f(key), m - 1).
+//
+// Run 1 of session 4 (ncu, m = 32, 2^26 keys): 84 instructions per window at 42 % issue, the SM's
+// busiest pipe at 60 %: the integer ALU pipe, which issues a warp instruction every other cycle
+// on Hopper, held most of them (bit tests, ballot selects, ANDs, the id twice with the pass's
+// shift and mask, the packing). Hence: the peers of a key are the lane-bucket mask of the lane
+// its id names (one shuffle instead of a select and an AND per bit), the id has no pass
+// shift/mask, id and rank are packed so that the packed word is the shuffle's lane index (the
+// shuffle reads its low 5 bits), and the output address is one wide multiply-add per store.
+template <class K, int ValueBytes, class F, int IdBits, int Windows = warp_windows<K, ValueBytes>>
 __global__ void __launch_bounds__(block_threads, 4)
     warp_scatter_kernel(Pass<K, F> p, const std::uint32_t* scanned_counts) {
   static_assert(IdBits >= 1 && IdBits <= 5, "lane b holds bucket b: at most 32 buckets");
   using V = typename value_slot<ValueBytes>::type;
-  constexpr int windows = warp_windows<K, ValueBytes>;
+  constexpr int windows = Windows;
   constexpr std::uint32_t sub_keys = windows * 32;
   constexpr bool store_ids = warp_scatter_stores_ids<F>;
   extern __shared__ uint4 shared_raw[];
   const F fn = with_shared_table(p.bucket_fn, p.table_bytes, shared_raw);
   __syncthreads();  // the table; the warps are independent from here on
+  const std::uint32_t last_id = p.m - 1;
+  auto id_of = [&](K key) {
+    const std::uint32_t raw = fn(key);
+    return raw < last_id ? raw : last_id;
+  };
   const std::uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   unsigned char* const mine = reinterpret_cast<unsigned char*>(shared_raw) + align16(p.table_bytes) +
-                              warp * warp_scatter_warp_bytes<K, ValueBytes, F>();
+                              warp * warp_scatter_warp_bytes<K, ValueBytes, F, Windows>();
   K* const key_buffers = reinterpret_cast<K*>(mine);  // buffer s at key_buffers + s * sub_keys
   V* const value_buffers = reinterpret_cast<V*>(mine + warp_scatter_stages * sub_keys * sizeof(K));
   std::uint8_t* const slot_id = mine + warp_scatter_stages * sub_keys * (sizeof(K) + ValueBytes);
@@ -114,7 +138,7 @@ __global__ void __launch_bounds__(block_threads, 4)
 
     K keys[windows];
     V values[windows];
-    std::uint32_t id_and_rank[windows];  // id | rank among the sub-tile's keys of the id << 8
+    std::uint32_t id_and_rank[windows];  // id | rank among the sub-tile's keys of the id << 5
     std::uint32_t total = 0;             // lane b: keys of bucket b in the windows ranked so far
     auto rank_windows = [&](auto full_tile) {
 #pragma unroll
@@ -122,18 +146,20 @@ __global__ void __launch_bounds__(block_threads, 4)
         const std::uint32_t slot = j * 32 + lane;
         keys[j] = stage[slot];  // past `valid`: stale data, ranked out by the validity ballot
         if constexpr (ValueBytes != 0) values[j] = value_stage[slot];
-        const std::uint32_t id = p.id_of(fn, keys[j], 0, false);
-        std::uint32_t peers = 0xFFFFFFFFu;
-        if constexpr (!decltype(full_tile)::value) peers = __ballot_sync(0xFFFFFFFFu, slot < valid);
-        std::uint32_t of_lane_bucket = peers;  // window lanes whose id is this lane's index
+        const std::uint32_t id = id_of(keys[j]);
+        std::uint32_t in_window = 0xFFFFFFFFu;
+        if constexpr (!decltype(full_tile)::value) in_window = __ballot_sync(0xFFFFFFFFu, slot < valid);
+        std::uint32_t of_lane_bucket = in_window;  // window lanes whose id is this lane's index
+        std::uint32_t peers = in_window;           // window lanes whose id is this key's
 #pragma unroll
         for (int k = 0; k < IdBits; ++k) {
           const std::uint32_t set = __ballot_sync(0xFFFFFFFFu, (id >> k) & 1u);
-          peers &= (id >> k) & 1u ? set : ~set;
+          if constexpr (IdBits <= 2) peers &= (id >> k) & 1u ? set : ~set;
           of_lane_bucket &= ~(set ^ bucket_bit[k]);
         }
+        if constexpr (IdBits > 2) peers = __shfl_sync(0xFFFFFFFFu, of_lane_bucket, int(id));
         const std::uint32_t before = __shfl_sync(0xFFFFFFFFu, total, int(id));
-        id_and_rank[j] = id | ((before + __popc(peers & lanes_below())) << 8);
+        id_and_rank[j] = id | ((before + __popc(peers & lanes_below())) << 5);
         total += __popc(of_lane_bucket);
       }
     };
@@ -154,29 +180,33 @@ __global__ void __launch_bounds__(block_threads, 4)
     // Place in bucket order (§4.7), stable: slot = start of the id + rank.
 #pragma unroll
     for (int j = 0; j < windows; ++j) {
-      const std::uint32_t id = id_and_rank[j] & 0xFFu;
-      const std::uint32_t to = __shfl_sync(0xFFFFFFFFu, start, int(id)) + (id_and_rank[j] >> 8);
+      // The shuffle reads the lane index's low 5 bits: the id.
+      const std::uint32_t to = __shfl_sync(0xFFFFFFFFu, start, int(id_and_rank[j])) + (id_and_rank[j] >> 5);
       if (full || j * 32 + lane < valid) {
         stage[to] = keys[j];
         if constexpr (ValueBytes != 0) value_stage[to] = values[j];
-        if constexpr (store_ids) slot_id[to] = std::uint8_t(id);
+        if constexpr (store_ids) slot_id[to] = std::uint8_t(id_and_rank[j] & 31u);
       }
     }
     __syncwarp();
 
     // Write out in slot order: lane-strided, each bucket's run a coalesced stretch.
-    const std::uint32_t shift = cursor - start;  // global slot - sub-tile slot, bucket `lane`
+    // Global slot - sub-tile slot of bucket `lane` (>= 0: the sub-tile's keys of lower buckets
+    // are among the keys of lower buckets before the cursor).
+    const std::uint32_t shift = cursor - start;
+    K* const keys_out = p.keys_out + lane;  // + shift of the slot's bucket + j * 32
+    V* const values_out = ValueBytes != 0 ? static_cast<V*>(p.values_out) + lane : nullptr;
 #pragma unroll
     for (int j = 0; j < windows; ++j) {
       const std::uint32_t slot = j * 32 + lane;
       const K key = stage[slot];
       std::uint32_t id;
       if constexpr (store_ids) id = slot_id[slot];
-      else id = p.id_of(fn, key, 0, false);
-      const std::uint32_t to = __shfl_sync(0xFFFFFFFFu, shift, int(id & 31u)) + slot;
+      else id = id_of(key);  // stale slots past `valid` give some id too: the shuffle needs all lanes
+      const std::size_t to = std::size_t(__shfl_sync(0xFFFFFFFFu, shift, int(id))) + j * 32;
       if (full || slot < valid) {
-        p.keys_out[to] = key;
-        if constexpr (ValueBytes != 0) static_cast<V*>(p.values_out)[to] = value_stage[slot];
+        keys_out[to] = key;
+        if constexpr (ValueBytes != 0) values_out[to] = value_stage[slot];
       }
     }
     cursor += total;
