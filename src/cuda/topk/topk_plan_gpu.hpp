@@ -29,9 +29,11 @@ constexpr std::uint64_t kBlockSelectMaxRow = std::uint64_t(1) << 16;
 constexpr std::uint64_t kBlockDelegateSelectMax = std::uint64_t(1) << 12;
 
 // The sample-select path's automatic choice (TopkProblem::sample_select = -1): single rows of at
-// least kSampleSelectMinRow values with k >= kSampleSelectMinK. First guess (session 4, before any
-// measurement): the large-k shapes (2^16, 2^20); NOTES.md, "Session 4", has the A/B.
-constexpr std::uint64_t kSampleSelectMinK = std::uint64_t(1) << 15;
+// least kSampleSelectMinRow values with k >= kSampleSelectMinK. Measured (H200, session 4, f32
+// n = 2^28, NOTES.md "Session 4"): it wins only at k = 2^20 (run 1: 1.242 vs 1.364 ms; run 2:
+// 1.10 vs 1.33) and loses from k = 16 to 65536 (0.94-0.95 vs 0.325-0.645 ms in run 2): its
+// compaction read runs at ~1.1 TB/s, instruction-bound, where the delegate pass is near the floor.
+constexpr std::uint64_t kSampleSelectMinK = std::uint64_t(1) << 20;
 constexpr std::uint64_t kSampleSelectMinRow = std::uint64_t(1) << 20;
 
 struct GpuPlan {

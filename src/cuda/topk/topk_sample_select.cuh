@@ -229,6 +229,7 @@ __global__ void __launch_bounds__(kFilterThreads, 4) stable_filter(Params<U> p, 
   __shared__ typename Scan::TempStorage scan;
   __shared__ unsigned long long s_before[kFilterRounds][kFilterThreads];  // per round: packed exclusive counts
   __shared__ unsigned s_take[kFilterRounds][kFilterThreads];  // per round: bit 8 j + v = element v of group j
+  __shared__ unsigned long long s_round_sums[kFilterRounds];              // per round: packed totals per group j
   __shared__ unsigned s_round_base[kFilterRounds];                        // taken in the tile before round q
   __shared__ std::uint64_t s_next;
   __shared__ unsigned long long s_prefix, s_max;
@@ -303,7 +304,7 @@ __global__ void __launch_bounds__(kFilterThreads, 4) stable_filter(Params<U> p, 
       Scan(scan).ExclusiveSum(packed, before, sums);
       s_before[q][threadIdx.x] = before;
       s_take[q][threadIdx.x] = take;
-      if (threadIdx.x == 0) s_round_base[q] = taken;
+      if (threadIdx.x == 0) s_round_base[q] = taken, s_round_sums[q] = sums;
       unsigned round_total = 0;
 #pragma unroll
       for (int j = 0; j < kFilterLoads; ++j) round_total += unsigned((sums >> (16 * j)) & 0xffffu);
@@ -340,11 +341,15 @@ __global__ void __launch_bounds__(kFilterThreads, 4) stable_filter(Params<U> p, 
     for (int q = 0; q < kFilterRounds; ++q) {
       const unsigned take = s_take[q][threadIdx.x];
       if (!take) continue;
-      const unsigned long long before = s_before[q][threadIdx.x], base = tile_prefix + s_round_base[q];
+      // Group j's place: the tile's prefix, the rounds before q, the groups j' < j of round q (every
+      // thread's: the order is (q, j, t, v)), then the threads before this one in group j.
+      const unsigned long long before = s_before[q][threadIdx.x], sums = s_round_sums[q];
+      unsigned long long base = tile_prefix + s_round_base[q];
 #pragma unroll
       for (int j = 0; j < kFilterLoads; ++j) {
         unsigned bitsj = (take >> (8 * j)) & 0xffu;
         unsigned long long place = base + ((before >> (16 * j)) & 0xffffu);
+        base += (sums >> (16 * j)) & 0xffffu;
         const std::uint64_t first = group_first(tile, q, j);
         while (bitsj) {
           const int v = __ffs(bitsj) - 1;
