@@ -197,19 +197,20 @@ int main(int argc, char** argv) {
             c.add_diagnostic("radixmesh, " + name + " (diagnostic)", time_device(stream, run_ours, warmup, reps));
             reset();
           };
-          {  // the other ranking method than the default for this m (three-way switch)
+          // The rank-method and tile-buffer switches act on the block-tile scatter pass only.
+          const bool default_by_warps = ms::scatters_by_warps(ms::ScatterKernel::automatic, m, value_bytes);
+          if (!default_by_warps) {  // the other ranking method than the default for this m (three-way switch)
             const bool default_match_any = ms::ranks_with_match_any(ms::RankMethod::automatic, m);
             diagnostic(default_match_any ? "ballot ranking" : "__match_any_sync ranking",
                        [&] { ms::rank_method = default_match_any ? ms::RankMethod::ballot : ms::RankMethod::match_any; },
                        [&] { ms::rank_method = ms::RankMethod::automatic; });
           }
-          {  // the scatter pass with the other number of tile buffers (a tuning switch)
+          if (!default_by_warps) {  // the scatter pass with the other number of tile buffers (a tuning switch)
             const int other = ms::default_scatter_stages == 2 ? 1 : 2;
             diagnostic(std::to_string(other) + " scatter tile buffer(s)", [&] { ms::scatter_stages = other; },
                        [&] { ms::scatter_stages = 0; });
           }
           if (m <= ms::max_warp_scatter_buckets) {  // the other scatter pass than the default (A/B)
-            const bool default_by_warps = ms::scatters_by_warps(ms::ScatterKernel::automatic, m);
             diagnostic(default_by_warps ? "block-tile scatter pass" : "warp-owned scatter pass",
                        [&] { ms::scatter_kernel = default_by_warps ? ms::ScatterKernel::block_tiles
                                                                     : ms::ScatterKernel::warp_owned; },
@@ -281,7 +282,7 @@ int main(int argc, char** argv) {
                 time_device(stream, run_rb_sort, warmup, reps));
           namespace ms = rxm::device::multisplit_detail;
           if (m <= ms::max_warp_scatter_buckets) {  // the other scatter pass than the default (A/B), checked
-            const bool default_by_warps = ms::scatters_by_warps(ms::ScatterKernel::automatic, m);
+            const bool default_by_warps = ms::scatters_by_warps(ms::ScatterKernel::automatic, m, value_bytes);
             const std::string name = default_by_warps ? "block-tile scatter pass" : "warp-owned scatter pass";
             ms::scatter_kernel = default_by_warps ? ms::ScatterKernel::block_tiles : ms::ScatterKernel::warp_owned;
             run_ours();

@@ -28,6 +28,11 @@
 //     reordered in shared memory (§4.7, §5.6) and written out in tile order, so runs of one
 //     bucket land as contiguous, coalesced stores. The kernel is a template on the id class (5
 //     bits for m <= 32, 8 for m <= 256), so the ballots unroll with no run-time test.
+//     Keys-only splits with m <= 2 take the warp-owned scatter pass instead
+//     (warp_scatter_pass.cuh: each warp owns a contiguous eighth of the chunk, its bucket cursors
+//     in registers, ranks from ballots with no shared counter and no block barrier; the counting
+//     pass then writes one column of H per warp). It was measured for every m <= 32 and pairs
+//     and is slower there (ScatterKernel in common.cuh, NOTES.md session 4).
 // plan.cuh cuts the input into chunks and launches one pass; bucket_functors.cuh stages a
 // splitter table in shared memory; warp_match.cuh is the peers primitive; tile_copy.cuh moves
 // tiles to shared memory; common.cuh holds the shapes, the per-pass parameters and the tuning
@@ -44,7 +49,8 @@
 // Measured on an H200, 2^28 u32 keys, uniform (bench_multisplit; CUB or RB-sort in the same run;
 // floor 0.77 ms keys, 1.28 ms pairs at 4.2 TB/s), session 3 (the scatter pass as here, the
 // counting pass with per-thread counters at m <= 32):
-//   radix m = 2 keys 0.94 ms (CUB 1.42), m = 32 1.17 (CUB 1.47), m = 256 2.08 (CUB 1.52), pairs
+//   radix m = 2 keys 0.94 ms (CUB 1.42; session 4's warp-owned pass: 0.85), m = 32 1.17 (CUB
+//   1.47), m = 256 2.08 (CUB 1.52), pairs
 //   m = 256 3.90 (CUB 2.29), delta m = 256 keys 2.43 (RB-sort 3.06, with the deleted scatter
 //   kernel). Counting pass 0.25 ms at m <= 32, 0.27 at m = 256, 0.39 at m = 4096. The m = 256
 //   scatter pass (1.8 ms) is latency-bound (ncu: issue 42 %, half the shared wavefronts bank

@@ -104,7 +104,7 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
   const std::size_t capacity = h_capacity(m, plan.num_chunks);
   // The scatter pass: warp-owned parts (m <= 32, when selected) or block tiles.
   const bool by_warps = keys_out != nullptr && id_shift == 0 && id_mask == 0xFFFFFFFFu && m == m_full &&
-                        scatters_by_warps(scatter_kernel, m);
+                        scatters_by_warps(scatter_kernel, m, ValueBytes);
   const std::size_t entries = std::size_t(m) * plan.num_chunks * (by_warps ? block_warps : 1);
   std::size_t cub_bytes = 0;
   cub::DeviceScan::ExclusiveSum(nullptr, cub_bytes, static_cast<std::uint32_t*>(nullptr),
