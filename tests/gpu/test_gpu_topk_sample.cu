@@ -138,8 +138,8 @@ TEST(GpuTopkSample, AgainstTheStrideFallsBackExactly) {
   }
 }
 
-// The automatic choice at the issue's large k (sample select) against the forced-off delegate path,
-// both against the CPU, 2^24 values.
+// The automatic choice at the issue's large k (delegates at 65536, sample select from 2^20:
+// kSampleSelectMinK) against the forced-off delegate path, both against the CPU, 2^24 values.
 TEST(GpuTopkSample, AutomaticAndOffAtLargeK) {
   RXM_REQUIRE_GPU();
   const std::size_t n = std::size_t(1) << 24;

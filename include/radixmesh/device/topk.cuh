@@ -57,7 +57,8 @@ struct TopkProblem {
   // from the row length and k, 0 turns the delegate filter off (radix select alone).
   int delegate_log2 = -1;
   // Tuning (benchmarks, tests): the one-block-per-row select (k <= 2048): -1 chooses it (rows with
-  // delegates, or rows of at most 2^16), 0 never, 1 whenever k <= 2048.
+  // delegates of at least 2^15 values, raw rows of at most 2^14: the H200 rows sweep), 0 never,
+  // 1 whenever k <= 2048.
   int block_select = -1;
   // Tuning (benchmarks, tests): the delegate select (after the delegate pass) in one block per row:
   // -1 chooses it (rows of at most kBlockDelegateSelectMax delegates, topk_plan_gpu.hpp), 0 never

@@ -144,8 +144,10 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
   g.beta = g.alpha >= 5 ? pr.delegate_beta : 1;  // delegate_pass_top_beta: a warp per subrange
   // The one-block select: where every row's source is small (a delegate row's candidates, or a
   // short raw row; rows shorter than kMinDelegateRow are raw in a delegate plan too).
+  const bool block_select_pays =
+      g.alpha > 0 ? g.max_len >= kBlockSelectMinDelegateRow : g.max_len <= kBlockSelectMaxRow;
   g.block_select = pr.k <= std::size_t(kBlockSelectMaxK) &&
-                   (pr.block_select == 1 || (pr.block_select < 0 && (g.alpha > 0 || g.max_len <= kBlockSelectMaxRow)));
+                   (pr.block_select == 1 || (pr.block_select < 0 && block_select_pays));
   const std::uint64_t delegates_per_row = g.alpha ? (g.max_len >> g.alpha) + 1 : 0;
   g.block_delegate_select = g.alpha && g.beta == 1 &&
                             (pr.delegate_block_select == 1 ||

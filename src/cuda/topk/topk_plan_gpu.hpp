@@ -18,9 +18,14 @@ namespace radixmesh::detail::topk_gpu {
 constexpr std::uint64_t kMinDelegateRow = std::uint64_t(1) << 13;
 // The per-row kernels take the row from blockIdx.y: a launch covers at most this many rows.
 constexpr std::size_t kMaxChunkRows = 65535;
-// Raw rows up to this length take the one-block select when k is small enough (a guess to be
-// replaced by a measured threshold: see NOTES.md).
-constexpr std::uint64_t kBlockSelectMaxRow = std::uint64_t(1) << 16;
+// The one-block select's automatic choice (k <= 2048), from the lead's rows sweep on an H200
+// (session 4, k = 50, 2^27 values, /work/notes/s4/lead_run1.md; NOTES.md "Session 4"): raw rows
+// take it up to kBlockSelectMaxRow (one block 2.19 / 2.11 ms at 2^13 / 2^14 against multi-block
+// 2.54 / 2.41; from 2^15 multi-block wins, 2.36 vs 2.93; it was a guessed 2^16), rows with
+// delegates from kBlockSelectMinDelegateRow (multi-block 1.113 / 0.744 ms at 2^13 / 2^14 against
+// 1.185 / 0.757; one block from 2^15: 0.495 vs 0.514, 0.402 vs 0.430 at 2^16).
+constexpr std::uint64_t kBlockSelectMaxRow = std::uint64_t(1) << 14;
+constexpr std::uint64_t kBlockSelectMinDelegateRow = std::uint64_t(1) << 15;
 
 // Rows with at most this many delegates run their delegate select in one block per row
 // (block_delegate_select); more, in multi-block passes. H200, device run 1 of session 3 (NOTES.md):
