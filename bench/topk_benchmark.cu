@@ -14,7 +14,8 @@
 //                              per SM ("delegate-pass-5-blocks", "-4-blocks"); --ab includes them. (Session 3's
 //                              rescan, "rescan-narrow", was deleted in session 4.)
 //   bench_topk --ab-sample     also every single-row standard case with the sample-select path
-//                              forced off (" sample-off") and forced on (" sample-on"); every
+//                              forced off (" sample-off") and forced on (" sample-on", and
+//                              " sample-on-typed-read": TopkProblem::sample_typed_read); every
 //                              line's params name the path taken ("path")
 //   bench_topk --ab            also the standard cases with scalar loads in the delegate pass,
 //                              with the multi-block select, and with the delegate select in one
@@ -69,6 +70,7 @@ struct Shape {
   bool full_grid = true;  // delegate select passes 2+ on the pass's grid (false: ~delegates / 4096)
   int five_blocks = -1;  // the delegate pass held to 48 registers (5 blocks per SM): -1 automatic, 0/1
   int sample = -1;  // the sample-select path: -1 automatic, 0 off, 1 on (single rows)
+  bool typed_read = false;  // its full read compiled for the key type (TopkProblem::sample_typed_read)
 };
 
 const char* start_name(rxm::device::TopkStart s) {
@@ -146,7 +148,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   p.delegate_block_select = s.delegate_block;
   p.delegate_select_full_grid = s.full_grid;
   p.delegate_pass_five_blocks = s.five_blocks;
-  p.sample_select = s.sample;
+  p.sample_select = s.sample, p.sample_typed_read = s.typed_read;
   const std::size_t temp_bytes = rxm::device::topk_temp_bytes(p, 0);
   rxm::DeviceBuffer temp(0, temp_bytes);
   const Stats ours = rxm::bench::time_device(stream, [&] { rxm::device::topk(temp.data(), temp_bytes, p, stream); }, 3, reps);
@@ -160,7 +162,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
     rxm::device::TopkProblem d = p;
     d.delegate_log2 = -1, d.block_select = -1, d.delegate_vector_loads = true, d.start = rxm::device::TopkStart::automatic;
     d.delegate_beta = 1, d.delegate_block_select = -1, d.delegate_select_full_grid = true;
-    d.delegate_pass_five_blocks = -1, d.sample_select = -1;
+    d.delegate_pass_five_blocks = -1, d.sample_select = -1, d.sample_typed_read = false;
     const std::size_t d_bytes = rxm::device::topk_temp_bytes(d, 0);
     rxm::DeviceArray<std::int64_t> d_indices(0, places);
     d.out_indices = d_indices.data();
@@ -187,6 +189,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   if (!s.full_grid) params["delegate_select_full_grid"] = 0;
   if (s.five_blocks >= 0) params["delegate_pass_five_blocks"] = s.five_blocks;
   if (s.sample >= 0) params["sample_select"] = s.sample;
+  if (s.typed_read) params["sample_typed_read"] = 1;
   params["path"] = rxm::device::topk_path_name(p, 0);
   Case c("topk", params, double(n), "keys");
   c.add("radixmesh::device::topk", ours, true);
@@ -322,10 +325,10 @@ int main(int argc, char** argv) {
   if (ab_sample)  // the sample-select path forced off and on beside the automatic choice (ours only)
     for (std::size_t i = 0; i < standard_count; ++i) {
       if (shapes[i].rows != 1) continue;
-      for (int on : {0, 1}) {
+      for (int on : {0, 1, 2}) {  // off, on, on with the full read compiled for the key type
         Shape v = shapes[i];
-        v.name += on ? " sample-on" : " sample-off";
-        v.sample = on, v.peers = false;
+        v.name += on == 2 ? " sample-on-typed-read" : on ? " sample-on" : " sample-off";
+        v.sample = on ? 1 : 0, v.typed_read = on == 2, v.peers = false;
         shapes.push_back(v);
       }
     }

@@ -32,9 +32,11 @@ std::string describe(const std::string& what, std::size_t n, std::size_t k, cons
          " seed=" + std::to_string(test_seed());
 }
 
-Tuning sample_on() {
+// The path forced on, with the generic full read or the one compiled for the key type.
+Tuning sample_on(bool typed_read = false) {
   Tuning t{rxm::device::TopkStart::automatic, -1, -1};
   t.sample = 1;
+  t.typed_read = typed_read;
   return t;
 }
 
@@ -58,8 +60,13 @@ template <class T> void check_forced(std::size_t n, const std::vector<std::strin
     for (std::size_t k : sample_ks(n))
       for (int s = 0; s < option_sets; ++s) {
         const auto& o = all_options[s];
-        SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + input.name, n, k, o));
-        expect_equal(device_topk(v, 1, {}, k, o, sample_on()), rxm::topk(cpu(), std::span<const T>(v), k, o));
+        const auto want = rxm::topk(cpu(), std::span<const T>(v), k, o);
+        for (bool typed : {false, true}) {
+          SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + input.name +
+                                    " typed_read=" + std::to_string(typed),
+                                n, k, o));
+          expect_equal(device_topk(v, 1, {}, k, o, sample_on(typed)), want);
+        }
       }
   }
 }
@@ -133,7 +140,7 @@ TEST(GpuTopkSample, AgainstTheStrideFallsBackExactly) {
       for (const auto& o : all_options) {
         SCOPED_TRACE(describe(std::string("against the stride, samples ") + (samples_best ? "best" : "worst"), n, k, o));
         expect_equal(device_topk(v, 1, {}, k, o, sample_on()), rxm::topk(cpu(), std::span<const float>(v), k, o));
-        expect_equal(device_topk(d, 1, {}, k, o, sample_on()), rxm::topk(cpu(), std::span<const double>(d), k, o));
+        expect_equal(device_topk(d, 1, {}, k, o, sample_on(true)), rxm::topk(cpu(), std::span<const double>(d), k, o));
       }
   }
 }
@@ -172,5 +179,6 @@ TEST(GpuTopkSampleSmall, PathAndFallback) {
       SCOPED_TRACE(describe("small", n, k, o));
       expect_equal(device_topk(v, 1, {}, k, o, sample_on()), rxm::topk(cpu(), std::span<const float>(v), k, o));
       expect_equal(device_topk(w, 1, {}, k, o, sample_on()), rxm::topk(cpu(), std::span<const float>(w), k, o));
+      expect_equal(device_topk(v, 1, {}, k, o, sample_on(true)), rxm::topk(cpu(), std::span<const float>(v), k, o));
     }
 }

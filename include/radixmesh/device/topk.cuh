@@ -83,6 +83,11 @@ struct TopkProblem {
   // or none; other problems ignore it). Exact in every case: a row that defeats the sample falls
   // back on the device to the radix select over the whole row.
   int sample_select = -1;
+  // Tuning (benchmarks, tests): the sample-select path's full read with the rank transform of the
+  // one key type compiled in (true) instead of the run-time type switch per element (false, the
+  // kernel measured on the H200 in session 4). Written after session 4's last device run: opt-in
+  // until measured (bench_topk --ab-sample times both).
+  bool sample_typed_read = false;
   // Tuning (benchmarks, tests): where the select starts (see TopkStart).
   TopkStart start = TopkStart::automatic;
   // Tuning (benchmarks, tests): delegates per subrange (Dr. Top-k's beta): 1, 2 or 4; beta > 1 is

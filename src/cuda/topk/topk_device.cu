@@ -279,9 +279,35 @@ void launch_sample_select(const GpuPlan& g, const Params<U>& p, char* base, cons
   sample_bound<U><<<1, kSampleBoundThreads, 0, stream>>>(p, sv);
   debug.after_launch("sample_bound");
   // Phase 1, the only full read: rank >= L into the candidates, in index order.
-  stable_filter<U, kReadRounds, ListSink<U>><<<g.filter_grid, kFilterThreads, 0, stream>>>(
-      p, p.dstate, false, FilterLane{sv.status[0], tickets, p.cand_count, p.cand_cap, true},
-      ListSink<U>{p.cand_rank, p.cand_idx});
+  const FilterLane candidates{sv.status[0], tickets, p.cand_count, p.cand_cap, true};
+  auto read = [&](auto key_tag) {
+    using Key = decltype(key_tag);
+    stable_filter<U, kReadRounds, ListSink<U>, Key><<<g.filter_grid, kFilterThreads, 0, stream>>>(
+        p, p.dstate, false, candidates, ListSink<U>{p.cand_rank, p.cand_idx});
+  };
+  if (!pr.sample_typed_read) {
+    stable_filter<U, kReadRounds, ListSink<U>><<<g.filter_grid, kFilterThreads, 0, stream>>>(
+        p, p.dstate, false, candidates, ListSink<U>{p.cand_rank, p.cand_idx});
+  } else if constexpr (sizeof(U) == 2) {
+    switch (pr.type) {
+      case KeyType::f16: read(half_t{}); break;
+      case KeyType::bf16: read(bfloat16_t{}); break;
+      case KeyType::i16: read(std::int16_t{}); break;
+      default: read(std::uint16_t{}); break;
+    }
+  } else if constexpr (sizeof(U) == 4) {
+    switch (pr.type) {
+      case KeyType::f32: read(float{}); break;
+      case KeyType::i32: read(std::int32_t{}); break;
+      default: read(std::uint32_t{}); break;
+    }
+  } else {
+    switch (pr.type) {
+      case KeyType::f64: read(double{}); break;
+      case KeyType::i64: read(std::int64_t{}); break;
+      default: read(std::uint64_t{}); break;
+    }
+  }
   debug.after_launch("stable_filter (rank >= L)");
   sample_check<U><<<1, 32, 0, stream>>>(p);
   debug.after_launch("sample_check");

@@ -24,6 +24,7 @@
 #pragma once
 #include <cub/block/block_scan.cuh>
 #include <cuda/atomic>
+#include <type_traits>
 
 #include "cuda/topk/topk_pick.cuh"
 
@@ -219,7 +220,12 @@ struct FilterLane {
 // current round's flags are taken, so they are in flight during the scans, the look-back and the
 // writes; the next tile's ticket is taken at the start of the current one; the few taken elements
 // are read again (from L2) to be written.
-template <class U, int kFilterRounds, class Sink>
+//
+// Key (void, or the key type; TopkProblem::sample_typed_read): the rank transform for one key type
+// known at compile time, and no per-element bounds test in full tiles, instead of rank_of's run-time
+// type switch per element (run 2's ncu put the generic read at ~1.1 ms: instruction-bound). An
+// opt-in variant written after the last device run of session 4: not yet measured.
+template <class U, int kFilterRounds, class Sink, class Key = void>
 __global__ void __launch_bounds__(kFilterThreads, 4) stable_filter(Params<U> p, const RowState<U>* decide,
                                                                    bool from_list, FilterLane lane, Sink sink) {
   constexpr int V = kFilterVector<U>;
@@ -266,7 +272,11 @@ __global__ void __launch_bounds__(kFilterThreads, 4) stable_filter(Params<U> p, 
       }
     }
   };
-  auto rank_of_bits = [&](U b) { return list ? b : rank_of<U>(b, p.type, p.options); };
+  auto rank_of_bits = [&](U b) -> U {
+    if (list) return b;
+    if constexpr (std::is_void_v<Key>) return rank_of<U>(b, p.type, p.options);
+    else return U(topk_rank(from_bits<Key>(key_bits_t<Key>(b)), p.options));
+  };
   if (threadIdx.x == 0) s_next = atomicAdd(lane.ticket, 1u), s_max = 0;
   __syncthreads();
   std::uint64_t tile = s_next;
@@ -276,6 +286,7 @@ __global__ void __launch_bounds__(kFilterThreads, 4) stable_filter(Params<U> p, 
     unsigned long long row_max = 0;
     unsigned taken = 0;  // in the tile so far (block-uniform)
     std::uint64_t next = tiles;
+    const bool full = !std::is_void_v<Key> && (tile + 1) * T <= n;  // no element past the end
 #pragma unroll 1  // one round's loads in registers at a time (unrolled, ptxas took 122-127 registers)
     for (int q = 0; q < kFilterRounds; ++q) {
       unsigned take = 0;
@@ -286,12 +297,18 @@ __global__ void __launch_bounds__(kFilterThreads, 4) stable_filter(Params<U> p, 
 #pragma unroll
         for (int v = 0; v < V; ++v) {
           const std::uint64_t i = first + v;
-          if (i >= n) continue;
+          if (!full && i >= n) continue;
           const U rank = rank_of_bits(bits[j][v]);
-          // The index matters only where the state resolved index bits and the rank is the k-th's.
-          const bool need_index = s.resolved > p.W && rank == s.rank_prefix;
-          const std::uint64_t index = list ? (need_index ? p.cand_idx[i] : 0) : i;
-          if (compare_top<U, true>(rank, ~index & idx_mask, s, p.W, p.IB)) take |= 1u << (8 * j + v);
+          if constexpr (!std::is_void_v<Key>) {
+            // The full read (the only user of Key): sample_bound's L has at most W resolved bits and
+            // zeros below them, so compare_top's test is rank >= L.
+            if (rank >= s.rank_prefix) take |= 1u << (8 * j + v);
+          } else {
+            // The index matters only where the state resolved index bits and the rank is the k-th's.
+            const bool need_index = s.resolved > p.W && rank == s.rank_prefix;
+            const std::uint64_t index = list ? (need_index ? p.cand_idx[i] : 0) : i;
+            if (compare_top<U, true>(rank, ~index & idx_mask, s, p.W, p.IB)) take |= 1u << (8 * j + v);
+          }
           if (lane.track_max && rank > row_max) row_max = rank;
         }
         packed |= (unsigned long long)__popc((take >> (8 * j)) & 0xffu) << (16 * j);
