@@ -51,6 +51,7 @@ struct Tuning {
   int five_blocks = -1;  // delegate_pass_five_blocks: -1 automatic, 0 never, 1 always
   int sample = -1;  // sample_select: -1 automatic, 0 never, 1 single rows
   bool typed_read = false;  // sample_typed_read
+  int compact_read = -1;  // sample_compact_read: -1 automatic, 0 the look-back filter, 1 always
 };
 
 // The device-level entry on `v` (rows of equal length, or `offsets`), outputs poisoned first;
@@ -85,6 +86,7 @@ TopkResult<T, Index> device_topk(const std::vector<T>& v, std::size_t rows, cons
   p.delegate_vector_loads = t.vector_loads, p.debug_checks = t.debug, p.delegate_block_select = t.delegate_block;
   p.delegate_select_full_grid = t.delegate_full_grid;
   p.delegate_pass_five_blocks = t.five_blocks, p.sample_select = t.sample, p.sample_typed_read = t.typed_read;
+  p.sample_compact_read = t.compact_read;
   p.index_bytes = sizeof(Index);
   if (!caller.empty()) p.input_indices = d_caller.data();
   const std::size_t bytes = device::topk_temp_bytes(p, 0);

@@ -32,11 +32,17 @@ std::string describe(const std::string& what, std::size_t n, std::size_t k, cons
          " seed=" + std::to_string(test_seed());
 }
 
-// The path forced on, with the generic full read or the one compiled for the key type.
-Tuning sample_on(bool typed_read = false) {
+// The path forced on with one of its full reads: the tile compaction (the default), or the
+// look-back filter with the run-time type switch or with the key type compiled in.
+enum class Read { compact, lookback, lookback_typed };
+const char* read_name(Read r) {
+  return r == Read::compact ? "compact" : r == Read::lookback ? "lookback" : "lookback-typed";
+}
+Tuning sample_on(Read read = Read::compact) {
   Tuning t{rxm::device::TopkStart::automatic, -1, -1};
   t.sample = 1;
-  t.typed_read = typed_read;
+  t.compact_read = read == Read::compact ? 1 : 0;
+  t.typed_read = read == Read::lookback_typed;
   return t;
 }
 
@@ -61,30 +67,32 @@ template <class T> void check_forced(std::size_t n, const std::vector<std::strin
       for (int s = 0; s < option_sets; ++s) {
         const auto& o = all_options[s];
         const auto want = rxm::topk(cpu(), std::span<const T>(v), k, o);
-        for (bool typed : {false, true}) {
-          SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + input.name +
-                                    " typed_read=" + std::to_string(typed),
+        for (Read read : {Read::compact, Read::lookback_typed}) {
+          SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + input.name + " read=" +
+                                    read_name(read),
                                 n, k, o));
-          expect_equal(device_topk(v, 1, {}, k, o, sample_on(typed)), want);
+          expect_equal(device_topk(v, 1, {}, k, o, sample_on(read)), want);
         }
       }
   }
 }
 
-// 2^20 + 37: the last tile partial (scalar loads), s = 2^16 samples 16 apart.
+// 2^20 + 37: the last tile partial (scalar loads; not a multiple of any read's tile), s = 2^14
+// samples 64 apart.
 const std::size_t kN = (std::size_t(1) << 20) + 37;
 const std::vector<std::string> every_input = {"uniform", "U[128.6,128.7]", "normal", "zipf(1.1)", "sorted",
                                               "reverse", "all-equal", "few-distinct", "specials", "bit-patterns"};
 const std::vector<std::string> some_inputs = {"uniform", "all-equal", "specials", "reverse"};
 
-// Rows built against the stride: with n a multiple of s = 2^16, sample i is element i n / s.
+// Rows built against the stride: with n a multiple of s = 2^14 (kSampleLog2), sample i is element
+// i n / s.
 // `samples_best`: the sampled elements hold the row's best values, so the bound L lies above the
 // k-th best whenever k exceeds the samples' share (count < k); otherwise they hold the worst
 // values, so L admits nearly every element (count > capacity). Either way the fallback runs.
 template <class T> std::vector<T> against_the_stride(std::size_t n, bool samples_best, std::uint64_t seed) {
   std::mt19937_64 g(seed);
   std::vector<T> v(n);
-  const std::size_t stride = n >> 16;
+  const std::size_t stride = n >> 14;
   for (std::size_t i = 0; i < n; ++i) {
     const bool sampled = i % stride == 0;
     const double x = double(g() % 1000000) / 1000.0;  // [0, 1000): ties too
@@ -129,7 +137,7 @@ TEST(GpuTopkSample, IndexWidthsAndCallerIndices) {
     }
 }
 
-// The fallback: count < k (samples best, k above their 65536) and count > capacity (samples worst).
+// The fallback: count < k (samples best, k above their share) and count > capacity (samples worst).
 TEST(GpuTopkSample, AgainstTheStrideFallsBackExactly) {
   RXM_REQUIRE_GPU();
   const std::size_t n = std::size_t(1) << 20;
@@ -139,8 +147,13 @@ TEST(GpuTopkSample, AgainstTheStrideFallsBackExactly) {
     for (std::size_t k : {std::size_t(1000), std::size_t(70000), std::size_t(300000)})
       for (const auto& o : all_options) {
         SCOPED_TRACE(describe(std::string("against the stride, samples ") + (samples_best ? "best" : "worst"), n, k, o));
-        expect_equal(device_topk(v, 1, {}, k, o, sample_on()), rxm::topk(cpu(), std::span<const float>(v), k, o));
-        expect_equal(device_topk(d, 1, {}, k, o, sample_on(true)), rxm::topk(cpu(), std::span<const double>(d), k, o));
+        const auto want_v = rxm::topk(cpu(), std::span<const float>(v), k, o);
+        const auto want_d = rxm::topk(cpu(), std::span<const double>(d), k, o);
+        for (Read read : {Read::compact, Read::lookback, Read::lookback_typed}) {
+          SCOPED_TRACE(read_name(read));
+          expect_equal(device_topk(v, 1, {}, k, o, sample_on(read)), want_v);
+          expect_equal(device_topk(d, 1, {}, k, o, sample_on(read)), want_d);
+        }
       }
   }
 }
@@ -177,8 +190,12 @@ TEST(GpuTopkSampleSmall, PathAndFallback) {
   for (std::size_t k : {std::size_t(1), std::size_t(1000), std::size_t(50000)})
     for (const auto& o : {all_options[0], all_options[1]}) {
       SCOPED_TRACE(describe("small", n, k, o));
-      expect_equal(device_topk(v, 1, {}, k, o, sample_on()), rxm::topk(cpu(), std::span<const float>(v), k, o));
-      expect_equal(device_topk(w, 1, {}, k, o, sample_on()), rxm::topk(cpu(), std::span<const float>(w), k, o));
-      expect_equal(device_topk(v, 1, {}, k, o, sample_on(true)), rxm::topk(cpu(), std::span<const float>(v), k, o));
+      const auto want_v = rxm::topk(cpu(), std::span<const float>(v), k, o);
+      const auto want_w = rxm::topk(cpu(), std::span<const float>(w), k, o);
+      for (Read read : {Read::compact, Read::lookback, Read::lookback_typed}) {
+        SCOPED_TRACE(read_name(read));
+        expect_equal(device_topk(v, 1, {}, k, o, sample_on(read)), want_v);
+        expect_equal(device_topk(w, 1, {}, k, o, sample_on(read)), want_w);
+      }
     }
 }

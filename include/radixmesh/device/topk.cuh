@@ -88,6 +88,11 @@ struct TopkProblem {
   // kernel measured on the H200 in session 4). Written after session 4's last device run: opt-in
   // until measured (bench_topk --ab-sample times both).
   bool sample_typed_read = false;
+  // Tuning (benchmarks, tests): the sample-select path's full read as a tile compaction without a
+  // look-back (src/cuda/topk/topk_compact_read.cuh: a compare per element, one atomic per tile
+  // with candidates, then a scan of the tiles' counts and a copy into index order). -1 chooses it
+  // (always), 0 the look-back filter (stable_filter; sample_typed_read picks its variant), 1 always.
+  int sample_compact_read = -1;
   // Tuning (benchmarks, tests): where the select starts (see TopkStart).
   TopkStart start = TopkStart::automatic;
   // Tuning (benchmarks, tests): delegates per subrange (Dr. Top-k's beta): 1, 2 or 4; beta > 1 is

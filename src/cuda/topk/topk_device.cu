@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 #include <string>
 #include <type_traits>
@@ -98,25 +99,41 @@ std::uint64_t resident_blocks(int device, int W, bool bounded) {
 // SMs and resident blocks of the stable filter (sample select's persistent grid) on `device`,
 // asked once per device and key width.
 struct FilterGrid {
-  int sms = 0, blocks = 0;
+  int sms = 0, blocks = 0, compact_blocks = 0;  // compact_blocks: one wave of compact_read
 };
 FilterGrid filter_grid(int device, int W) {
   constexpr int kMaxDevices = 64;
-  static std::atomic<int> cache[3][kMaxDevices][2] = {};
+  static std::atomic<int> cache[3][kMaxDevices][3] = {};
   const int width = W == 16 ? 0 : W == 32 ? 1 : 2;
   std::atomic<int>* slot = device >= 0 && device < kMaxDevices ? cache[width][device] : nullptr;
   if (slot && slot[1].load(std::memory_order_relaxed) > 0)
-    return {slot[0].load(std::memory_order_relaxed), slot[1].load(std::memory_order_relaxed)};
-  int sm_count = 0, per_sm = 0;
+    return {slot[0].load(std::memory_order_relaxed), slot[1].load(std::memory_order_relaxed),
+            slot[2].load(std::memory_order_relaxed)};
+  int sm_count = 0, per_sm = 0, per_compact = 0;
   RXM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
-  auto occupancy = [&](auto kernel) {
-    RXM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kFilterThreads, 0));
+  auto occupancy = [&](auto kernel, int threads) {
+    int blocks = 0;
+    RXM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0));
+    return std::max(1, blocks);
   };
-  if (W == 16) occupancy(stable_filter<std::uint16_t, kReadRounds, ListSink<std::uint16_t>>);
-  else if (W == 32) occupancy(stable_filter<std::uint32_t, kReadRounds, ListSink<std::uint32_t>>);
-  else occupancy(stable_filter<std::uint64_t, kReadRounds, ListSink<std::uint64_t>>);
-  const FilterGrid f{std::max(1, sm_count), std::max(1, sm_count * std::max(1, per_sm))};
-  if (slot) slot[0].store(f.sms, std::memory_order_relaxed), slot[1].store(f.blocks, std::memory_order_relaxed);
+  // compact_read's occupancy from its unsigned-key instantiation (the other types of a width
+  // differ only in a few instructions of the rank transform).
+  if (W == 16) {
+    per_sm = occupancy(stable_filter<std::uint16_t, kReadRounds, ListSink<std::uint16_t>>, kFilterThreads);
+    per_compact = occupancy(compact_read<std::uint16_t, std::uint16_t>, kCompactThreads);
+  } else if (W == 32) {
+    per_sm = occupancy(stable_filter<std::uint32_t, kReadRounds, ListSink<std::uint32_t>>, kFilterThreads);
+    per_compact = occupancy(compact_read<std::uint32_t, std::uint32_t>, kCompactThreads);
+  } else {
+    per_sm = occupancy(stable_filter<std::uint64_t, kReadRounds, ListSink<std::uint64_t>>, kFilterThreads);
+    per_compact = occupancy(compact_read<std::uint64_t, std::uint64_t>, kCompactThreads);
+  }
+  sm_count = std::max(1, sm_count);
+  const FilterGrid f{sm_count, sm_count * per_sm, sm_count * per_compact};
+  if (slot) {
+    slot[0].store(f.sms, std::memory_order_relaxed), slot[2].store(f.compact_blocks, std::memory_order_relaxed);
+    slot[1].store(f.blocks, std::memory_order_relaxed);
+  }
   return f;
 }
 
@@ -190,6 +207,12 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
     // fallback over a whole row is not starved), at most the delegate pass's grid.
     g.sample_select_grid = unsigned(std::clamp<std::uint64_t>(expected / (kThreads * 16), std::uint64_t(f.sms),
                                                               std::max<std::uint64_t>(f.sms, g.grid_x)));
+    g.compact_read = pr.sample_compact_read != 0;
+    if (g.compact_read) {
+      const std::uint64_t compact_tile = std::uint64_t(kCompactThreads) * kCompactLoads * (16 / g.key_bytes);
+      g.compact_tiles = (n + compact_tile - 1) / compact_tile;
+      g.compact_grid = unsigned(std::max<std::uint64_t>(1, std::min<std::uint64_t>(f.compact_blocks, g.compact_tiles)));
+    }
   }
   const int bins = 1 << g.digit_bits;
   const std::size_t places = pr.rows * pr.k;
@@ -223,6 +246,12 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
     else query(std::uint64_t{});
   }
   cub_bytes = std::max(b1, b2);
+  if (g.compact_read) {  // the scan of the tiles' counts shares CUB's scratch (it runs before the sort)
+    std::size_t scan_bytes = 0;
+    RXM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, (unsigned long long*)nullptr,
+                                                 (unsigned long long*)nullptr, g.compact_tiles));
+    cub_bytes = std::max(cub_bytes, scan_bytes);
+  }
 
   std::size_t at = 0;
   auto take = [&](std::size_t bytes) {
@@ -259,6 +288,11 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
   g.off_sample = take(g.sample_count * g.key_bytes);
   g.off_status = take(2 * g.filter_tiles * sizeof(unsigned long long));
   g.off_tickets = take(g.sample ? 2 * sizeof(unsigned) : 0);
+  g.off_tile_count = take(g.compact_tiles * sizeof(unsigned long long));
+  g.off_tile_offset = take(g.compact_tiles * sizeof(unsigned long long));
+  g.off_tile_place = take(g.compact_tiles * sizeof(unsigned long long));
+  g.off_stage_rank = take(g.compact_read ? g.cand_cap * g.key_bytes : 0);
+  g.off_stage_idx = take(g.compact_read ? g.cand_cap * sizeof(std::uint64_t) : 0);
   g.cub_bytes = cub_bytes;
   g.temp_bytes = at;
   return g;
@@ -278,16 +312,35 @@ void launch_sample_select(const GpuPlan& g, const Params<U>& p, char* base, cons
   debug.after_launch("sample_start");
   sample_bound<U><<<1, kSampleBoundThreads, 0, stream>>>(p, sv);
   debug.after_launch("sample_bound");
-  // Phase 1, the only full read: rank >= L into the candidates, in index order.
+  // Phase 1, the only full read: rank >= L into the candidates, in index order. The key type is
+  // compiled into the read (compact_read always, stable_filter with sample_typed_read).
   const FilterLane candidates{sv.status[0], tickets, p.cand_count, p.cand_cap, true};
+  const CompactLists<U> cl{reinterpret_cast<unsigned long long*>(base + g.off_tile_count),
+                           reinterpret_cast<unsigned long long*>(base + g.off_tile_offset),
+                           reinterpret_cast<unsigned long long*>(base + g.off_tile_place),
+                           reinterpret_cast<U*>(base + g.off_stage_rank),
+                           reinterpret_cast<std::uint64_t*>(base + g.off_stage_idx), g.compact_tiles};
   auto read = [&](auto key_tag) {
     using Key = decltype(key_tag);
+    if (g.compact_read) {
+      compact_read<U, Key><<<g.compact_grid, kCompactThreads, 0, stream>>>(p, cl);
+      debug.after_launch("compact_read (rank >= L)");
+      std::size_t scan_bytes = g.cub_bytes;
+      RXM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(base + g.off_cub, scan_bytes, cl.count, cl.place, g.compact_tiles,
+                                                   stream));
+      debug.after_launch("cub::DeviceScan::ExclusiveSum (tile counts)");
+      place_tiles<U><<<grid_1d(g.compact_tiles * 32), 256, 0, stream>>>(p, cl);
+      debug.after_launch("place_tiles");
+      return;
+    }
     stable_filter<U, kReadRounds, ListSink<U>, Key><<<g.filter_grid, kFilterThreads, 0, stream>>>(
         p, p.dstate, false, candidates, ListSink<U>{p.cand_rank, p.cand_idx});
+    debug.after_launch("stable_filter (rank >= L)");
   };
-  if (!pr.sample_typed_read) {
+  if (!g.compact_read && !pr.sample_typed_read) {
     stable_filter<U, kReadRounds, ListSink<U>><<<g.filter_grid, kFilterThreads, 0, stream>>>(
         p, p.dstate, false, candidates, ListSink<U>{p.cand_rank, p.cand_idx});
+    debug.after_launch("stable_filter (rank >= L)");
   } else if constexpr (sizeof(U) == 2) {
     switch (pr.type) {
       case KeyType::f16: read(half_t{}); break;
@@ -308,7 +361,6 @@ void launch_sample_select(const GpuPlan& g, const Params<U>& p, char* base, cons
       default: read(std::uint64_t{}); break;
     }
   }
-  debug.after_launch("stable_filter (rank >= L)");
   sample_check<U><<<1, 32, 0, stream>>>(p);
   debug.after_launch("sample_check");
   const int passes = (g.W + g.IB + g.digit_bits - 1) / g.digit_bits;  // at most; a done row skips

@@ -17,6 +17,7 @@
 // >= T compacted into candidates, and the exact select runs on those alone.
 #pragma once
 #include "cuda/topk/topk_block_select.cuh"
+#include "cuda/topk/topk_compact_read.cuh"
 #include "cuda/topk/topk_delegate_pass.cuh"
 #include "cuda/topk/topk_output.cuh"
 #include "cuda/topk/topk_sample_select.cuh"

@@ -55,6 +55,12 @@ struct GpuPlan {
   std::uint64_t sample_count = 0, sample_r = 0, sample_slack = 0, filter_tiles = 0;
   unsigned filter_grid = 1, sample_select_grid = 1;
   std::size_t off_sample = 0, off_status = 0, off_tickets = 0;
+  // The full read by tile compaction (topk_compact_read.cuh; TopkProblem::sample_compact_read):
+  // its tiles, its one-wave grid, the per-tile records and the staging list (cand_cap places).
+  bool compact_read = false;
+  std::uint64_t compact_tiles = 0;
+  unsigned compact_grid = 1;
+  std::size_t off_tile_count = 0, off_tile_offset = 0, off_tile_place = 0, off_stage_rank = 0, off_stage_idx = 0;
   std::size_t off_state = 0, off_dstate = 0, off_hist = 0, hist_bytes = 0, off_counters = 0, off_delegates = 0, off_delegate_off = 0, off_row_max = 0, off_row_min = 0, off_sstate = 0,
               off_cand_rank = 0, off_cand_idx = 0, off_cand_count = 0, off_qual_list = 0, off_qual_count = 0, off_win_count = 0, off_win_rank = 0,
               off_win_idx = 0, off_alt_rank = 0, off_alt_idx = 0, off_segments = 0, off_cub = 0, cub_bytes = 0;

@@ -6,13 +6,15 @@
 //
 // 1. sample_start: fixed-stride sample ranks (deterministic, no RNG) and the row's state.
 // 2. sample_bound: one block radix-selects the sample rank r = mu + c sqrt(mu) + d (mu = k s / n)
-//    with 8-bit digits; L = the lower edge of the bucket it ends in (count of samples >= L is in
+//    with 8-bit digits (s = 2^14); L = the lower edge of the bucket it ends in (count of samples >= L is in
 //    [r, r + slack]). If the top-k set holds fewer than r samples, count(rank >= L) >= k: for a
 //    non-adversarial row the number of samples in the top-k is ~Binomial(s, k/n), and c = 5
 //    standard deviations plus d = 4 make a miss a < 1e-6 event; an adversarial row falls back.
-// 3. stable_filter (rank >= L): decoupled look-back over tiles taken by ticket (Merrill and
-//    Garland, "Single-pass Parallel Prefix Scan with Decoupled Look-back", 2016): the list is in
-//    index order without a second pass; past the capacity only counted.
+// 3. The full read, rank >= L into the candidate list in index order; past the capacity only
+//    counted. By default compact_read + a scan of its tiles' counts + place_tiles
+//    (topk_compact_read.cuh: no chain across tiles); opt-in (TopkProblem::sample_compact_read = 0)
+//    stable_filter: decoupled look-back over tiles taken by ticket (Merrill and Garland,
+//    "Single-pass Parallel Prefix Scan with Decoupled Look-back", 2016), ~1.1 TB/s on the H200.
 // 4. sample_check: count < k or count > capacity (adversarial or unlucky input) turns the row
 //    back to a raw row (dstate.mode = kRaw): the select passes then run over the whole row and the
 //    output filter reads the whole row: exact in every case, only slower. Decided on the device
@@ -30,7 +32,9 @@
 
 namespace radixmesh::detail::topk_gpu {
 
-constexpr int kSampleLog2 = 16;           // s = 2^16 samples (fewer only for rows shorter than that)
+// s = 2^14 samples (fewer only for rows shorter than that; round 2, was 2^16: a quarter of
+// sample_bound's work for ~25 % more candidates at k = 2^20, 12 bytes each in a 1 GiB read).
+constexpr int kSampleLog2 = 14;
 constexpr int kSampleBoundThreads = 1024;  // the one block of sample_bound
 constexpr int kSampleDigitBits = 8;        // W is 16, 32 or 64: whole digits
 
@@ -106,9 +110,16 @@ template <class U> __global__ void __launch_bounds__(kSampleBoundThreads) sample
         const bool match = i < sv.count && (resolved == 0 || (std::uint64_t(x[u]) >> (W - resolved)) ==
                                                                  (std::uint64_t(prefix) >> (W - resolved)));
         const unsigned digit = match ? unsigned(std::uint64_t(x[u]) >> shift) & (kBins - 1) : unsigned(kBins);
-        // Most samples share a few bins in the first passes: one add per distinct digit of a warp.
-        const unsigned peers = __match_any_sync(0xffffffffu, digit);
-        if (match && lane == __ffs(peers) - 1) atomicAdd(hist + digit, unsigned(__popc(peers)));
+        // The first passes put most samples of a warp in lane 0's bin: one add for those (a ballot),
+        // plain shared atomics for the rest (round 2: `__match_any_sync` per sample made the kernel
+        // take 115 us at s = 2^16 in run 2's ncu).
+        const unsigned lead = __shfl_sync(0xffffffffu, digit, 0);
+        const unsigned same = __ballot_sync(0xffffffffu, digit == lead);
+        if (digit == lead) {
+          if (lane == 0 && lead < unsigned(kBins)) atomicAdd(hist + lead, unsigned(__popc(same)));
+        } else if (match) {
+          atomicAdd(hist + digit, 1u);
+        }
       }
     }
     __syncthreads();
