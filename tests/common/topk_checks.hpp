@@ -52,6 +52,7 @@ struct Tuning {
   int sample = -1;  // sample_select: -1 automatic, 0 never, 1 single rows
   bool typed_read = false;  // sample_typed_read
   int compact_read = -1;  // sample_compact_read: -1 automatic, 0 the look-back filter, 1 always
+  std::size_t skip = 0;   // the input starts `skip` values into its device copy (unaligned rows)
 };
 
 // The device-level entry on `v` (rows of equal length, or `offsets`), outputs poisoned first;
@@ -60,17 +61,17 @@ template <class T, class Index = std::int64_t>
 TopkResult<T, Index> device_topk(const std::vector<T>& v, std::size_t rows, const std::vector<std::uint64_t>& offsets,
                                  std::size_t k, const TopkOptions& o, const Tuning& t,
                                  const std::vector<Index>& caller = {}) {
-  const std::size_t n = v.size(), places = rows * k;
-  DeviceArray<T> d(0, n), out_v(0, places);
+  const std::size_t n = v.size() - t.skip, places = rows * k;
+  DeviceArray<T> d(0, v.size()), out_v(0, places);
   DeviceArray<Index> out_i(0, places), d_caller(0, std::max<std::size_t>(caller.size(), 1));
   if (!caller.empty())
     RXM_CUDA_CHECK(cudaMemcpy(d_caller.data(), caller.data(), n * sizeof(Index), cudaMemcpyHostToDevice));
   DeviceArray<std::uint64_t> d_offsets(0, std::max<std::size_t>(offsets.size(), 1));
-  RXM_CUDA_CHECK(cudaMemcpy(d.data(), v.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  RXM_CUDA_CHECK(cudaMemcpy(d.data(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
   RXM_CUDA_CHECK(cudaMemset(out_v.data(), 0xA5, places * sizeof(T)));
   RXM_CUDA_CHECK(cudaMemset(out_i.data(), 0xA5, places * sizeof(Index)));
   device::TopkProblem p;
-  p.type = key_type_v<T>, p.values = d.data(), p.total = n, p.rows = rows, p.k = k, p.options = o;
+  p.type = key_type_v<T>, p.values = d.data() + t.skip, p.total = n, p.rows = rows, p.k = k, p.options = o;
   if (offsets.empty()) {
     p.row_length = n / rows, p.max_row_length = n / rows;
   } else {

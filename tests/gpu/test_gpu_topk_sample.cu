@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -135,6 +136,25 @@ TEST(GpuTopkSample, IndexWidthsAndCallerIndices) {
                    rxm::topk<float, std::int64_t>(cpu(), std::span<const float>(v), k, o,
                                                   std::span<const std::int64_t>(caller64)));
     }
+}
+
+// A row that starts off the 16-byte grid: every read takes its scalar-load branch in every tile.
+TEST(GpuTopkSample, UnalignedRow) {
+  RXM_REQUIRE_GPU();
+  const auto v = rxm::testing::make_topk_input<float>(rxm::testing::topk_inputs(test_seed())[0], kN);
+  const auto h = rxm::testing::make_topk_input<rxm::half_t>(rxm::testing::topk_inputs(test_seed())[0], kN);
+  const std::span<const float> v1 = std::span<const float>(v).subspan(1);
+  const std::span<const rxm::half_t> h3 = std::span<const rxm::half_t>(h).subspan(3);
+  for (std::size_t k : {std::size_t(1000), std::size_t(65536)})
+    for (const auto& o : {all_options[0], all_options[1]})
+      for (Read read : {Read::compact, Read::lookback_typed}) {
+        SCOPED_TRACE(describe(std::string("unaligned read=") + read_name(read), kN, k, o));
+        Tuning t = sample_on(read);
+        t.skip = 1;
+        expect_equal(device_topk(v, 1, {}, k, o, t), rxm::topk(cpu(), v1, k, o));
+        t.skip = 3;
+        expect_equal(device_topk(h, 1, {}, k, o, t), rxm::topk(cpu(), h3, k, o));
+      }
 }
 
 // The fallback: count < k (samples best, k above their share) and count > capacity (samples worst).
