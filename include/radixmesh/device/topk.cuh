@@ -78,7 +78,8 @@ struct TopkProblem {
   // Tuning (benchmarks, tests): the sample-select path for single rows (src/cuda/topk/
   // topk_sample_select.cuh): a strided sample bounds the k-th rank, one read compacts the elements
   // above the bound in index order, the select and a stable filter finish without a sort. -1
-  // chooses it (one row of at least kSampleSelectMinRow values with k >= kSampleSelectMinK,
+  // chooses it (one row of at least kSampleSelectMinRow values with k >= kSampleSelectMinK, or of
+  // 32-bit keys with kSampleSelectMinRow32 / kSampleSelectMinK32,
   // topk_plan_gpu.hpp), 0 never, 1 for every single row (rows == 1, no row_offsets, start automatic
   // or none; other problems ignore it). Exact in every case: a row that defeats the sample falls
   // back on the device to the radix select over the whole row.

@@ -142,7 +142,9 @@ bool takes_sample_select(const device::TopkProblem& pr) {
   const bool single = pr.rows == 1 && !pr.row_offsets &&
                       (pr.start == device::TopkStart::automatic || pr.start == device::TopkStart::none);
   if (!single || pr.sample_select == 0) return false;
-  return pr.sample_select == 1 || (pr.k >= kSampleSelectMinK && pr.row_length >= kSampleSelectMinRow);
+  const bool any_width = pr.k >= kSampleSelectMinK && pr.row_length >= kSampleSelectMinRow;
+  const bool wide_32 = size_of(pr.type) == 4 && pr.k >= kSampleSelectMinK32 && pr.row_length >= kSampleSelectMinRow32;
+  return pr.sample_select == 1 || any_width || wide_32;
 }
 
 }  // namespace

@@ -34,12 +34,17 @@ constexpr std::uint64_t kBlockSelectMinDelegateRow = std::uint64_t(1) << 15;
 constexpr std::uint64_t kBlockDelegateSelectMax = std::uint64_t(1) << 12;
 
 // The sample-select path's automatic choice (TopkProblem::sample_select = -1): single rows of at
-// least kSampleSelectMinRow values with k >= kSampleSelectMinK. Measured (H200, session 4, f32
-// n = 2^28, NOTES.md "Session 4"): it wins only at k = 2^20 (run 1: 1.242 vs 1.364 ms; run 2:
-// 1.10 vs 1.33) and loses from k = 16 to 65536 (0.94-0.95 vs 0.325-0.645 ms in run 2): its
-// compaction read runs at ~1.1 TB/s, instruction-bound, where the delegate pass is near the floor.
+// least kSampleSelectMinRow values with k >= kSampleSelectMinK (every width: the rule of session
+// 4's first round), and 32-bit keys in rows of at least kSampleSelectMinRow32 with k >=
+// kSampleSelectMinK32. Measured (H200, round 2, binaries of 021b82b, f32 n = 2^28, bench_topk
+// --ab-sample, sample path with the tile-compaction read vs delegates): k = 16 0.376 vs 0.325,
+// 1024 0.378 vs 0.368, 4096 0.384 vs 0.421, 65536 0.415 vs 0.649, 2^20 0.539 vs 1.324 ms;
+// U[128.6,128.7] k = 1024 0.383 vs 0.375; f16 / bf16 k = 1024 0.390 / 0.417 vs 0.224 / 0.227 (so
+// 16-bit keys keep the 2^20 rule). Rows shorter than 2^27 and 64-bit keys were not timed.
 constexpr std::uint64_t kSampleSelectMinK = std::uint64_t(1) << 20;
 constexpr std::uint64_t kSampleSelectMinRow = std::uint64_t(1) << 20;
+constexpr std::uint64_t kSampleSelectMinK32 = 4096;
+constexpr std::uint64_t kSampleSelectMinRow32 = std::uint64_t(1) << 27;
 
 struct GpuPlan {
   std::size_t key_bytes = 4, rows = 1, k = 1, max_len = 0, chunk_rows = 1;
