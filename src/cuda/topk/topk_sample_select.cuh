@@ -248,7 +248,7 @@ __global__ void __launch_bounds__(kFilterThreads, 4) stable_filter(Params<U> p, 
   __shared__ unsigned s_take[kFilterRounds][kFilterThreads];  // per round: bit 8 j + v = element v of group j
   __shared__ unsigned long long s_round_sums[kFilterRounds];              // per round: packed totals per group j
   __shared__ unsigned s_round_base[kFilterRounds];                        // taken in the tile before round q
-  __shared__ std::uint64_t s_next;
+  __shared__ std::uint64_t s_first, s_next;  // the first ticket apart: see below
   __shared__ unsigned long long s_prefix, s_max;
   const RowState<U> s = *decide;
   const bool list = from_list && p.dstate[0].mode == kDelegates && p.cand_count[0] <= p.cand_cap;
@@ -288,9 +288,13 @@ __global__ void __launch_bounds__(kFilterThreads, 4) stable_filter(Params<U> p, 
     if constexpr (std::is_void_v<Key>) return rank_of<U>(b, p.type, p.options);
     else return U(topk_rank(from_bits<Key>(key_bits_t<Key>(b)), p.options));
   };
-  if (threadIdx.x == 0) s_next = atomicAdd(lane.ticket, 1u), s_max = 0;
+  // The first ticket has its own word: the loop's first statement writes s_next while slower
+  // threads may still be reading the first ticket (racecheck found exactly that, session 4's
+  // closing run, when it was one word); every later s_next is read before a barrier that comes
+  // before the next write.
+  if (threadIdx.x == 0) s_first = atomicAdd(lane.ticket, 1u), s_max = 0;
   __syncthreads();
-  std::uint64_t tile = s_next;
+  std::uint64_t tile = s_first;
   if (tile < tiles) load_round(tile, 0);
   while (tile < tiles) {  // block-uniform
     if (threadIdx.x == 0) s_next = atomicAdd(lane.ticket, 1u);  // every thread has read the last one
