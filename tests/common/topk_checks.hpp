@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "common/random_keys.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "radixmesh/context.hpp"
 #include "radixmesh/device/topk.cuh"
@@ -26,6 +28,13 @@ inline Context& gpu() {
 inline Context& cpu() {
   static Context ctx = Context::cpu();
   return ctx;
+}
+
+// A test case's description for SCOPED_TRACE: what, the shape, the options and the seed.
+inline std::string describe(const std::string& what, std::size_t n, std::size_t k, const TopkOptions& o) {
+  return what + " n=" + std::to_string(n) + " k=" + std::to_string(k) + " largest=" + std::to_string(o.largest) +
+         " sorted=" + std::to_string(o.sorted) + " nan=" + std::to_string(o.include_nan) +
+         " seed=" + std::to_string(test_seed());
 }
 
 template <class T, class Index>

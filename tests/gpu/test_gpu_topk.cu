@@ -21,15 +21,10 @@ namespace rxm = radixmesh;
 using rxm::testing::test_seed;
 using rxm::testing::gpu;
 using rxm::testing::cpu;
+using rxm::testing::describe;
 using rxm::testing::expect_equal;
 
 namespace {
-
-std::string describe(const std::string& what, std::size_t n, std::size_t k, const rxm::TopkOptions& o) {
-  return what + " n=" + std::to_string(n) + " k=" + std::to_string(k) + " largest=" + std::to_string(o.largest) +
-         " sorted=" + std::to_string(o.sorted) + " nan=" + std::to_string(o.include_nan) +
-         " seed=" + std::to_string(test_seed());
-}
 
 const rxm::TopkOptions some_options[] = {{.largest = true, .sorted = false},
                                          {.largest = false, .sorted = true},

@@ -21,17 +21,12 @@
 namespace rxm = radixmesh;
 using rxm::testing::cpu;
 using rxm::testing::device_topk;
+using rxm::testing::describe;
 using rxm::testing::expect_equal;
 using rxm::testing::test_seed;
 using rxm::testing::Tuning;
 
 namespace {
-
-std::string describe(const std::string& what, std::size_t n, std::size_t k, const rxm::TopkOptions& o) {
-  return what + " n=" + std::to_string(n) + " k=" + std::to_string(k) + " largest=" + std::to_string(o.largest) +
-         " sorted=" + std::to_string(o.sorted) + " nan=" + std::to_string(o.include_nan) +
-         " seed=" + std::to_string(test_seed());
-}
 
 // The path forced on with one of its full reads: the tile compaction (the default), or the
 // look-back filter with the run-time type switch or with the key type compiled in.
