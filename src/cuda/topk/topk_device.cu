@@ -69,72 +69,64 @@ int choose_alpha(std::uint64_t row_length, std::uint64_t k) {
   return alpha;
 }
 
-// Blocks of the delegate pass resident on `device` at once (occupancy API: registers and shared
-// memory decide), asked once per device and key width: the host work of every call counts.
-std::uint64_t resident_blocks(int device, int W, bool bounded) {
+// Calls f(U{}) with the unsigned type of a W-bit key: kernels are instantiated per width.
+template <class F> decltype(auto) with_width(int W, F&& f) {
+  if (W == 16) return f(std::uint16_t{});
+  if (W == 32) return f(std::uint32_t{});
+  return f(std::uint64_t{});
+}
+
+// Resident blocks per SM of `kernel` at `threads` (occupancy API: registers and shared memory).
+template <class Kernel> int blocks_per_sm(Kernel kernel, int threads) {
+  int blocks = 0;
+  RXM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0));
+  return std::max(1, blocks);
+}
+
+// `device`'s SM count times blocks_per_sm() of the kernel that `query` names at key width W,
+// asked once per (query, width, device): the host work of every call counts.
+enum class GridQuery { delegate_pass, delegate_pass_bounded, stable_filter, compact_read };
+std::uint64_t resident_grid(int device, int W, GridQuery query) {
   constexpr int kMaxDevices = 64;
-  static std::atomic<int> cache[2][3][kMaxDevices] = {};
+  static std::atomic<int> cache[4][3][kMaxDevices] = {};
   const int width = W == 16 ? 0 : W == 32 ? 1 : 2;
-  std::atomic<int>* slot = device >= 0 && device < kMaxDevices ? &cache[bounded][width][device] : nullptr;
+  std::atomic<int>* slot =
+      device >= 0 && device < kMaxDevices ? &cache[int(query)][width][device] : nullptr;
   if (slot && slot->load(std::memory_order_relaxed) > 0) return std::uint64_t(slot->load(std::memory_order_relaxed));
-  int sm_count = 0, per_sm = 0;
+  int sm_count = 0;
   RXM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
-  auto occupancy = [&](auto kernel) {
-    RXM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
-  };
-  if (bounded) {
-    if (W == 16) occupancy(delegate_pass_bounded<std::uint16_t>);
-    else if (W == 32) occupancy(delegate_pass_bounded<std::uint32_t>);
-    else occupancy(delegate_pass_bounded<std::uint64_t>);
-  } else {
-    if (W == 16) occupancy(delegate_pass<std::uint16_t>);
-    else if (W == 32) occupancy(delegate_pass<std::uint32_t>);
-    else occupancy(delegate_pass<std::uint64_t>);
-  }
-  const int blocks = std::max(1, sm_count * std::max(1, per_sm));
+  // compact_read's occupancy from its unsigned-key instantiation (the other types of a width
+  // differ only in a few instructions of the rank transform).
+  const int per_sm = with_width(W, [&](auto tag) {
+    using U = decltype(tag);
+    switch (query) {
+      case GridQuery::delegate_pass: return blocks_per_sm(delegate_pass<U>, kThreads);
+      case GridQuery::delegate_pass_bounded: return blocks_per_sm(delegate_pass_bounded<U>, kThreads);
+      case GridQuery::stable_filter: return blocks_per_sm(stable_filter<U, kReadRounds, ListSink<U>>, kFilterThreads);
+      case GridQuery::compact_read: return blocks_per_sm(compact_read<U, U>, kCompactThreads);
+    }
+    return 1;
+  });
+  const int blocks = std::max(1, sm_count) * per_sm;
   if (slot) slot->store(blocks, std::memory_order_relaxed);
   return std::uint64_t(blocks);
 }
 
-// SMs and resident blocks of the stable filter (sample select's persistent grid) on `device`,
-// asked once per device and key width.
+// Blocks of the delegate pass resident on `device` at once.
+std::uint64_t resident_blocks(int device, int W, bool bounded) {
+  return resident_grid(device, W, bounded ? GridQuery::delegate_pass_bounded : GridQuery::delegate_pass);
+}
+
+// SMs and resident blocks of the stable filter (sample select's persistent grid) and of one wave
+// of compact_read on `device`.
 struct FilterGrid {
-  int sms = 0, blocks = 0, compact_blocks = 0;  // compact_blocks: one wave of compact_read
+  int sms = 0, blocks = 0, compact_blocks = 0;
 };
 FilterGrid filter_grid(int device, int W) {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int> cache[3][kMaxDevices][3] = {};
-  const int width = W == 16 ? 0 : W == 32 ? 1 : 2;
-  std::atomic<int>* slot = device >= 0 && device < kMaxDevices ? cache[width][device] : nullptr;
-  if (slot && slot[1].load(std::memory_order_relaxed) > 0)
-    return {slot[0].load(std::memory_order_relaxed), slot[1].load(std::memory_order_relaxed),
-            slot[2].load(std::memory_order_relaxed)};
-  int sm_count = 0, per_sm = 0, per_compact = 0;
+  int sm_count = 0;
   RXM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
-  auto occupancy = [&](auto kernel, int threads) {
-    int blocks = 0;
-    RXM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0));
-    return std::max(1, blocks);
-  };
-  // compact_read's occupancy from its unsigned-key instantiation (the other types of a width
-  // differ only in a few instructions of the rank transform).
-  if (W == 16) {
-    per_sm = occupancy(stable_filter<std::uint16_t, kReadRounds, ListSink<std::uint16_t>>, kFilterThreads);
-    per_compact = occupancy(compact_read<std::uint16_t, std::uint16_t>, kCompactThreads);
-  } else if (W == 32) {
-    per_sm = occupancy(stable_filter<std::uint32_t, kReadRounds, ListSink<std::uint32_t>>, kFilterThreads);
-    per_compact = occupancy(compact_read<std::uint32_t, std::uint32_t>, kCompactThreads);
-  } else {
-    per_sm = occupancy(stable_filter<std::uint64_t, kReadRounds, ListSink<std::uint64_t>>, kFilterThreads);
-    per_compact = occupancy(compact_read<std::uint64_t, std::uint64_t>, kCompactThreads);
-  }
-  sm_count = std::max(1, sm_count);
-  const FilterGrid f{sm_count, sm_count * per_sm, sm_count * per_compact};
-  if (slot) {
-    slot[0].store(f.sms, std::memory_order_relaxed), slot[2].store(f.compact_blocks, std::memory_order_relaxed);
-    slot[1].store(f.blocks, std::memory_order_relaxed);
-  }
-  return f;
+  return {std::max(1, sm_count), int(resident_grid(device, W, GridQuery::stable_filter)),
+          int(resident_grid(device, W, GridQuery::compact_read))};
 }
 
 // Whether a problem takes the sample-select path (TopkProblem::sample_select).
@@ -343,25 +335,10 @@ void launch_sample_select(const GpuPlan& g, const Params<U>& p, char* base, cons
     stable_filter<U, kReadRounds, ListSink<U>><<<g.filter_grid, kFilterThreads, 0, stream>>>(
         p, p.dstate, false, candidates, ListSink<U>{p.cand_rank, p.cand_idx});
     debug.after_launch("stable_filter (rank >= L)");
-  } else if constexpr (sizeof(U) == 2) {
-    switch (pr.type) {
-      case KeyType::f16: read(half_t{}); break;
-      case KeyType::bf16: read(bfloat16_t{}); break;
-      case KeyType::i16: read(std::int16_t{}); break;
-      default: read(std::uint16_t{}); break;
-    }
-  } else if constexpr (sizeof(U) == 4) {
-    switch (pr.type) {
-      case KeyType::f32: read(float{}); break;
-      case KeyType::i32: read(std::int32_t{}); break;
-      default: read(std::uint32_t{}); break;
-    }
   } else {
-    switch (pr.type) {
-      case KeyType::f64: read(double{}); break;
-      case KeyType::i64: read(std::int64_t{}); break;
-      default: read(std::uint64_t{}); break;
-    }
+    visit_key_type(pr.type, [&](auto key) {
+      if constexpr (sizeof(key) == sizeof(U)) read(key);  // other widths never reach this U
+    });
   }
   sample_check<U><<<1, 32, 0, stream>>>(p);
   debug.after_launch("sample_check");
