@@ -105,7 +105,6 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
   // The scatter pass: warp-owned parts (m <= 32, when selected) or block tiles.
   const bool by_warps = keys_out != nullptr && id_shift == 0 && id_mask == 0xFFFFFFFFu && m == m_full &&
                         scatters_by_warps(scatter_kernel, m, ValueBytes);
-  const std::size_t entries = std::size_t(m) * plan.num_chunks * (by_warps ? block_warps : 1);
   std::size_t cub_bytes = 0;
   cub::DeviceScan::ExclusiveSum(nullptr, cub_bytes, static_cast<std::uint32_t*>(nullptr),
                                 static_cast<std::uint32_t*>(nullptr), int(capacity > 0 ? capacity : 1));
@@ -116,6 +115,7 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
   Pass<K, F> pass{keys_in, keys_out, values_in, values_out, n, bucket_fn, m_full, id_shift, id_mask, m,
                   plan.tiles_per_chunk, plan.num_chunks, counts, bad_index, false, false};
   pass.columns_per_chunk = by_warps ? std::uint32_t(block_warps) : 1u;
+  const std::size_t entries = std::size_t(m) * pass.columns();  // the H this pass fills (<= capacity)
   pass.match_any = ranks_with_match_any(rank_method, m);
   pass.table_bytes = lookup_table_bytes(bucket_fn);
   pass.vector_loads = reinterpret_cast<std::uintptr_t>(keys_in) % 16 == 0 &&
