@@ -1,13 +1,15 @@
 // Host API on a CUDA context: rxm::multisplit with a built-in bucket function on device-resident
 // spans (run in place on the owning device) or host-resident spans (staged through pinned memory
 // on the context's first device). Checked mode runs the counting pass first and reads the first
-// bad index back before anything is written, so outputs stay untouched on error.
+// bad index back before anything is written, so outputs stay untouched on error. Radix digits of
+// the raw bits go through the digit split instead (CUB's pass for wide digits; splits_raw_digit).
 #include <cuda_runtime.h>
 
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "cuda/multisplit/multisplit_digit.hpp"
 #include "cuda/multisplit/runtime_buckets.cuh"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
@@ -34,12 +36,35 @@ int residence(const Context& ctx, const void* ptr, const char* name) {
                   "})) or copy the data to a context device");
 }
 
+// Radix digits that are digits of the raw bits (unsigned keys; signed keys when the digit leaves
+// out the sign bit, the only bit their encoding flips), with m = 2^bits: the digit split, which
+// runs CUB's onesweep pass for wide digits (cuda/multisplit/multisplit_digit.hpp). Such an id is
+// never out of range, so the checked mode has nothing to look for.
+template <class U> bool splits_raw_digit(const MultisplitArgs& args, const cuda::RuntimeBuckets<U>& buckets) {
+  const int width = int(sizeof(U)) * 8, shift = buckets.digit.shift, bits = buckets.digit.bits;
+  if (buckets.kind != BucketSpec::Kind::radix_digit || is_floating(args.type) || args.keys_out == nullptr ||
+      bits > 16 || shift < 0 || shift + bits > width || args.m != buckets.digit.num_buckets())
+    return false;
+  return !is_signed_integer(args.type) || shift + bits < width;
+}
+
 template <class U, int ValueBytes>
 BadBucket run_on_device(cudaStream_t stream, int device, const MultisplitArgs& args,
                         const cuda::RuntimeBuckets<U>& buckets, const U* keys_in, U* keys_out, const void* values_in,
                         void* values_out, std::uint32_t* offsets) {
   namespace ms = device::multisplit_detail;
   std::size_t temp_bytes = 0;
+  if (splits_raw_digit(args, buckets)) {
+    auto split = [&](void* temp) {
+      RXM_CUDA_CHECK((cuda::multisplit_digit<int(sizeof(U)) * 8, ValueBytes>(
+          temp, temp_bytes, keys_in, keys_out, values_in, values_out, args.n, buckets.digit.shift, buckets.digit.bits,
+          offsets, stream)));
+    };
+    split(nullptr);
+    DeviceBuffer temp(device, temp_bytes);
+    split(temp.data());
+    return {};
+  }
   RXM_CUDA_CHECK((ms::multisplit<U, ValueBytes>(nullptr, temp_bytes, keys_in, keys_out, values_in, values_out, args.n,
                                                 buckets, args.m, offsets, stream, nullptr)));
   DeviceBuffer temp(device, temp_bytes), bad(device, sizeof(unsigned long long));

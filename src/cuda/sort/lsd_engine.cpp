@@ -32,7 +32,8 @@ std::vector<Digit> digits_of(const EncodedSortShape& s, int max_bits) {
 }
 
 // One multisplit pass with the widths as template arguments (the instantiation list lives in
-// multisplit_digit.cu; this only picks from it).
+// multisplit_digit.cu; this only picks from it). Always our own multisplit: with `automatic`, wide
+// digits would run CUB's pass and this engine would no longer be the one compared with CUB.
 void multisplit_pass(void* temp, std::size_t& temp_bytes, const void* keys_in, void* keys_out, const void* values_in,
                      void* values_out, const EncodedSortShape& s, Digit d, cudaStream_t stream) {
   auto run = [&](auto key_bits_tag, auto value_bytes_tag) {
@@ -40,7 +41,7 @@ void multisplit_pass(void* temp, std::size_t& temp_bytes, const void* keys_in, v
     using bits = cuda::digit_key_t<KB>;
     RXM_CUDA_CHECK((cuda::multisplit_digit<KB, VB>(temp, temp_bytes, static_cast<const bits*>(keys_in),
                                                     static_cast<bits*>(keys_out), values_in, values_out, s.n, d.shift,
-                                                    d.bits, nullptr, stream)));
+                                                    d.bits, nullptr, stream, cuda::DigitEngine::own)));
   };
   auto with_values = [&](auto key_bits_tag) {
     switch (s.value_bytes) {
