@@ -12,8 +12,8 @@
 // bandwidth measured in the same run (cudaMemcpyAsync of 1 GiB, bytes read + written / time).
 // Also times our counting pass alone (histogram only), to split our time into its two passes, and,
 // as diagnostics checked like ours, the other ranking method (ballots / __match_any_sync) and the
-// other number of scatter tile buffers, and at m <= 32 the other scatter pass (block tiles /
-// warp-owned parts: the A/B of NOTES.md's session 4).
+// other number of scatter tile buffers, and at m <= 32 the other scatter passes (block tiles /
+// warp-owned parts / thread counters: the A/Bs of NOTES.md's sessions 4 and 5).
 // --m takes a comma-separated list (e.g. --m 2,3,4,17,32); --distribution uniform|zipf keeps one.
 #include <cuda_runtime.h>
 
@@ -210,11 +210,14 @@ int main(int argc, char** argv) {
             diagnostic(std::to_string(other) + " scatter tile buffer(s)", [&] { ms::scatter_stages = other; },
                        [&] { ms::scatter_stages = 0; });
           }
-          if (m <= ms::max_warp_scatter_buckets) {  // the other scatter pass than the default (A/B)
+          if (m <= ms::max_warp_scatter_buckets) {  // the other scatter passes than the default (A/B)
             diagnostic(default_by_warps ? "block-tile scatter pass" : "warp-owned scatter pass",
                        [&] { ms::scatter_kernel = default_by_warps ? ms::ScatterKernel::block_tiles
                                                                     : ms::ScatterKernel::warp_owned; },
                        [&] { ms::scatter_kernel = ms::ScatterKernel::automatic; });
+            if (!ms::scatters_by_thread_counters(ms::ScatterKernel::automatic, m, value_bytes))
+              diagnostic("thread-counter scatter pass", [&] { ms::scatter_kernel = ms::ScatterKernel::thread_counters; },
+                         [&] { ms::scatter_kernel = ms::ScatterKernel::automatic; });
             if (!pairs)  // the warp-owned pass with 8 windows per sub-tile instead of 16 (a tuning switch)
               diagnostic("warp-owned scatter pass, 8 windows per sub-tile",
                          [&] { ms::scatter_kernel = ms::ScatterKernel::warp_owned, ms::warp_scatter_windows = 8; },
@@ -281,10 +284,9 @@ int main(int argc, char** argv) {
                     (pairs ? " + pack/unpack" : ""),
                 time_device(stream, run_rb_sort, warmup, reps));
           namespace ms = rxm::device::multisplit_detail;
-          if (m <= ms::max_warp_scatter_buckets) {  // the other scatter pass than the default (A/B), checked
-            const bool default_by_warps = ms::scatters_by_warps(ms::ScatterKernel::automatic, m, value_bytes);
-            const std::string name = default_by_warps ? "block-tile scatter pass" : "warp-owned scatter pass";
-            ms::scatter_kernel = default_by_warps ? ms::ScatterKernel::block_tiles : ms::ScatterKernel::warp_owned;
+          // The other scatter passes than the default (A/B), checked.
+          auto other_pass = [&](const std::string& name, ms::ScatterKernel kernel) {
+            ms::scatter_kernel = kernel;
             run_ours();
             RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
             if (!same_device_arrays(keys_out.data(), peer_keys.data(), n * 4) ||
@@ -294,6 +296,13 @@ int main(int argc, char** argv) {
             }
             c.add_diagnostic("radixmesh, " + name + " (diagnostic)", time_device(stream, run_ours, warmup, reps));
             ms::scatter_kernel = ms::ScatterKernel::automatic;
+          };
+          if (m <= ms::max_warp_scatter_buckets) {
+            const bool default_by_warps = ms::scatters_by_warps(ms::ScatterKernel::automatic, m, value_bytes);
+            if (default_by_warps) other_pass("block-tile scatter pass", ms::ScatterKernel::block_tiles);
+            else other_pass("warp-owned scatter pass", ms::ScatterKernel::warp_owned);
+            if (!ms::scatters_by_thread_counters(ms::ScatterKernel::automatic, m, value_bytes))
+              other_pass("thread-counter scatter pass", ms::ScatterKernel::thread_counters);
           }
           c.set_floor(bytes_moved, bandwidth, pairs ? "20 B/pair over measured D2D copy bandwidth"
                                                     : "12 B/key over measured D2D copy bandwidth");

@@ -56,16 +56,20 @@ rxm::Context& cpu_context() {
   return ctx;
 }
 
-// Runs `check` once per scatter pass that can run at this m: at m <= 32 the block-tile one and the
-// warp-owned one (forced by the ScatterKernel switch), above it the one there is.
+// Runs `check` once per scatter pass that can run at this m: at m <= 32 the block-tile one, the
+// warp-owned one and the thread-counter one (forced by the ScatterKernel switch), above it the
+// one there is.
 template <class Check> void for_each_scatter_kernel(std::uint32_t m, Check&& check) {
   namespace ms = rxm::device::multisplit_detail;
+  static_assert(ms::max_warp_scatter_buckets == ms::max_counter_scatter_buckets);
   if (m > ms::max_warp_scatter_buckets) {
     check();
     return;
   }
-  for (auto kernel : {ms::ScatterKernel::block_tiles, ms::ScatterKernel::warp_owned}) {
-    SCOPED_TRACE(kernel == ms::ScatterKernel::warp_owned ? "warp-owned scatter pass" : "block-tile scatter pass");
+  for (auto kernel : {ms::ScatterKernel::block_tiles, ms::ScatterKernel::warp_owned, ms::ScatterKernel::thread_counters}) {
+    SCOPED_TRACE(kernel == ms::ScatterKernel::warp_owned        ? "warp-owned scatter pass"
+                 : kernel == ms::ScatterKernel::thread_counters ? "thread-counter scatter pass"
+                                                                : "block-tile scatter pass");
     ms::scatter_kernel = kernel;
     check();
     ms::scatter_kernel = ms::ScatterKernel::automatic;
@@ -396,9 +400,10 @@ TEST(GpuMultisplit, TuningSwitchesGiveTheSameResults) {
   }
 }
 
-// Small cases of both m <= 32 scatter passes (the sanitizer runs take this filter): partial
-// sub-tiles, empty warp parts at the end of a chunk, every key and value width, the splitters
-// functor (ids stored beside the keys) and skewed digits.
+// Small cases of every m <= 32 scatter pass (the sanitizer runs take this filter): partial
+// sub-tiles and tiles, empty warp parts at the end of a chunk, every key and value width, the
+// splitters functor (ids stored beside the keys) and skewed digits; m = 1 and 2 run the
+// thread-counter pass's one-word counters, m = 3..32 its sixteen words.
 TEST(GpuMultisplit, SmallScatterPasses) {
   RXM_REQUIRE_GPU();
   const std::uint64_t seed = test_seed();

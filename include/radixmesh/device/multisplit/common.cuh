@@ -79,12 +79,15 @@ __host__ __device__ inline bool ranks_with_match_any(RankMethod method, std::uin
 
 // Which scatter pass runs at m <= 32 (above, always the block-tile one): `block_tiles` is the
 // session-2 kernel (scatter_pass.cuh), `warp_owned` the one of warp_scatter_pass.cuh (each warp
-// owns a contiguous part of the chunk, its cursors in registers, no block barriers), `automatic`
-// the measured default: warp-owned at m <= 2 for keys only, block tiles everywhere else. H200,
-// 2^28 u32 uniform, session 4 run 2 (NOTES.md): m = 2 keys radix 0.851 against 0.947 ms, delta
-// 1.361 against 1.580; m = 2 pairs 1.756 against 1.409; m = 17 / 32 keys 1.99 / 1.98 against
-// 1.18 / 1.17 (a warp's sub-tile of 512 keys leaves runs of ~16 keys per bucket to write out).
-enum class ScatterKernel { automatic, block_tiles, warp_owned };
+// owns a contiguous part of the chunk, its cursors in registers, no block barriers),
+// `thread_counters` the one of counter_scatter_pass.cuh (session 5: block tiles ranked by
+// per-thread shared counters, no ballots), `automatic` the measured default: warp-owned at m <= 2
+// for keys only, block tiles everywhere else. H200, 2^28 u32 uniform, session 4 run 2 (NOTES.md):
+// m = 2 keys radix 0.851 against 0.947 ms, delta 1.361 against 1.580; m = 2 pairs 1.756 against
+// 1.409; m = 17 / 32 keys 1.99 / 1.98 against 1.18 / 1.17 (a warp's sub-tile of 512 keys leaves
+// runs of ~16 keys per bucket to write out). The thread-counter pass is not the default anywhere
+// until a device run has measured it faster.
+enum class ScatterKernel { automatic, block_tiles, warp_owned, thread_counters };
 inline ScatterKernel scatter_kernel = ScatterKernel::automatic;
 constexpr std::uint32_t max_warp_scatter_buckets = 32;  // lane b holds bucket b's cursor
 
@@ -92,6 +95,12 @@ inline bool scatters_by_warps(ScatterKernel kernel, std::uint32_t m, int value_b
   if (m > max_warp_scatter_buckets) return false;
   if (kernel == ScatterKernel::automatic) return m <= 2 && value_bytes == 0;
   return kernel == ScatterKernel::warp_owned;
+}
+constexpr std::uint32_t max_counter_scatter_buckets = 32;  // two 16-bit counters per word, 16 words
+
+inline bool scatters_by_thread_counters(ScatterKernel kernel, std::uint32_t m, int /*value_bytes*/) {
+  if (m > max_counter_scatter_buckets) return false;
+  return kernel == ScatterKernel::thread_counters;
 }
 
 __device__ __forceinline__ std::uint32_t lanes_below() {

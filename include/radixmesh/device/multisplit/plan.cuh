@@ -13,6 +13,7 @@
 
 #include "radixmesh/device/multisplit/bucket_functors.cuh"
 #include "radixmesh/device/multisplit/common.cuh"
+#include "radixmesh/device/multisplit/counter_scatter_pass.cuh"
 #include "radixmesh/device/multisplit/counting_pass.cuh"
 #include "radixmesh/device/multisplit/scatter_pass.cuh"
 #include "radixmesh/device/multisplit/warp_scatter_pass.cuh"
@@ -102,9 +103,12 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
                          cudaStream_t stream) {
   const auto plan = plan_chunks<K>(n, m, sm_count);
   const std::size_t capacity = h_capacity(m, plan.num_chunks);
-  // The scatter pass: warp-owned parts (m <= 32, when selected) or block tiles.
-  const bool by_warps = keys_out != nullptr && id_shift == 0 && id_mask == 0xFFFFFFFFu && m == m_full &&
-                        scatters_by_warps(scatter_kernel, m, ValueBytes);
+  // The scatter pass: warp-owned parts (m <= 32, when selected), block tiles ranked by per-thread
+  // counters (m <= 32, when selected) or block tiles ranked by ballots.
+  const bool one_pass = keys_out != nullptr && id_shift == 0 && id_mask == 0xFFFFFFFFu && m == m_full;
+  const bool by_warps = one_pass && scatters_by_warps(scatter_kernel, m, ValueBytes);
+  const bool by_counters = one_pass && !by_warps && scatters_by_thread_counters(scatter_kernel, m, ValueBytes);
+  const int counter_words = counter_words_for(m);
   std::size_t cub_bytes = 0;
   cub::DeviceScan::ExclusiveSum(nullptr, cub_bytes, static_cast<std::uint32_t*>(nullptr),
                                 static_cast<std::uint32_t*>(nullptr), int(capacity > 0 ? capacity : 1));
@@ -128,8 +132,11 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
     if (stages == 2 && (downsweep_shared_bytes<K, ValueBytes>(m, 2) + align16(pass.table_bytes) > max_shared_bytes() ||
                         plan.tiles_per_chunk < 2))
       stages = 1;
-    const std::size_t scatter_base = by_warps ? warp_scatter_shared_bytes<K, ValueBytes, F>()
-                                              : downsweep_shared_bytes<K, ValueBytes>(m, stages);
+    const std::size_t scatter_base =
+        by_warps      ? warp_scatter_shared_bytes<K, ValueBytes, F>()
+        : by_counters ? (counter_words == 1 ? counter_scatter_shared_bytes<K, ValueBytes, F, 1>()
+                                            : counter_scatter_shared_bytes<K, ValueBytes, F, 16>())
+                      : downsweep_shared_bytes<K, ValueBytes>(m, stages);
     // The table goes to shared memory when the scatter pass still fits with it.
     if (keys_out != nullptr && scatter_base + align16(pass.table_bytes) > max_shared_bytes()) pass.table_bytes = 0;
     const std::size_t upsweep_shared = align16(pass.table_bytes) + upsweep_counter_bytes(m);
@@ -150,6 +157,13 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
           shared = warp_scatter_shared_bytes<K, ValueBytes, F, 8>() + align16(pass.table_bytes);
         }
       }
+      if ((status = allow_large_shared(reinterpret_cast<const void*>(kernel), shared)) != cudaSuccess) return status;
+      kernel<<<plan.num_chunks, block_threads, shared, stream>>>(pass, scanned);
+      if ((status = cudaGetLastError()) != cudaSuccess) return status;
+    } else if (by_counters) {
+      auto* kernel = counter_words == 1 ? counter_scatter_kernel<K, ValueBytes, F, 1>
+                                        : counter_scatter_kernel<K, ValueBytes, F, 16>;
+      const std::size_t shared = scatter_base + align16(pass.table_bytes);
       if ((status = allow_large_shared(reinterpret_cast<const void*>(kernel), shared)) != cudaSuccess) return status;
       kernel<<<plan.num_chunks, block_threads, shared, stream>>>(pass, scanned);
       if ((status = cudaGetLastError()) != cudaSuccess) return status;

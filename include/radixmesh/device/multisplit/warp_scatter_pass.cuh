@@ -46,12 +46,8 @@ constexpr int warp_windows = sizeof(K) + ValueBytes <= 4 ? 16 : (sizeof(K) + Val
 inline int warp_scatter_windows = 0;
 constexpr int warp_scatter_stages = 3;  // this sub-tile, and two streaming in
 
-// The bucket of a slot in the write-out comes from the functor again when it says that is cheap
-// (`static constexpr bool cheap_to_recompute = true`: a shift and a mask, as cuda::raw_digit),
-// else from a byte stored beside the key at placement (run 1 of session 4: computing buckets::delta
-// twice made m = 2 slower than the block-tile pass, 1.84 against 1.57 ms).
-template <class F>
-concept cheap_to_recompute = requires { requires F::cheap_to_recompute; };
+// The bucket of a slot in the write-out: the functor again when cheap_to_recompute<F>
+// (bucket_functors.cuh), else a byte stored beside the key at placement.
 template <class F> constexpr bool warp_scatter_stores_ids = !cheap_to_recompute<F>;
 
 // Shared memory of one warp: three key (and value) buffers of a sub-tile, the id bytes.
