@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "common/multisplit_inputs.hpp"
@@ -58,7 +59,8 @@ rxm::Context& cpu_context() {
 
 // Runs `check` once per scatter pass that can run at this m: at m <= 32 the block-tile one, the
 // warp-owned one and the thread-counter one (forced by the ScatterKernel switch), above it the
-// one there is.
+// one there is. RXM_MULTISPLIT_SCATTER=<name> keeps only the pass of that name at m <= 32 (the
+// sanitizer runs use it to fit the device time).
 template <class Check> void for_each_scatter_kernel(std::uint32_t m, Check&& check) {
   namespace ms = rxm::device::multisplit_detail;
   static_assert(ms::max_warp_scatter_buckets == ms::max_counter_scatter_buckets);
@@ -66,10 +68,13 @@ template <class Check> void for_each_scatter_kernel(std::uint32_t m, Check&& che
     check();
     return;
   }
+  const char* only = std::getenv("RXM_MULTISPLIT_SCATTER");
   for (auto kernel : {ms::ScatterKernel::block_tiles, ms::ScatterKernel::warp_owned, ms::ScatterKernel::thread_counters}) {
-    SCOPED_TRACE(kernel == ms::ScatterKernel::warp_owned        ? "warp-owned scatter pass"
-                 : kernel == ms::ScatterKernel::thread_counters ? "thread-counter scatter pass"
-                                                                : "block-tile scatter pass");
+    const char* name = kernel == ms::ScatterKernel::warp_owned        ? "warp_owned"
+                       : kernel == ms::ScatterKernel::thread_counters ? "thread_counters"
+                                                                      : "block_tiles";
+    if (only != nullptr && std::string(only) != name) continue;
+    SCOPED_TRACE(::testing::Message() << name << " scatter pass");
     ms::scatter_kernel = kernel;
     check();
     ms::scatter_kernel = ms::ScatterKernel::automatic;
