@@ -14,10 +14,9 @@
 //                              per SM ("delegate-pass-5-blocks", "-4-blocks"); --ab includes them. (Session 3's
 //                              rescan, "rescan-narrow", was deleted in session 4.)
 //   bench_topk --ab-sample     also every single-row standard case with the sample-select path
-//                              forced off (" sample-off") and forced on (" sample-on": its
-//                              default full read, the tile compaction; " sample-on-typed-read":
-//                              the look-back filter compiled for the key type, sample_compact_read
-//                              = 0 and sample_typed_read); every line's params name the path ("path")
+//                              forced off (" sample-off") and forced on (" sample-on"); every
+//                              line's params name the path ("path"). (Session 4's look-back full
+//                              read, " sample-on-typed-read", was deleted in session 5.)
 //   bench_topk --ab            also the standard cases with scalar loads in the delegate pass,
 //                              with the multi-block select, and with the delegate select in one
 //                              block per row and in multi-block passes (ours only)
@@ -71,8 +70,6 @@ struct Shape {
   bool full_grid = true;  // delegate select passes 2+ on the pass's grid (false: ~delegates / 4096)
   int five_blocks = -1;  // the delegate pass held to 48 registers (5 blocks per SM): -1 automatic, 0/1
   int sample = -1;  // the sample-select path: -1 automatic, 0 off, 1 on (single rows)
-  bool typed_read = false;  // its full read compiled for the key type (TopkProblem::sample_typed_read)
-  int compact_read = -1;    // TopkProblem::sample_compact_read
 };
 
 const char* start_name(rxm::device::TopkStart s) {
@@ -150,7 +147,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   p.delegate_block_select = s.delegate_block;
   p.delegate_select_full_grid = s.full_grid;
   p.delegate_pass_five_blocks = s.five_blocks;
-  p.sample_select = s.sample, p.sample_typed_read = s.typed_read, p.sample_compact_read = s.compact_read;
+  p.sample_select = s.sample;
   const std::size_t temp_bytes = rxm::device::topk_temp_bytes(p, 0);
   rxm::DeviceBuffer temp(0, temp_bytes);
   const Stats ours = rxm::bench::time_device(stream, [&] { rxm::device::topk(temp.data(), temp_bytes, p, stream); }, 3, reps);
@@ -164,7 +161,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
     rxm::device::TopkProblem d = p;
     d.delegate_log2 = -1, d.block_select = -1, d.delegate_vector_loads = true, d.start = rxm::device::TopkStart::automatic;
     d.delegate_beta = 1, d.delegate_block_select = -1, d.delegate_select_full_grid = true;
-    d.delegate_pass_five_blocks = -1, d.sample_select = -1, d.sample_typed_read = false, d.sample_compact_read = -1;
+    d.delegate_pass_five_blocks = -1, d.sample_select = -1;
     const std::size_t d_bytes = rxm::device::topk_temp_bytes(d, 0);
     rxm::DeviceArray<std::int64_t> d_indices(0, places);
     d.out_indices = d_indices.data();
@@ -191,8 +188,6 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   if (!s.full_grid) params["delegate_select_full_grid"] = 0;
   if (s.five_blocks >= 0) params["delegate_pass_five_blocks"] = s.five_blocks;
   if (s.sample >= 0) params["sample_select"] = s.sample;
-  if (s.typed_read) params["sample_typed_read"] = 1;
-  if (s.compact_read >= 0) params["sample_compact_read"] = s.compact_read;
   params["path"] = rxm::device::topk_path_name(p, 0);
   Case c("topk", params, double(n), "keys");
   c.add("radixmesh::device::topk", ours, true);
@@ -328,11 +323,10 @@ int main(int argc, char** argv) {
   if (ab_sample)  // the sample-select path forced off and on beside the automatic choice (ours only)
     for (std::size_t i = 0; i < standard_count; ++i) {
       if (shapes[i].rows != 1) continue;
-      for (int on : {0, 1, 2}) {  // off, on, on with the full read compiled for the key type
+      for (int on : {0, 1}) {
         Shape v = shapes[i];
-        v.name += on == 2 ? " sample-on-typed-read" : on ? " sample-on" : " sample-off";
-        v.sample = on ? 1 : 0, v.typed_read = on == 2, v.peers = false;
-        if (on == 2) v.compact_read = 0;  // the look-back filter (typed), beside the default read
+        v.name += on ? " sample-on" : " sample-off";
+        v.sample = on, v.peers = false;
         shapes.push_back(v);
       }
     }

@@ -59,8 +59,6 @@ struct Tuning {
   bool delegate_full_grid = true;  // delegate_select_full_grid
   int five_blocks = -1;  // delegate_pass_five_blocks: -1 automatic, 0 never, 1 always
   int sample = -1;  // sample_select: -1 automatic, 0 never, 1 single rows
-  bool typed_read = false;  // sample_typed_read
-  int compact_read = -1;  // sample_compact_read: -1 automatic, 0 the look-back filter, 1 always
   std::size_t skip = 0;   // the input starts `skip` values into its device copy (unaligned rows)
 };
 
@@ -95,8 +93,7 @@ TopkResult<T, Index> device_topk(const std::vector<T>& v, std::size_t rows, cons
   p.start = t.start, p.delegate_log2 = t.alpha, p.block_select = t.block, p.delegate_beta = t.beta;
   p.delegate_vector_loads = t.vector_loads, p.debug_checks = t.debug, p.delegate_block_select = t.delegate_block;
   p.delegate_select_full_grid = t.delegate_full_grid;
-  p.delegate_pass_five_blocks = t.five_blocks, p.sample_select = t.sample, p.sample_typed_read = t.typed_read;
-  p.sample_compact_read = t.compact_read;
+  p.delegate_pass_five_blocks = t.five_blocks, p.sample_select = t.sample;
   p.index_bytes = sizeof(Index);
   if (!caller.empty()) p.input_indices = d_caller.data();
   const std::size_t bytes = device::topk_temp_bytes(p, 0);

@@ -28,17 +28,10 @@ using rxm::testing::Tuning;
 
 namespace {
 
-// The path forced on with one of its full reads: the tile compaction (the default), or the
-// look-back filter with the run-time type switch or with the key type compiled in.
-enum class Read { compact, lookback, lookback_typed };
-const char* read_name(Read r) {
-  return r == Read::compact ? "compact" : r == Read::lookback ? "lookback" : "lookback-typed";
-}
-Tuning sample_on(Read read = Read::compact) {
+// The sample-select path forced on.
+Tuning sample_on() {
   Tuning t{rxm::device::TopkStart::automatic, -1, -1};
   t.sample = 1;
-  t.compact_read = read == Read::compact ? 1 : 0;
-  t.typed_read = read == Read::lookback_typed;
   return t;
 }
 
@@ -63,12 +56,8 @@ template <class T> void check_forced(std::size_t n, const std::vector<std::strin
       for (int s = 0; s < option_sets; ++s) {
         const auto& o = all_options[s];
         const auto want = rxm::topk(cpu(), std::span<const T>(v), k, o);
-        for (Read read : {Read::compact, Read::lookback_typed}) {
-          SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + input.name + " read=" +
-                                    read_name(read),
-                                n, k, o));
-          expect_equal(device_topk(v, 1, {}, k, o, sample_on(read)), want);
-        }
+        SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + input.name, n, k, o));
+        expect_equal(device_topk(v, 1, {}, k, o, sample_on()), want);
       }
   }
 }
@@ -141,15 +130,14 @@ TEST(GpuTopkSample, UnalignedRow) {
   const std::span<const float> v1 = std::span<const float>(v).subspan(1);
   const std::span<const rxm::half_t> h3 = std::span<const rxm::half_t>(h).subspan(3);
   for (std::size_t k : {std::size_t(1000), std::size_t(65536)})
-    for (const auto& o : {all_options[0], all_options[1]})
-      for (Read read : {Read::compact, Read::lookback_typed}) {
-        SCOPED_TRACE(describe(std::string("unaligned read=") + read_name(read), kN, k, o));
-        Tuning t = sample_on(read);
-        t.skip = 1;
-        expect_equal(device_topk(v, 1, {}, k, o, t), rxm::topk(cpu(), v1, k, o));
-        t.skip = 3;
-        expect_equal(device_topk(h, 1, {}, k, o, t), rxm::topk(cpu(), h3, k, o));
-      }
+    for (const auto& o : {all_options[0], all_options[1]}) {
+      SCOPED_TRACE(describe("unaligned", kN, k, o));
+      Tuning t = sample_on();
+      t.skip = 1;
+      expect_equal(device_topk(v, 1, {}, k, o, t), rxm::topk(cpu(), v1, k, o));
+      t.skip = 3;
+      expect_equal(device_topk(h, 1, {}, k, o, t), rxm::topk(cpu(), h3, k, o));
+    }
 }
 
 // The fallback: count < k (samples best, k above their share) and count > capacity (samples worst).
@@ -164,11 +152,8 @@ TEST(GpuTopkSample, AgainstTheStrideFallsBackExactly) {
         SCOPED_TRACE(describe(std::string("against the stride, samples ") + (samples_best ? "best" : "worst"), n, k, o));
         const auto want_v = rxm::topk(cpu(), std::span<const float>(v), k, o);
         const auto want_d = rxm::topk(cpu(), std::span<const double>(d), k, o);
-        for (Read read : {Read::compact, Read::lookback, Read::lookback_typed}) {
-          SCOPED_TRACE(read_name(read));
-          expect_equal(device_topk(v, 1, {}, k, o, sample_on(read)), want_v);
-          expect_equal(device_topk(d, 1, {}, k, o, sample_on(read)), want_d);
-        }
+        expect_equal(device_topk(v, 1, {}, k, o, sample_on()), want_v);
+        expect_equal(device_topk(d, 1, {}, k, o, sample_on()), want_d);
       }
   }
 }
@@ -190,6 +175,13 @@ TEST(GpuTopkSample, AutomaticAndOffAtLargeK) {
         t.debug = true;  // every launch checked, and the winner count
         SCOPED_TRACE(describe("f32 " + input.name + " sample_select=" + std::to_string(sample), n, k, o));
         expect_equal(device_topk(v, 1, {}, k, o, t), want);
+        // The path itself: automatic takes sample select at k >= 2^20 only (n < 2^27 here).
+        rxm::device::TopkProblem p;
+        p.type = rxm::KeyType::f32, p.total = n, p.rows = 1, p.row_length = n, p.max_row_length = n, p.k = k;
+        p.options = o, p.sample_select = sample;
+        const bool expect_sample = sample == -1 && k >= (std::size_t(1) << 20);
+        EXPECT_EQ(std::string(rxm::device::topk_path_name(p, 0)) == "sample-select", expect_sample)
+            << rxm::device::topk_path_name(p, 0);
       }
     }
   }
@@ -207,10 +199,7 @@ TEST(GpuTopkSampleSmall, PathAndFallback) {
       SCOPED_TRACE(describe("small", n, k, o));
       const auto want_v = rxm::topk(cpu(), std::span<const float>(v), k, o);
       const auto want_w = rxm::topk(cpu(), std::span<const float>(w), k, o);
-      for (Read read : {Read::compact, Read::lookback, Read::lookback_typed}) {
-        SCOPED_TRACE(read_name(read));
-        expect_equal(device_topk(v, 1, {}, k, o, sample_on(read)), want_v);
-        expect_equal(device_topk(w, 1, {}, k, o, sample_on(read)), want_w);
-      }
+      expect_equal(device_topk(v, 1, {}, k, o, sample_on()), want_v);
+      expect_equal(device_topk(w, 1, {}, k, o, sample_on()), want_w);
     }
 }

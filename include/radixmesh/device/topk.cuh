@@ -84,16 +84,6 @@ struct TopkProblem {
   // or none; other problems ignore it). Exact in every case: a row that defeats the sample falls
   // back on the device to the radix select over the whole row.
   int sample_select = -1;
-  // Tuning (benchmarks, tests): with sample_compact_read = 0, the look-back read with the rank
-  // transform of the one key type compiled in (true) instead of the run-time type switch per
-  // element (false). Both lose to the compaction read (H200, session 4's closing run, f32 n = 2^28:
-  // typed look-back 0.66-0.76 ms, generic ~0.97, compaction 0.37-0.54 at k = 16..2^20).
-  bool sample_typed_read = false;
-  // Tuning (benchmarks, tests): the sample-select path's full read as a tile compaction without a
-  // look-back (src/cuda/topk/topk_compact_read.cuh: a compare per element, one atomic per tile
-  // with candidates, then a scan of the tiles' counts and a copy into index order). -1 chooses it
-  // (always), 0 the look-back filter (stable_filter; sample_typed_read picks its variant), 1 always.
-  int sample_compact_read = -1;
   // Tuning (benchmarks, tests): where the select starts (see TopkStart).
   TopkStart start = TopkStart::automatic;
   // Tuning (benchmarks, tests): delegates per subrange (Dr. Top-k's beta): 1, 2 or 4; beta > 1 is

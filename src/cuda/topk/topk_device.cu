@@ -102,7 +102,7 @@ std::uint64_t resident_grid(int device, int W, GridQuery query) {
     switch (query) {
       case GridQuery::delegate_pass: return blocks_per_sm(delegate_pass<U>, kThreads);
       case GridQuery::delegate_pass_bounded: return blocks_per_sm(delegate_pass_bounded<U>, kThreads);
-      case GridQuery::stable_filter: return blocks_per_sm(stable_filter<U, kReadRounds, ListSink<U>>, kFilterThreads);
+      case GridQuery::stable_filter: return blocks_per_sm(stable_filter<U, ListSink<U>>, kFilterThreads);
       case GridQuery::compact_read: return blocks_per_sm(compact_read<U, U>, kCompactThreads);
     }
     return 1;
@@ -201,12 +201,9 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
     // fallback over a whole row is not starved), at most the delegate pass's grid.
     g.sample_select_grid = unsigned(std::clamp<std::uint64_t>(expected / (kThreads * 16), std::uint64_t(f.sms),
                                                               std::max<std::uint64_t>(f.sms, g.grid_x)));
-    g.compact_read = pr.sample_compact_read != 0;
-    if (g.compact_read) {
-      const std::uint64_t compact_tile = std::uint64_t(kCompactThreads) * kCompactLoads * (16 / g.key_bytes);
-      g.compact_tiles = (n + compact_tile - 1) / compact_tile;
-      g.compact_grid = unsigned(std::max<std::uint64_t>(1, std::min<std::uint64_t>(f.compact_blocks, g.compact_tiles)));
-    }
+    const std::uint64_t compact_tile = std::uint64_t(kCompactThreads) * kCompactLoads * (16 / g.key_bytes);
+    g.compact_tiles = (n + compact_tile - 1) / compact_tile;
+    g.compact_grid = unsigned(std::max<std::uint64_t>(1, std::min<std::uint64_t>(f.compact_blocks, g.compact_tiles)));
   }
   const int bins = 1 << g.digit_bits;
   const std::size_t places = pr.rows * pr.k;
@@ -240,7 +237,7 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
     else query(std::uint64_t{});
   }
   cub_bytes = std::max(b1, b2);
-  if (g.compact_read) {  // the scan of the tiles' counts shares CUB's scratch (it runs before the sort)
+  if (g.sample) {  // the scan of compact_read's tile counts shares CUB's scratch (it runs before the sort)
     std::size_t scan_bytes = 0;
     RXM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, (unsigned long long*)nullptr,
                                                  (unsigned long long*)nullptr, g.compact_tiles));
@@ -280,13 +277,13 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
   g.off_segments = take((pr.rows + 1) * sizeof(std::uint64_t));
   g.off_cub = take(cub_bytes);
   g.off_sample = take(g.sample_count * g.key_bytes);
-  g.off_status = take(2 * g.filter_tiles * sizeof(unsigned long long));
-  g.off_tickets = take(g.sample ? 2 * sizeof(unsigned) : 0);
+  g.off_status = take(g.filter_tiles * sizeof(unsigned long long));
+  g.off_tickets = take(g.sample ? sizeof(unsigned) : 0);
   g.off_tile_count = take(g.compact_tiles * sizeof(unsigned long long));
   g.off_tile_offset = take(g.compact_tiles * sizeof(unsigned long long));
   g.off_tile_place = take(g.compact_tiles * sizeof(unsigned long long));
-  g.off_stage_rank = take(g.compact_read ? g.cand_cap * g.key_bytes : 0);
-  g.off_stage_idx = take(g.compact_read ? g.cand_cap * sizeof(std::uint64_t) : 0);
+  g.off_stage_rank = take(g.sample ? g.cand_cap * g.key_bytes : 0);
+  g.off_stage_idx = take(g.sample ? g.cand_cap * sizeof(std::uint64_t) : 0);
   g.cub_bytes = cub_bytes;
   g.temp_bytes = at;
   return g;
@@ -296,50 +293,38 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
 template <class U>
 void launch_sample_select(const GpuPlan& g, const Params<U>& p, char* base, const device::TopkProblem& pr,
                           cudaStream_t stream, const DebugChecks& debug) {
-  auto* status = reinterpret_cast<unsigned long long*>(base + g.off_status);
-  auto* tickets = reinterpret_cast<unsigned*>(base + g.off_tickets);
-  const SampleView<U> sv{reinterpret_cast<U*>(base + g.off_sample), g.sample_count, g.sample_r, g.sample_slack,
-                         {status, status + g.filter_tiles}, tickets, g.filter_tiles};
+  const SampleView<U> sv{reinterpret_cast<U*>(base + g.off_sample),
+                         g.sample_count,
+                         g.sample_r,
+                         g.sample_slack,
+                         reinterpret_cast<unsigned long long*>(base + g.off_status),
+                         reinterpret_cast<unsigned*>(base + g.off_tickets),
+                         g.filter_tiles};
   const std::uint64_t hist_words = g.hist_bytes / 8;
-  sample_start<U><<<grid_1d(std::max({g.sample_count, 2 * g.filter_tiles, hist_words})), 256, 0, stream>>>(p, sv,
-                                                                                                           hist_words);
+  sample_start<U><<<grid_1d(std::max({g.sample_count, g.filter_tiles, hist_words})), 256, 0, stream>>>(p, sv,
+                                                                                                      hist_words);
   debug.after_launch("sample_start");
   sample_bound<U><<<1, kSampleBoundThreads, 0, stream>>>(p, sv);
   debug.after_launch("sample_bound");
-  // Phase 1, the only full read: rank >= L into the candidates, in index order. The key type is
-  // compiled into the read (compact_read always, stable_filter with sample_typed_read).
-  const FilterLane candidates{sv.status[0], tickets, p.cand_count, p.cand_cap, true};
+  // Phase 1, the only full read: rank >= L into the candidates, in index order, with the key
+  // type compiled into the read.
   const CompactLists<U> cl{reinterpret_cast<unsigned long long*>(base + g.off_tile_count),
                            reinterpret_cast<unsigned long long*>(base + g.off_tile_offset),
                            reinterpret_cast<unsigned long long*>(base + g.off_tile_place),
                            reinterpret_cast<U*>(base + g.off_stage_rank),
                            reinterpret_cast<std::uint64_t*>(base + g.off_stage_idx), g.compact_tiles};
-  auto read = [&](auto key_tag) {
-    using Key = decltype(key_tag);
-    if (g.compact_read) {
-      compact_read<U, Key><<<g.compact_grid, kCompactThreads, 0, stream>>>(p, cl);
+  visit_key_type(pr.type, [&](auto key) {
+    if constexpr (sizeof(key) == sizeof(U)) {  // other widths never reach this U
+      compact_read<U, decltype(key)><<<g.compact_grid, kCompactThreads, 0, stream>>>(p, cl);
       debug.after_launch("compact_read (rank >= L)");
-      std::size_t scan_bytes = g.cub_bytes;
-      RXM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(base + g.off_cub, scan_bytes, cl.count, cl.place, g.compact_tiles,
-                                                   stream));
-      debug.after_launch("cub::DeviceScan::ExclusiveSum (tile counts)");
-      place_tiles<U><<<grid_1d(g.compact_tiles * 32), 256, 0, stream>>>(p, cl);
-      debug.after_launch("place_tiles");
-      return;
     }
-    stable_filter<U, kReadRounds, ListSink<U>, Key><<<g.filter_grid, kFilterThreads, 0, stream>>>(
-        p, p.dstate, false, candidates, ListSink<U>{p.cand_rank, p.cand_idx});
-    debug.after_launch("stable_filter (rank >= L)");
-  };
-  if (!g.compact_read && !pr.sample_typed_read) {
-    stable_filter<U, kReadRounds, ListSink<U>><<<g.filter_grid, kFilterThreads, 0, stream>>>(
-        p, p.dstate, false, candidates, ListSink<U>{p.cand_rank, p.cand_idx});
-    debug.after_launch("stable_filter (rank >= L)");
-  } else {
-    visit_key_type(pr.type, [&](auto key) {
-      if constexpr (sizeof(key) == sizeof(U)) read(key);  // other widths never reach this U
-    });
-  }
+  });
+  std::size_t scan_bytes = g.cub_bytes;
+  RXM_CUDA_CHECK(
+      cub::DeviceScan::ExclusiveSum(base + g.off_cub, scan_bytes, cl.count, cl.place, g.compact_tiles, stream));
+  debug.after_launch("cub::DeviceScan::ExclusiveSum (tile counts)");
+  place_tiles<U><<<grid_1d(g.compact_tiles * 32), 256, 0, stream>>>(p, cl);
+  debug.after_launch("place_tiles");
   sample_check<U><<<1, 32, 0, stream>>>(p);
   debug.after_launch("sample_check");
   const int passes = (g.W + g.IB + g.digit_bits - 1) / g.digit_bits;  // at most; a done row skips
@@ -348,23 +333,23 @@ void launch_sample_select(const GpuPlan& g, const Params<U>& p, char* base, cons
     debug.after_launch("select_pass (candidates)");
   }
   // Phase 2: the winners, a stable filter of the list (or of the row, after a fallback).
-  const FilterLane winners{sv.status[1], tickets + 1, p.win_count, pr.k, false};
+  const FilterLane winners{sv.status, sv.ticket, p.win_count, pr.k};
   auto per_index = [&](auto index_tag) {
     using Index = decltype(index_tag);
     const auto* input_indices = static_cast<const Index*>(pr.input_indices);
     auto* out_values = static_cast<U*>(pr.out_values);
     auto* out_indices = static_cast<Index*>(pr.out_indices);
     if (!pr.options.sorted) {  // index order is the output order
-      stable_filter<U, kListRounds, OutputSink<U, Index>><<<g.filter_grid, kFilterThreads, 0, stream>>>(
-          p, p.state, true, winners, OutputSink<U, Index>{out_values, out_indices, input_indices});
+      stable_filter<U, OutputSink<U, Index>><<<g.filter_grid, kFilterThreads, 0, stream>>>(
+          p, p.state, winners, OutputSink<U, Index>{out_values, out_indices, input_indices});
       debug.after_launch("stable_filter (winners)");
       return;
     }
     // Sorted: best first, ties by index: a stable sort by rank of the index-ordered winners.
     U* alt_rank = reinterpret_cast<U*>(base + g.off_alt_rank);
     auto* alt_idx = reinterpret_cast<std::uint64_t*>(base + g.off_alt_idx);
-    stable_filter<U, kListRounds, ListSink<U>><<<g.filter_grid, kFilterThreads, 0, stream>>>(
-        p, p.state, true, winners, ListSink<U>{p.win_rank, p.win_idx});
+    stable_filter<U, ListSink<U>><<<g.filter_grid, kFilterThreads, 0, stream>>>(
+        p, p.state, winners, ListSink<U>{p.win_rank, p.win_idx});
     debug.after_launch("stable_filter (winners)");
     std::size_t cub_bytes = g.cub_bytes;
     RXM_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(base + g.off_cub, cub_bytes, p.win_rank, alt_rank,

@@ -60,9 +60,8 @@ struct GpuPlan {
   std::uint64_t sample_count = 0, sample_r = 0, sample_slack = 0, filter_tiles = 0;
   unsigned filter_grid = 1, sample_select_grid = 1;
   std::size_t off_sample = 0, off_status = 0, off_tickets = 0;
-  // The full read by tile compaction (topk_compact_read.cuh; TopkProblem::sample_compact_read):
-  // its tiles, its one-wave grid, the per-tile records and the staging list (cand_cap places).
-  bool compact_read = false;
+  // The full read by tile compaction (topk_compact_read.cuh): its tiles, its one-wave grid, the
+  // per-tile records and the staging list (cand_cap places).
   std::uint64_t compact_tiles = 0;
   unsigned compact_grid = 1;
   std::size_t off_tile_count = 0, off_tile_offset = 0, off_tile_place = 0, off_stage_rank = 0, off_stage_idx = 0;

@@ -11,10 +11,8 @@
 //    non-adversarial row the number of samples in the top-k is ~Binomial(s, k/n), and c = 5
 //    standard deviations plus d = 4 make a miss a < 1e-6 event; an adversarial row falls back.
 // 3. The full read, rank >= L into the candidate list in index order; past the capacity only
-//    counted. By default compact_read + a scan of its tiles' counts + place_tiles
-//    (topk_compact_read.cuh: no chain across tiles); opt-in (TopkProblem::sample_compact_read = 0)
-//    stable_filter: decoupled look-back over tiles taken by ticket (Merrill and Garland,
-//    "Single-pass Parallel Prefix Scan with Decoupled Look-back", 2016), ~1.1 TB/s on the H200.
+//    counted: compact_read + a scan of its tiles' counts + place_tiles (topk_compact_read.cuh:
+//    no chain across tiles).
 // 4. sample_check: count < k or count > capacity (adversarial or unlucky input) turns the row
 //    back to a raw row (dstate.mode = kRaw): the select passes then run over the whole row and the
 //    output filter reads the whole row: exact in every case, only slower. Decided on the device
@@ -22,7 +20,9 @@
 // 5. select_pass<main> over the candidates (topk_select_passes.cuh), started at the bits L and the
 //    row maximum share.
 // 6. stable_filter (composite >= the final state) over the list: winners in index order, written
-//    decoded to the output (unsorted), or to the winner list for the sorted output's rank sort.
+//    decoded to the output (unsorted), or to the winner list for the sorted output's rank sort; a
+//    decoupled look-back over tiles taken by ticket (Merrill and Garland, "Single-pass Parallel
+//    Prefix Scan with Decoupled Look-back", 2016).
 #pragma once
 #include <cub/block/block_scan.cuh>
 #include <cuda/atomic>
@@ -38,22 +38,21 @@ constexpr int kSampleLog2 = 14;
 constexpr int kSampleBoundThreads = 1024;  // the one block of sample_bound
 constexpr int kSampleDigitBits = 8;        // W is 16, 32 or 64: whole digits
 
-// The sample and the look-back state of the two stable filters (phase 1: the full read, phase 2:
-// the output).
+// The sample and the look-back state of the output's stable filter.
 template <class U> struct SampleView {
-  U* ranks;                          // `count` sample ranks
-  std::uint64_t count;               // s
-  std::uint64_t r, slack;            // the bound's sample rank (1-based) and its tolerance
-  unsigned long long* status[2];     // per tile: flag (2 bits) and count (62 bits), per phase
-  unsigned* tickets;                 // [2]: the next tile of each phase
-  std::uint64_t tiles;               // one-round tiles of the whole row (the status arrays' size)
+  U* ranks;                    // `count` sample ranks
+  std::uint64_t count;         // s
+  std::uint64_t r, slack;      // the bound's sample rank (1-based) and its tolerance
+  unsigned long long* status;  // per tile: flag (2 bits) and count (62 bits)
+  unsigned* ticket;            // the next tile
+  std::uint64_t tiles;         // filter tiles of the whole row (the status array's size: a fallback filters the row)
 };
 
 // Row 0's state and the counters every later kernel relies on, and the sample's ranks.
 template <class U> __global__ void sample_start(Params<U> p, SampleView<U> sv, std::uint64_t hist_words) {
   const std::uint64_t length = p.rows.end(0) - p.rows.begin(0);
   for_each_index(hist_words, [&](std::uint64_t i) { p.hist[i] = 0; });
-  for_each_index(2 * sv.tiles, [&](std::uint64_t i) { sv.status[i / sv.tiles][i % sv.tiles] = 0; });
+  for_each_index(sv.tiles, [&](std::uint64_t i) { sv.status[i] = 0; });
   // Sample i is element floor(i n / s) (no overflow for any n < 2^48: i < 2^16).
   for_each_index(sv.count, [&](std::uint64_t i) {
     const std::uint64_t at = i * (length / sv.count) + i * (length % sv.count) / sv.count;
@@ -61,7 +60,7 @@ template <class U> __global__ void sample_start(Params<U> p, SampleView<U> sv, s
   });
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     p.counters[0] = 0;
-    sv.tickets[0] = sv.tickets[1] = 0;
+    *sv.ticket = 0;
     RowState<U> s{};
     s.k_left = length < p.k ? length : p.k;
     s.done = length <= p.k;
@@ -146,20 +145,17 @@ template <class U> __global__ void __launch_bounds__(kSampleBoundThreads) sample
   }
 }
 
-// ---- the stable filter. A tile is kFilterRounds rounds of kFilterThreads x kFilterLoads x 16
-// bytes; in round q thread t's group j is the 16 bytes at ((q kFilterLoads + j) kFilterThreads
-// + t) V of the tile, so (q, j, t, v) is the index order, and one block scan per round of the 4
-// per-group counts packed into 16-bit fields of a 64-bit word gives every group's place in it.
-// Why rounds: a decoupled look-back lets the inclusive prefix advance by at most one window (32
-// tiles) per L2 round trip, so the tile must be large: with one round (16 KiB tiles, device run
-// 1) the read ran at ~1.1 TB/s = 32 x 16 KiB / ~0.5 us; 8 rounds (128 KiB) lift that bound past
-// the bandwidth while a block keeps only one round (16 KiB) of loads in registers.
-// The output filter over ~k candidates takes one round per tile: there a tile's rounds would run
-// one after another on a handful of blocks.
-constexpr int kFilterThreads = 256, kFilterLoads = 4, kReadRounds = 8, kListRounds = 1;
+// ---- the stable filter. A tile is kFilterThreads x kFilterLoads x 16 bytes; thread t's group j
+// is the 16 bytes at (j kFilterThreads + t) V of the tile, so (j, t, v) is the index order, and
+// one block scan of the 4 per-group counts packed into 16-bit fields of a 64-bit word gives every
+// group's place in it. It filters ~k candidates (or, after a fallback, the row): the full read of
+// the row is compact_read's (topk_compact_read.cuh). Session 4 ran the full read through this
+// kernel too, with 8 rounds of such tiles per look-back step: 0.66-0.76 ms with the key type
+// compiled in, ~0.97 without, against compact_read's 0.37-0.54 (H200, f32 n = 2^28, k = 16..2^20);
+// that variant is deleted.
+constexpr int kFilterThreads = 256, kFilterLoads = 4;
 template <class U> constexpr int kFilterVector = int(16 / sizeof(U));
-template <class U, int Rounds>
-constexpr std::uint64_t kFilterTile = std::uint64_t(kFilterThreads) * kFilterLoads * kFilterVector<U> * Rounds;
+template <class U> constexpr std::uint64_t kFilterTile = std::uint64_t(kFilterThreads) * kFilterLoads * kFilterVector<U>;
 
 // A tile's status word: 0 (not yet), an aggregate (its own count) or an inclusive prefix.
 constexpr unsigned long long kTileAggregate = 1ull << 62, kTileInclusive = 2ull << 62, kTileValue = (1ull << 62) - 1;
@@ -195,8 +191,8 @@ __device__ __forceinline__ unsigned long long look_back(unsigned long long* stat
   return exclusive;
 }
 
-// Where a stable filter writes: (rank, index) lists (the candidates, the sorted output's winners)
-// or the decoded output itself.
+// Where a stable filter writes: the winner list (ranks and indices, for the sorted output's rank
+// sort) or the decoded output itself.
 template <class U> struct ListSink {
   U* ranks;
   std::uint64_t* indices;
@@ -216,56 +212,44 @@ template <class U, class Index> struct OutputSink {
 };
 
 struct FilterLane {
-  unsigned long long* status;  // the phase's tile words, zeroed by sample_start
+  unsigned long long* status;  // the tile words, zeroed by sample_start
   unsigned* ticket;
   unsigned long long* count;   // the total taken (written by the last tile, uncapped)
   std::uint64_t cap;           // places of the sink
-  bool track_max;              // phase 1: the row's largest rank into p.row_max[0]
 };
 
-// Elements of row 0 (or, with `from_list` and valid candidates, of its candidate list) whose
-// composite (rank, ~index) has its top `decide->resolved` bits >= the prefix go to `sink` in index
-// order. A persistent grid: blocks take tiles by ticket, so a tile's predecessors are always
-// running or done (the look-back cannot wait on a block that has not started). Software-pipelined:
-// the next round's loads (the next tile's first, after the last round) are issued as soon as the
-// current round's flags are taken, so they are in flight during the scans, the look-back and the
-// writes; the next tile's ticket is taken at the start of the current one; the few taken elements
-// are read again (from L2) to be written.
-//
-// Key (void, or the key type; TopkProblem::sample_typed_read): the rank transform for one key type
-// known at compile time, and no per-element bounds test in full tiles, instead of rank_of's run-time
-// type switch per element (run 2's ncu put the generic read at ~1.1 ms: instruction-bound).
-// Measured in session 4's closing run: 0.66-0.76 ms, still slower than compact_read (0.37-0.54).
-template <class U, int kFilterRounds, class Sink, class Key = void>
+// Elements of row 0's candidate list (or of the row itself, after a fallback) whose composite
+// (rank, ~index) has its top `decide->resolved` bits >= the prefix go to `sink` in index order. A
+// persistent grid: blocks take tiles by ticket, so a tile's predecessors are always running or
+// done (the look-back cannot wait on a block that has not started). The next tile's loads go out
+// as soon as this tile's flags are taken, so they are in flight during the look-back and the
+// writes; the few taken elements are read again (from L2) to be written.
+template <class U, class Sink>
 __global__ void __launch_bounds__(kFilterThreads, 4) stable_filter(Params<U> p, const RowState<U>* decide,
-                                                                   bool from_list, FilterLane lane, Sink sink) {
+                                                                   FilterLane lane, Sink sink) {
   constexpr int V = kFilterVector<U>;
-  constexpr std::uint64_t T = kFilterTile<U, kFilterRounds>;
-  static_assert(kFilterLoads * 8 <= 32 && V <= 8, "a round's take bits fit one word");
+  constexpr std::uint64_t T = kFilterTile<U>;
+  static_assert(kFilterLoads * 8 <= 32 && V <= 8, "a tile's take bits fit one word");
   using Scan = cub::BlockScan<unsigned long long, kFilterThreads>;
   __shared__ typename Scan::TempStorage scan;
-  __shared__ unsigned long long s_before[kFilterRounds][kFilterThreads];  // per round: packed exclusive counts
-  __shared__ unsigned s_take[kFilterRounds][kFilterThreads];  // per round: bit 8 j + v = element v of group j
-  __shared__ unsigned long long s_round_sums[kFilterRounds];              // per round: packed totals per group j
-  __shared__ unsigned s_round_base[kFilterRounds];                        // taken in the tile before round q
   __shared__ std::uint64_t s_first, s_next;  // the first ticket apart: see below
-  __shared__ unsigned long long s_prefix, s_max;
+  __shared__ unsigned long long s_prefix;
   const RowState<U> s = *decide;
-  const bool list = from_list && p.dstate[0].mode == kDelegates && p.cand_count[0] <= p.cand_cap;
+  const bool list = p.dstate[0].mode == kDelegates && p.cand_count[0] <= p.cand_cap;
   const std::uint64_t n = list ? std::uint64_t(p.cand_count[0]) : p.rows.end(0) - p.rows.begin(0);
   const std::uint64_t tiles = (n + T - 1) / T, idx_mask = low_mask(p.IB);
   const U* values = p.values + p.rows.begin(0);
   const bool aligned = reinterpret_cast<std::uintptr_t>(values) % 16 == 0;
-  // The first element of this thread's group j in round q of tile t.
-  auto group_first = [&](std::uint64_t t, int q, int j) {
-    return t * T + ((std::uint64_t(q) * kFilterLoads + j) * kFilterThreads + threadIdx.x) * V;
+  // The first element of this thread's group j in tile t.
+  auto group_first = [&](std::uint64_t t, int j) {
+    return t * T + (std::uint64_t(j) * kFilterThreads + threadIdx.x) * V;
   };
   // Element bits as loaded: the list's ranks, or the row's raw keys.
   U bits[kFilterLoads][V];
-  auto load_round = [&](std::uint64_t t, int q) {
+  auto load_tile = [&](std::uint64_t t) {
 #pragma unroll
     for (int j = 0; j < kFilterLoads; ++j) {
-      const std::uint64_t first = group_first(t, q, j);
+      const std::uint64_t first = group_first(t, j);
       if (!list && aligned && first + V <= n) {  // 16 bytes at once
         union {
           uint4 v;
@@ -283,84 +267,43 @@ __global__ void __launch_bounds__(kFilterThreads, 4) stable_filter(Params<U> p, 
       }
     }
   };
-  auto rank_of_bits = [&](U b) -> U {
-    if (list) return b;
-    if constexpr (std::is_void_v<Key>) return rank_of<U>(b, p.type, p.options);
-    else return U(topk_rank(from_bits<Key>(key_bits_t<Key>(b)), p.options));
-  };
+  auto rank_of_bits = [&](U b) -> U { return list ? b : rank_of<U>(b, p.type, p.options); };
   // The first ticket has its own word: the loop's first statement writes s_next while slower
   // threads may still be reading the first ticket (racecheck found exactly that, session 4's
   // closing run, when it was one word); every later s_next is read before a barrier that comes
   // before the next write.
-  if (threadIdx.x == 0) s_first = atomicAdd(lane.ticket, 1u), s_max = 0;
+  if (threadIdx.x == 0) s_first = atomicAdd(lane.ticket, 1u);
   __syncthreads();
   std::uint64_t tile = s_first;
-  if (tile < tiles) load_round(tile, 0);
+  if (tile < tiles) load_tile(tile);
   while (tile < tiles) {  // block-uniform
     if (threadIdx.x == 0) s_next = atomicAdd(lane.ticket, 1u);  // every thread has read the last one
-    unsigned long long row_max = 0;
-    unsigned taken = 0;  // in the tile so far (block-uniform)
-    std::uint64_t next = tiles;
-    const bool full = !std::is_void_v<Key> && (tile + 1) * T <= n;  // no element past the end
-#pragma unroll 1  // one round's loads in registers at a time (unrolled, ptxas took 122-127 registers)
-    for (int q = 0; q < kFilterRounds; ++q) {
-      unsigned take = 0;
-      unsigned long long packed = 0;
+    unsigned take = 0;  // bit 8 j + v: element v of group j
+    unsigned long long packed = 0;
 #pragma unroll
-      for (int j = 0; j < kFilterLoads; ++j) {
-        const std::uint64_t first = group_first(tile, q, j);
+    for (int j = 0; j < kFilterLoads; ++j) {
+      const std::uint64_t first = group_first(tile, j);
 #pragma unroll
-        for (int v = 0; v < V; ++v) {
-          const std::uint64_t i = first + v;
-          if (!full && i >= n) continue;
-          const U rank = rank_of_bits(bits[j][v]);
-          if constexpr (!std::is_void_v<Key>) {
-            // The full read (the only user of Key): sample_bound's L has at most W resolved bits and
-            // zeros below them, so compare_top's test is rank >= L.
-            if (rank >= s.rank_prefix) take |= 1u << (8 * j + v);
-          } else {
-            // The index matters only where the state resolved index bits and the rank is the k-th's.
-            const bool need_index = s.resolved > p.W && rank == s.rank_prefix;
-            const std::uint64_t index = list ? (need_index ? p.cand_idx[i] : 0) : i;
-            if (compare_top<U, true>(rank, ~index & idx_mask, s, p.W, p.IB)) take |= 1u << (8 * j + v);
-          }
-          if (lane.track_max && rank > row_max) row_max = rank;
-        }
-        packed |= (unsigned long long)__popc((take >> (8 * j)) & 0xffu) << (16 * j);
+      for (int v = 0; v < V; ++v) {
+        const std::uint64_t i = first + v;
+        if (i >= n) continue;
+        const U rank = rank_of_bits(bits[j][v]);
+        // The index matters only where the state resolved index bits and the rank is the k-th's.
+        const bool need_index = s.resolved > p.W && rank == s.rank_prefix;
+        const std::uint64_t index = list ? (need_index ? p.cand_idx[i] : 0) : i;
+        if (compare_top<U, true>(rank, ~index & idx_mask, s, p.W, p.IB)) take |= 1u << (8 * j + v);
       }
-      // The next loads go out now: this round's bits are no longer needed.
-      if (q + 1 < kFilterRounds) {
-        load_round(tile, q + 1);
-      }
-      unsigned long long before, sums;
-      Scan(scan).ExclusiveSum(packed, before, sums);
-      s_before[q][threadIdx.x] = before;
-      s_take[q][threadIdx.x] = take;
-      if (threadIdx.x == 0) s_round_base[q] = taken, s_round_sums[q] = sums;
-      unsigned round_total = 0;
-#pragma unroll
-      for (int j = 0; j < kFilterLoads; ++j) round_total += unsigned((sums >> (16 * j)) & 0xffffu);
-      taken += round_total;
-      __syncthreads();  // the scan storage is reused next round; s_next is complete
-      if (q + 1 == kFilterRounds) {
-        next = s_next;
-        if (next < tiles) load_round(next, 0);  // the next tile's first round, in flight from here on
-      }
+      packed |= (unsigned long long)__popc((take >> (8 * j)) & 0xffu) << (16 * j);
     }
-    if (lane.track_max) {
+    unsigned long long before, sums;  // packed: this thread's groups' places, the tile's totals per group j
+    Scan(scan).ExclusiveSum(packed, before, sums);
+    unsigned taken = 0;
 #pragma unroll
-      for (int o = 16; o > 0; o >>= 1) {
-        const unsigned long long other = __shfl_xor_sync(0xffffffffu, row_max, o);
-        row_max = other > row_max ? other : row_max;
-      }
-      if ((threadIdx.x & 31) == 0) atomicMax(&s_max, row_max);
-      __syncthreads();
-    }
+    for (int j = 0; j < kFilterLoads; ++j) taken += unsigned((sums >> (16 * j)) & 0xffffu);
+    __syncthreads();  // s_next is complete; the scan storage is free again
+    const std::uint64_t next = s_next;
+    if (next < tiles) load_tile(next);  // the next tile's loads, in flight from here on
     if (threadIdx.x < 32) {
-      if (threadIdx.x == 0 && lane.track_max) {
-        if (s_max) atomicMax(p.row_max, s_max);
-        s_max = 0;  // before the barrier below: the next tile's adds come after it
-      }
       const unsigned long long prefix = look_back(lane.status, tile, taken);
       if (threadIdx.x == 0) {
         s_prefix = prefix;
@@ -368,32 +311,25 @@ __global__ void __launch_bounds__(kFilterThreads, 4) stable_filter(Params<U> p, 
       }
     }
     __syncthreads();
-    const unsigned long long tile_prefix = s_prefix;
-#pragma unroll 1
-    for (int q = 0; q < kFilterRounds; ++q) {
-      const unsigned take = s_take[q][threadIdx.x];
-      if (!take) continue;
-      // Group j's place: the tile's prefix, the rounds before q, the groups j' < j of round q (every
-      // thread's: the order is (q, j, t, v)), then the threads before this one in group j.
-      const unsigned long long before = s_before[q][threadIdx.x], sums = s_round_sums[q];
-      unsigned long long base = tile_prefix + s_round_base[q];
+    // Group j's place: the tile's prefix, the groups j' < j (every thread's: the order is
+    // (j, t, v)), then the threads before this one in group j.
+    unsigned long long base = s_prefix;
 #pragma unroll
-      for (int j = 0; j < kFilterLoads; ++j) {
-        unsigned bitsj = (take >> (8 * j)) & 0xffu;
-        unsigned long long place = base + ((before >> (16 * j)) & 0xffffu);
-        base += (sums >> (16 * j)) & 0xffffu;
-        const std::uint64_t first = group_first(tile, q, j);
-        while (bitsj) {
-          const int v = __ffs(bitsj) - 1;
-          bitsj &= bitsj - 1;
-          const std::uint64_t i = first + v;
-          if (place < lane.cap)
-            sink.put(place, rank_of_bits(list ? p.cand_rank[i] : values[i]), list ? p.cand_idx[i] : i, p);
-          ++place;
-        }
+    for (int j = 0; j < kFilterLoads; ++j) {
+      unsigned bitsj = (take >> (8 * j)) & 0xffu;
+      unsigned long long place = base + ((before >> (16 * j)) & 0xffffu);
+      base += (sums >> (16 * j)) & 0xffffu;
+      const std::uint64_t first = group_first(tile, j);
+      while (bitsj) {
+        const int v = __ffs(bitsj) - 1;
+        bitsj &= bitsj - 1;
+        const std::uint64_t i = first + v;
+        if (place < lane.cap)
+          sink.put(place, rank_of_bits(list ? p.cand_rank[i] : values[i]), list ? p.cand_idx[i] : i, p);
+        ++place;
       }
     }
-    __syncthreads();  // s_take, s_before, s_round_base and s_prefix are rewritten in the next tile
+    __syncthreads();  // s_prefix is rewritten in the next tile
     tile = next;
   }
   if (tiles == 0 && blockIdx.x == 0 && threadIdx.x == 0) *lane.count = 0;
