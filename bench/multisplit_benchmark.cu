@@ -2,6 +2,8 @@
 //
 //  - radix-digit buckets (m = 2^bits, the top digit of u32 keys): ours (cuda::multisplit_digit)
 //    vs CUB DeviceRadixSort restricted to the same bit range (a stable LSD pass: the same output).
+//    From 6 bits up multisplit_digit itself runs CUB's pass (plus the offsets); our own engine is
+//    then timed as the diagnostic "own multisplit engine", and every tuning diagnostic runs ours.
 //  - delta buckets over [0, 2^32 - 1): ours (device::multisplit with buckets::delta) vs RB-sort
 //    (paper §3: label kernel + CUB SortPairs on ceil(log2 m) bits of the label; pairs pack key and
 //    value into 64 bits and unpack after), also stable, so again the same output.
@@ -17,6 +19,7 @@
 // --m takes a comma-separated list (e.g. --m 2,3,4,17,32); --distribution uniform|zipf keeps one.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -149,13 +152,14 @@ int main(int argc, char** argv) {
                                    {"value_bytes", value_bytes}, {"distribution", distribution}, {"key", "u32"}};
           Case c("multisplit", params, double(n), pairs ? "pairs" : "keys");
           std::size_t ours_bytes = 0, cub_bytes = 0;
+          rxm::cuda::DigitEngine engine = rxm::cuda::DigitEngine::automatic;  // the diagnostics force ours
           auto run_ours = [&] {
             auto status = pairs ? rxm::cuda::multisplit_digit<32, 4>(temp.data(), ours_bytes, keys.data(), keys_out.data(),
                                                                      values.data(), values_out.data(), n, shift, bits,
-                                                                     offsets.data(), stream)
+                                                                     offsets.data(), stream, engine)
                                 : rxm::cuda::multisplit_digit<32, 0>(temp.data(), ours_bytes, keys.data(), keys_out.data(),
                                                                      nullptr, nullptr, n, shift, bits, offsets.data(),
-                                                                     stream);
+                                                                     stream, engine);
             RXM_CUDA_CHECK(status);
           };
           auto run_cub = [&] {
@@ -165,9 +169,13 @@ int main(int argc, char** argv) {
                                                                  n, shift, 32, stream);
             RXM_CUDA_CHECK(status);
           };
-          RXM_CUDA_CHECK((rxm::cuda::multisplit_digit<32, 4>(nullptr, ours_bytes, keys.data(), keys_out.data(),
-                                                             values.data(), values_out.data(), n, shift, bits,
-                                                             offsets.data(), stream)));
+          for (auto e : {rxm::cuda::DigitEngine::own, rxm::cuda::DigitEngine::cub_onesweep}) {  // the larger temp
+            std::size_t bytes = 0;
+            RXM_CUDA_CHECK((rxm::cuda::multisplit_digit<32, 4>(nullptr, bytes, keys.data(), keys_out.data(),
+                                                               values.data(), values_out.data(), n, shift, bits,
+                                                               offsets.data(), stream, e)));
+            ours_bytes = std::max(ours_bytes, bytes);
+          }
           RXM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, keys.data(), peer_keys.data(), values.data(),
                                                          peer_values.data(), n, shift, 32, stream));
           ensure_temp(std::max(ours_bytes, cub_bytes));
@@ -183,9 +191,11 @@ int main(int argc, char** argv) {
                     std::to_string(shift) + ",32)",
                 time_device(stream, run_cub, warmup, reps));
           namespace ms = rxm::device::multisplit_detail;
-          // A variant of ours as a diagnostic: `set` flips a tuning switch, `reset` restores it;
-          // its output is checked against the peer's like ours.
+          // A variant of our own engine as a diagnostic (also where the default runs CUB's pass):
+          // `set` flips a tuning switch, `reset` restores it; its output is checked against the
+          // peer's like ours.
           auto diagnostic = [&](const std::string& name, auto&& set, auto&& reset) {
+            engine = rxm::cuda::DigitEngine::own;
             set();
             run_ours();
             RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -196,7 +206,12 @@ int main(int argc, char** argv) {
             }
             c.add_diagnostic("radixmesh, " + name + " (diagnostic)", time_device(stream, run_ours, warmup, reps));
             reset();
+            engine = rxm::cuda::DigitEngine::automatic;
           };
+          // Where the default is CUB's pass (multisplit_digit.hpp), our own engine as it is: the
+          // A/B behind that choice.
+          if (rxm::cuda::chosen_digit_engine(rxm::cuda::DigitEngine::automatic, 32, bits) != rxm::cuda::DigitEngine::own)
+            diagnostic("own multisplit engine", [] {}, [] {});
           // The rank-method and tile-buffer switches act on the block-tile scatter pass only.
           const bool default_by_warps = ms::scatters_by_warps(ms::ScatterKernel::automatic, m, value_bytes);
           if (!default_by_warps) {  // the other ranking method than the default for this m (three-way switch)
