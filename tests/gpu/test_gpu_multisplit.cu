@@ -332,12 +332,22 @@ TEST(GpuMultisplit, DeviceLevelSplittersSearchedInSharedMemory) {
 
 // The digit entry point gpusort builds on, every key width and value width.
 // skew_shift > 0 narrows the keys (key >> skew_shift): few distinct digits, long runs of one bucket.
-// Every scatter pass of m = 2^bits (for_each_scatter_kernel).
-template <int KeyBits, int ValueBytes> void check_digit_once(std::size_t n, int shift, int bits, int skew_shift);
+// Our own engine with every scatter pass of m = 2^bits (for_each_scatter_kernel), then the
+// automatic engine where it differs (CUB's onesweep pass for wide digits, multisplit_digit.hpp).
+template <int KeyBits, int ValueBytes>
+void check_digit_once(std::size_t n, int shift, int bits, int skew_shift, rxm::cuda::DigitEngine engine);
 template <int KeyBits, int ValueBytes> void check_digit(std::size_t n, int shift, int bits, int skew_shift = 0) {
-  for_each_scatter_kernel(1u << bits, [&] { check_digit_once<KeyBits, ValueBytes>(n, shift, bits, skew_shift); });
+  using rxm::cuda::DigitEngine;
+  for_each_scatter_kernel(1u << bits, [&] {
+    check_digit_once<KeyBits, ValueBytes>(n, shift, bits, skew_shift, DigitEngine::own);
+  });
+  if (rxm::cuda::chosen_digit_engine(DigitEngine::automatic, KeyBits, bits) != DigitEngine::own) {
+    SCOPED_TRACE("automatic digit engine (CUB's onesweep pass)");
+    check_digit_once<KeyBits, ValueBytes>(n, shift, bits, skew_shift, DigitEngine::automatic);
+  }
 }
-template <int KeyBits, int ValueBytes> void check_digit_once(std::size_t n, int shift, int bits, int skew_shift) {
+template <int KeyBits, int ValueBytes>
+void check_digit_once(std::size_t n, int shift, int bits, int skew_shift, rxm::cuda::DigitEngine engine) {
   using U = rxm::cuda::digit_key_t<KeyBits>;
   using V = std::conditional_t<ValueBytes == 8, std::uint64_t, std::uint32_t>;
   SCOPED_TRACE(::testing::Message() << "KeyBits=" << KeyBits << " ValueBytes=" << ValueBytes << " shift=" << shift
@@ -362,13 +372,14 @@ template <int KeyBits, int ValueBytes> void check_digit_once(std::size_t n, int 
   std::size_t temp_bytes = 0;
   ASSERT_EQ((rxm::cuda::multisplit_digit<KeyBits, ValueBytes>(nullptr, temp_bytes, keys_in.data(), keys_out.data(),
                                                                values_in.data(), values_out.data(), n, shift, bits,
-                                                               offsets.data(), nullptr)), cudaSuccess);
+                                                               offsets.data(), nullptr, engine)), cudaSuccess);
   rxm::DeviceBuffer temp(0, temp_bytes);
   ASSERT_EQ((rxm::cuda::multisplit_digit<KeyBits, ValueBytes>(temp.data(), temp_bytes, keys_in.data(),
                                                                keys_out.data(), values_in.data(), values_out.data(), n,
-                                                               shift, bits, offsets.data(), nullptr)), cudaSuccess);
+                                                               shift, bits, offsets.data(), nullptr, engine)), cudaSuccess);
   RXM_CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_EQ(to_host(keys_out.data(), n), expected);
+  EXPECT_EQ(to_host(keys_in.data(), n), keys);  // the input stays untouched
   if (ValueBytes != 0) EXPECT_EQ(to_host(values_out.data(), n), expected_values);
   auto got_offsets = to_host(offsets.data(), m + 1);
   EXPECT_TRUE(std::equal(got_offsets.begin(), got_offsets.end(), expected_offsets.begin()));
