@@ -68,6 +68,16 @@ bool same_device_arrays(const void* a, const void* b, std::size_t bytes) {
   return std::memcmp(ha.data(), hb.data(), bytes) == 0;
 }
 
+// The scatter passes of m <= 32 and their names in the diagnostics (JSON lines since session 4).
+namespace ms = rxm::device::multisplit_detail;
+constexpr ms::ScatterKernel scatter_kernels[] = {ms::ScatterKernel::block_tiles, ms::ScatterKernel::warp_owned,
+                                                 ms::ScatterKernel::thread_counters};
+std::string scatter_kernel_name(ms::ScatterKernel kernel) {
+  return kernel == ms::ScatterKernel::warp_owned        ? "warp-owned scatter pass"
+         : kernel == ms::ScatterKernel::thread_counters ? "thread-counter scatter pass"
+                                                        : "block-tile scatter pass";
+}
+
 int log2_ceil(std::uint32_t m) {
   int bits = 0;
   while ((1u << bits) < m) ++bits;
@@ -212,27 +222,25 @@ int main(int argc, char** argv) {
           // A/B behind that choice.
           if (rxm::cuda::chosen_digit_engine(rxm::cuda::DigitEngine::automatic, 32, bits) != rxm::cuda::DigitEngine::own)
             diagnostic("own multisplit engine", [] {}, [] {});
-          // The rank-method and tile-buffer switches act on the block-tile scatter pass only.
-          const bool default_by_warps = ms::scatters_by_warps(ms::ScatterKernel::automatic, m, value_bytes);
-          if (!default_by_warps) {  // the other ranking method than the default for this m (three-way switch)
+          // The scatter pass the default runs; the rank-method and tile-buffer switches act on the
+          // block-tile pass only.
+          const ms::ScatterKernel default_pass = ms::chosen_scatter_kernel(ms::ScatterKernel::automatic, m, value_bytes);
+          if (default_pass == ms::ScatterKernel::block_tiles) {  // the other ranking method (three-way switch)
             const bool default_match_any = ms::ranks_with_match_any(ms::RankMethod::automatic, m);
             diagnostic(default_match_any ? "ballot ranking" : "__match_any_sync ranking",
                        [&] { ms::rank_method = default_match_any ? ms::RankMethod::ballot : ms::RankMethod::match_any; },
                        [&] { ms::rank_method = ms::RankMethod::automatic; });
           }
-          if (!default_by_warps) {  // the scatter pass with the other number of tile buffers (a tuning switch)
+          if (default_pass == ms::ScatterKernel::block_tiles) {  // the other number of tile buffers (a tuning switch)
             const int other = ms::default_scatter_stages == 2 ? 1 : 2;
             diagnostic(std::to_string(other) + " scatter tile buffer(s)", [&] { ms::scatter_stages = other; },
                        [&] { ms::scatter_stages = 0; });
           }
           if (m <= ms::max_warp_scatter_buckets) {  // the other scatter passes than the default (A/B)
-            diagnostic(default_by_warps ? "block-tile scatter pass" : "warp-owned scatter pass",
-                       [&] { ms::scatter_kernel = default_by_warps ? ms::ScatterKernel::block_tiles
-                                                                    : ms::ScatterKernel::warp_owned; },
-                       [&] { ms::scatter_kernel = ms::ScatterKernel::automatic; });
-            if (!ms::scatters_by_thread_counters(ms::ScatterKernel::automatic, m, value_bytes))
-              diagnostic("thread-counter scatter pass", [&] { ms::scatter_kernel = ms::ScatterKernel::thread_counters; },
-                         [&] { ms::scatter_kernel = ms::ScatterKernel::automatic; });
+            for (auto kernel : scatter_kernels)
+              if (kernel != default_pass)
+                diagnostic(scatter_kernel_name(kernel), [&] { ms::scatter_kernel = kernel; },
+                           [&] { ms::scatter_kernel = ms::ScatterKernel::automatic; });
             if (!pairs)  // the warp-owned pass with 8 windows per sub-tile instead of 16 (a tuning switch)
               diagnostic("warp-owned scatter pass, 8 windows per sub-tile",
                          [&] { ms::scatter_kernel = ms::ScatterKernel::warp_owned, ms::warp_scatter_windows = 8; },
@@ -313,11 +321,9 @@ int main(int argc, char** argv) {
             ms::scatter_kernel = ms::ScatterKernel::automatic;
           };
           if (m <= ms::max_warp_scatter_buckets) {
-            const bool default_by_warps = ms::scatters_by_warps(ms::ScatterKernel::automatic, m, value_bytes);
-            if (default_by_warps) other_pass("block-tile scatter pass", ms::ScatterKernel::block_tiles);
-            else other_pass("warp-owned scatter pass", ms::ScatterKernel::warp_owned);
-            if (!ms::scatters_by_thread_counters(ms::ScatterKernel::automatic, m, value_bytes))
-              other_pass("thread-counter scatter pass", ms::ScatterKernel::thread_counters);
+            const ms::ScatterKernel default_pass = ms::chosen_scatter_kernel(ms::ScatterKernel::automatic, m, value_bytes);
+            for (auto kernel : scatter_kernels)
+              if (kernel != default_pass) other_pass(scatter_kernel_name(kernel), kernel);
           }
           c.set_floor(bytes_moved, bandwidth, pairs ? "20 B/pair over measured D2D copy bandwidth"
                                                     : "12 B/key over measured D2D copy bandwidth");

@@ -81,26 +81,31 @@ __host__ __device__ inline bool ranks_with_match_any(RankMethod method, std::uin
 // session-2 kernel (scatter_pass.cuh), `warp_owned` the one of warp_scatter_pass.cuh (each warp
 // owns a contiguous part of the chunk, its cursors in registers, no block barriers),
 // `thread_counters` the one of counter_scatter_pass.cuh (session 5: block tiles ranked by
-// per-thread shared counters, no ballots), `automatic` the measured default: warp-owned at m <= 2
-// for keys only, block tiles everywhere else. H200, 2^28 u32 uniform, session 4 run 2 (NOTES.md):
-// m = 2 keys radix 0.851 against 0.947 ms, delta 1.361 against 1.580; m = 2 pairs 1.756 against
-// 1.409; m = 17 / 32 keys 1.99 / 1.98 against 1.18 / 1.17 (a warp's sub-tile of 512 keys leaves
-// runs of ~16 keys per bucket to write out). The thread-counter pass is not the default anywhere
-// until a device run has measured it faster.
+// per-thread shared counters, no ballots), `automatic` the measured default (chosen_scatter_kernel):
+//  - keys only, 3 <= m <= 32: thread counters. H200, 2^28 u32 uniform, session 5 run 1 (NOTES.md):
+//    radix m = 32 0.987 against 1.173 ms (block tiles; CUB 1.471), delta m = 32 1.600 against 1.801.
+//  - keys only, m <= 2: warp-owned (session 4 run 2: radix 0.851 against 0.947 ms for block tiles,
+//    delta 1.361 against 1.580; session 5 run 1: thread counters radix 0.829, delta 1.418).
+//  - pairs: block tiles (session 5 run 1, u32/u32: thread counters radix m = 32 1.723 against
+//    1.783 ms, but delta m = 32 2.209 against 2.124 and delta m = 2 1.968 against 1.842; the
+//    warp-owned pass is slower for every pairs case, session 4).
 enum class ScatterKernel { automatic, block_tiles, warp_owned, thread_counters };
 inline ScatterKernel scatter_kernel = ScatterKernel::automatic;
-constexpr std::uint32_t max_warp_scatter_buckets = 32;  // lane b holds bucket b's cursor
-
-inline bool scatters_by_warps(ScatterKernel kernel, std::uint32_t m, int value_bytes) {
-  if (m > max_warp_scatter_buckets) return false;
-  if (kernel == ScatterKernel::automatic) return m <= 2 && value_bytes == 0;
-  return kernel == ScatterKernel::warp_owned;
-}
+constexpr std::uint32_t max_warp_scatter_buckets = 32;     // lane b holds bucket b's cursor
 constexpr std::uint32_t max_counter_scatter_buckets = 32;  // two 16-bit counters per word, 16 words
 
-inline bool scatters_by_thread_counters(ScatterKernel kernel, std::uint32_t m, int /*value_bytes*/) {
-  if (m > max_counter_scatter_buckets) return false;
-  return kernel == ScatterKernel::thread_counters;
+// The scatter pass that `kernel` (the switch) runs for m buckets and values of value_bytes.
+inline ScatterKernel chosen_scatter_kernel(ScatterKernel kernel, std::uint32_t m, int value_bytes) {
+  if (m > max_warp_scatter_buckets || m > max_counter_scatter_buckets) return ScatterKernel::block_tiles;
+  if (kernel != ScatterKernel::automatic) return kernel;
+  if (value_bytes != 0) return ScatterKernel::block_tiles;
+  return m <= 2 ? ScatterKernel::warp_owned : ScatterKernel::thread_counters;
+}
+inline bool scatters_by_warps(ScatterKernel kernel, std::uint32_t m, int value_bytes) {
+  return chosen_scatter_kernel(kernel, m, value_bytes) == ScatterKernel::warp_owned;
+}
+inline bool scatters_by_thread_counters(ScatterKernel kernel, std::uint32_t m, int value_bytes) {
+  return chosen_scatter_kernel(kernel, m, value_bytes) == ScatterKernel::thread_counters;
 }
 
 __device__ __forceinline__ std::uint32_t lanes_below() {
@@ -109,7 +114,10 @@ __device__ __forceinline__ std::uint32_t lanes_below() {
   return mask;
 }
 
-// Exclusive scan over the block's 256 threads; `total` gets the sum. Two barriers.
+// Exclusive scan over the block's 256 threads; `total` gets the sum. Two barriers; one with
+// GuardReuse = false, where the caller's own barriers order this call's reads of warp_sums before
+// the next call's writes.
+template <bool GuardReuse = true>
 __device__ __forceinline__ std::uint32_t block_exclusive_scan(std::uint32_t x, std::uint32_t* warp_sums,
                                                               std::uint32_t& total) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -129,7 +137,7 @@ __device__ __forceinline__ std::uint32_t block_exclusive_scan(std::uint32_t x, s
     before += w < warp ? s : 0;
     total += s;
   }
-  __syncthreads();
+  if constexpr (GuardReuse) __syncthreads();
   return before + inclusive - x;
 }
 
