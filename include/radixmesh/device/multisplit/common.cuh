@@ -83,9 +83,12 @@ __host__ __device__ inline bool ranks_with_match_any(RankMethod method, std::uin
 // `thread_counters` the one of counter_scatter_pass.cuh (session 5: block tiles ranked by
 // per-thread shared counters, no ballots), `automatic` the measured default (chosen_scatter_kernel):
 //  - keys only, 3 <= m <= 32: thread counters. H200, 2^28 u32 uniform, session 5 run 1 (NOTES.md):
-//    radix m = 32 0.987 against 1.173 ms (block tiles; CUB 1.471), delta m = 32 1.600 against 1.801.
+//    radix m = 32 0.987 against 1.173 ms (block tiles; CUB 1.471), delta m = 32 1.600 against 1.801
+//    (run 2, with a since reverted variant of the pass as the default: radix m = 32 1.008, delta
+//    m = 17 1.552 against 1.784 block tiles and 1.753 warp-owned).
 //  - keys only, m <= 2: warp-owned (session 4 run 2: radix 0.851 against 0.947 ms for block tiles,
-//    delta 1.361 against 1.580; session 5 run 1: thread counters radix 0.829, delta 1.418).
+//    delta 1.361 against 1.580; session 5 run 1: thread counters radix 0.829, delta 1.418: radix
+//    2.7 % faster, delta 4 % slower, so this stays).
 //  - pairs: block tiles (session 5 run 1, u32/u32: thread counters radix m = 32 1.723 against
 //    1.783 ms, but delta m = 32 2.209 against 2.124 and delta m = 2 1.968 against 1.842; the
 //    warp-owned pass is slower for every pairs case, session 4).
@@ -114,10 +117,7 @@ __device__ __forceinline__ std::uint32_t lanes_below() {
   return mask;
 }
 
-// Exclusive scan over the block's 256 threads; `total` gets the sum. Two barriers; one with
-// GuardReuse = false, where the caller's own barriers order this call's reads of warp_sums before
-// the next call's writes.
-template <bool GuardReuse = true>
+// Exclusive scan over the block's 256 threads; `total` gets the sum. Two barriers.
 __device__ __forceinline__ std::uint32_t block_exclusive_scan(std::uint32_t x, std::uint32_t* warp_sums,
                                                               std::uint32_t& total) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -137,7 +137,7 @@ __device__ __forceinline__ std::uint32_t block_exclusive_scan(std::uint32_t x, s
     before += w < warp ? s : 0;
     total += s;
   }
-  if constexpr (GuardReuse) __syncthreads();
+  __syncthreads();
   return before + inclusive - x;
 }
 

@@ -11,24 +11,30 @@
 //  2. Thread t takes the tile's slots [items * t, items * (t + 1)) (blocked: consecutive slots,
 //     which is what makes the rank stable) with 16-byte loads.
 //  3. Counters: 16-bit, two ids per 32-bit word; word j of thread t holds ids j (low half) and
-//     j + Words (high half), stored [word][thread] (linear index j * 256 + t; each thread's words
-//     in the thread's own bank), 16-byte chunks swizzled like the tile (counter_index). Per key one
-//     shared atomic with return on the thread's own word (same-thread atomics to one address stay
-//     in program order): the old half is the key's rank among the thread's keys of its id.
-//  4. A raking exclusive scan over the words in linear ((word, thread)) order: thread r sums the
-//     16 words [16 r, 16 r + 16) with four 16-byte loads (conflict-free thanks to the swizzle),
-//     then (low-half block total) << 16 is added to every word, so the high ids start after the
-//     low ones. A tile's counts are <= 4096, so the halves never carry into each other. Word (j, t)
-//     is now the tile slot of thread t's first key of id j (low half) and of id j + Words (high).
-//  5. Each key goes to (its half of its word) + its rank in the tile's buffer (free: the
-//     keys are in registers); threads b < m compute bucket b's start in the tile and the shift
-//     from tile slots to global ones.
+//     j + Words (high half), stored [word][thread] (each thread's word j in the thread's own
+//     bank). Per key one shared atomic with return on the thread's own word (same-thread atomics
+//     to one address stay in program order): the old half is the key's rank among the thread's
+//     keys of its id.
+//  4. A raking exclusive scan over the words in (word, thread) order (each thread sums `lanes`
+//     consecutive words: an odd stride, so no bank conflicts), then (low-half block total) << 16
+//     added to every word, so the high ids start after the low ones. A tile's counts are <= 4096,
+//     so the halves never carry into each other. Word (j, t) is now the tile slot of thread t's
+//     first key of id j (low half) and of id j + Words (high half).
+//  5. Each key goes to (its half of its word) + its rank in the tile's buffer (free: the keys are
+//     in registers); threads b < m compute bucket b's start in the tile and the shift from tile
+//     slots to global ones.
 //  6. Write-out in slot order (slot = j * 256 + t: coalesced runs of one bucket), the bucket of a
 //     slot from the functor again (cheap_to_recompute) or a byte stored at placement.
-//  7. Each thread zeroes the 16 words it raked (four 16-byte stores) for the next tile.
-// Full tiles (all but the input's last) run copies of the per-key loops without validity tests.
+//  7. Each thread zeroes its own counters for the next tile.
 // Pairs: values are read blocked with the keys and placed at the keys' slots.
-// Measured: see NOTES.md, session 5, and common.cuh's ScatterKernel.
+// Measured (H200, 2^28 u32 uniform, total with the counting pass, session 5 run 1): keys radix
+// m = 32 0.987 ms (block-tile pass 1.173, CUB 1.471), delta m = 32 1.600 (1.801): the default for
+// keys-only 3 <= m <= 32 (common.cuh). ncu (m = 32, 2^26 keys): 52.5 instructions per window of 32
+// keys at 60 % issue, no spills: issue-bound, ~0.72 ms of scatter at 2^28 against the 0.64 the
+// 0.90 ms target needs. A round-2 version (counter reads before the placement stores, full-tile
+// loop copies, 16-byte raking over swizzled counters, one-barrier scan, keys re-read after the
+// scan; commit 2122e2c48009) measured slower in run 2 (1.008 ms, 53.5 instructions per window,
+// 58 % issue) and was reverted to this one (NOTES.md, session 5).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -45,6 +51,9 @@ namespace radixmesh::device::multisplit_detail {
 
 // Counter words per thread for m ids: 1 (m <= 2) or 16 (m <= 32); two ids per word.
 __host__ __device__ constexpr int counter_words_for(std::uint32_t m) { return m <= 2 ? 1 : 16; }
+// Words each thread rakes in the scan: Words, plus one zero pad word where Words is even, so that
+// the raking stride is odd (thread r reads words r * lanes + k: 32 distinct banks per warp).
+template <int Words> constexpr int counter_lanes = Words % 2 == 0 ? Words + 1 : Words;
 
 // 16-byte chunk c of a tile is stored at swizzled_chunk(c). Thread t reads chunks Chunks * t + i
 // (its blocked slots); a 16-byte load is served 8 threads (128 bytes, all 32 banks) at a time, and
@@ -57,16 +66,6 @@ __host__ __device__ constexpr int counter_words_for(std::uint32_t m) { return m 
 template <int Chunks> __host__ __device__ constexpr std::uint32_t swizzled_chunk(std::uint32_t c) {
   static_assert(Chunks == 1 || Chunks == 2 || Chunks == 4 || Chunks == 8);
   return c ^ ((c >> 3) & std::uint32_t(Chunks - 1));
-}
-
-// Where counter word `linear` (= word * 256 + thread) lies. Words = 16: the 16-byte chunks are
-// swizzled as a tile of 4 chunks per thread is, so that thread r's raking segment (chunks 4r..4r+3)
-// reads conflict-free with 16-byte loads; thread t's own word j is then at j * 256 +
-// counter_index(t) (the XOR term, (t >> 5) & 3, depends on t's warp only, so a warp's 32 words
-// stay a permutation of one 128-byte row: the atomics stay conflict-free). Words = 1: no swizzle.
-template <int Words> __host__ __device__ constexpr std::uint32_t counter_index(std::uint32_t linear) {
-  if constexpr (Words % 4 == 0) return swizzled_chunk<Words / 4>(linear / 4) * 4 + linear % 4;
-  else return linear;
 }
 
 // Starts copying `valid` elements of a tile into `shared` in the swizzled layout: 16-byte cp.async
@@ -114,7 +113,7 @@ template <class F> constexpr bool counter_scatter_stores_ids = !cheap_to_recompu
 template <class K, int ValueBytes, class F, int Words>
 constexpr std::size_t counter_scatter_shared_bytes() {
   return 2 * std::size_t(tile_keys<K>) * (sizeof(K) + ValueBytes) +
-         (std::size_t(Words) * block_threads + 2 * Words + block_warps) * 4 +
+         (std::size_t(counter_lanes<Words>) * block_threads + 2 * Words + block_warps) * 4 +
          (counter_scatter_stores_ids<F> ? std::size_t(tile_keys<K>) : 0);
 }
 
@@ -133,11 +132,13 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
   using V = typename value_slot<ValueBytes>::type;
   constexpr int items = items_per_thread<K>;
   constexpr int tile = tile_keys<K>;
+  constexpr int lanes = counter_lanes<Words>;
+  constexpr int half_shift = Words == 1 ? 0 : 4;  // id >> half_shift: which half of the word
   constexpr bool store_ids = counter_scatter_stores_ids<F>;
   extern __shared__ uint4 shared_raw[];
   const std::uint32_t last_id = p.m - 1;
   // Layout: the functor's table, two key buffers, two value buffers (16-byte aligned sizes),
-  // counters, shifts, warp sums, id bytes.
+  // counters [lane][thread], shifts, warp sums, id bytes.
   const F fn = with_shared_table(p.bucket_fn, p.table_bytes, shared_raw);
   auto id_of = [&](K key) {
     const std::uint32_t raw = fn(key);
@@ -148,28 +149,11 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
   cursor += 2 * tile * sizeof(K);
   V* const value_buffers = reinterpret_cast<V*>(cursor);
   cursor += 2 * tile * ValueBytes;
-  std::uint32_t* const counters = reinterpret_cast<std::uint32_t*>(cursor);  // counter_index(j * 256 + t)
-  std::uint32_t* const slot_shift = counters + Words * block_threads;  // global slot - tile slot, per id
+  std::uint32_t* const counters = reinterpret_cast<std::uint32_t*>(cursor);  // [lane * 256 + thread]
+  std::uint32_t* const slot_shift = counters + lanes * block_threads;        // global slot - tile slot, per id
   std::uint32_t* const warp_sums = slot_shift + 2 * Words;
   std::uint8_t* const slot_id = reinterpret_cast<std::uint8_t*>(warp_sums + block_warps);
-  std::uint32_t* const my_counters = counters + counter_index<Words>(threadIdx.x);  // word j at [j * 256]
-  // Where id's count sits in its word: bits 0-15 (ids < Words) or 16-31.
-  auto half_shift = [](std::uint32_t id) -> std::uint32_t { return Words == 1 ? (id & 1u) << 4 : id & 16u; };
-  // The words this thread rakes: linear [Words * t, Words * (t + 1)).
-  auto raked = [&](int k) -> std::uint32_t& { return counters[counter_index<Words>(Words * threadIdx.x + k)]; };
-  auto raked_chunk = [&](int i) -> uint4& {
-    constexpr int chunks = Words >= 4 ? Words / 4 : 1;  // (used for Words = 16 only)
-    return reinterpret_cast<uint4*>(counters)[swizzled_chunk<chunks>(chunks * threadIdx.x + i)];
-  };
-  auto zero_raked = [&] {
-    if constexpr (Words % 4 == 0) {
-#pragma unroll
-      for (int i = 0; i < Words / 4; ++i) raked_chunk(i) = uint4{0, 0, 0, 0};
-    } else {
-#pragma unroll
-      for (int k = 0; k < Words; ++k) raked(k) = 0;
-    }
-  };
+  std::uint32_t* const my_counters = counters + threadIdx.x;  // word j at my_counters[j * 256]
 
   const std::uint32_t chunk = blockIdx.x;
   // Thread b < m: bucket b's next global slot in this chunk.
@@ -188,8 +172,11 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
       start_swizzled_copy<ValueBytes, tile>(p.values_in, base, valid, p.vector_loads, value_buffers + buffer * tile);
     copy_async_commit();
   };
-
-  zero_raked();
+  auto zero_my_counters = [&] {
+#pragma unroll
+    for (int k = 0; k < lanes; ++k) my_counters[k * block_threads] = 0;
+  };
+  zero_my_counters();
   if (tile_valid(0) > 0) start_copy(0, 0);
   for (std::uint32_t t = 0; t < p.tiles_per_chunk; ++t) {
     const std::uint32_t valid = tile_valid(t);
@@ -199,129 +186,92 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
     V* const value_stage = value_buffers + buffer * tile;
     copy_async_wait_all();
     // Tile t visible to all; the previous tile's write-out (reads of the other buffer, of
-    // slot_shift and the id bytes), its warp-sum reads and the counter zeroing done.
+    // slot_shift and the id bytes) and counter zeroing done.
     __syncthreads();
     if (tile_valid(t + 1) > 0) start_copy(t + 1, buffer ^ 1);
-    // Full tiles (all but the input's last) run copies of the per-key loops without validity
-    // tests (whole-tile copies made the keys-only kernel spill at 64 registers; these do not).
-    const bool full = valid == tile;
 
-    // Steps 2-3: blocked keys, one atomic each on the thread's own counter word. The keys (and
-    // values) are read again after the scan instead of held across it.
+    // Steps 2-3: blocked keys, one atomic each on the thread's own counter word.
     K keys[items];
-    [[maybe_unused]] V values[items];
+    V values[items];
     load_blocked<K, items>(stage, keys);
-    std::uint32_t packed[items];  // id | rank among the thread's keys of the id (< items) << 8
+    if constexpr (ValueBytes != 0) load_blocked<V, items>(value_stage, values);
+    std::uint32_t id_and_rank[items];  // id | rank among the thread's keys of the id << 8
     auto rank = [&](auto full_tile) {
 #pragma unroll
       for (int j = 0; j < items; ++j) {
         const std::uint32_t id = id_of(keys[j]);
-        const std::uint32_t shift = half_shift(id);
+        const std::uint32_t shift = (id >> half_shift) << 4;
         std::uint32_t old = 0;
         if (decltype(full_tile)::value || threadIdx.x * items + j < valid)
           old = atomicAdd(&my_counters[(id & (Words - 1)) * block_threads], 1u << shift);
-        packed[j] = id | (((old >> shift) & 0xFFFFu) << 8);
+        id_and_rank[j] = id | (((old >> shift) & 0xFFFFu) << 8);
       }
     };
-    if (full) rank(std::true_type{});
+    if (valid == tile) rank(std::true_type{});
     else rank(std::false_type{});
-    __syncthreads();  // counters complete; every thread's keys read from the buffer
+    __syncthreads();  // counters complete; every thread's keys (and values) read from the buffer
 
-    // Step 4: raking exclusive scan of the packed words in linear order (each segment read twice
-    // rather than held in registers across the block scan).
+    // Step 4: raking exclusive scan of the packed words in (word, thread) order.
+    // The segment is read twice rather than held in registers across the block scan (held, the
+    // keys-only kernel spilled at 64 registers).
+    std::uint32_t* const segment = counters + threadIdx.x * lanes;
     std::uint32_t sum = 0;
-    if constexpr (Words % 4 == 0) {
 #pragma unroll
-      for (int i = 0; i < Words / 4; ++i) {
-        const uint4 c = raked_chunk(i);
-        sum += c.x + c.y + c.z + c.w;
-      }
-    } else {
-#pragma unroll
-      for (int k = 0; k < Words; ++k) sum += raked(k);
-    }
+    for (int k = 0; k < lanes; ++k) sum += segment[k];
     std::uint32_t total;
-    std::uint32_t prefix = block_exclusive_scan<false>(sum, warp_sums, total);
+    std::uint32_t prefix = block_exclusive_scan(sum, warp_sums, total);
     const std::uint32_t low_total = total & 0xFFFFu;
     prefix += low_total << 16;  // the high ids start after all low ones
-    if constexpr (Words % 4 == 0) {
 #pragma unroll
-      for (int i = 0; i < Words / 4; ++i) {
-        const uint4 c = raked_chunk(i);
-        const std::uint32_t x = prefix, y = x + c.x, z = y + c.y, w = z + c.z;
-        prefix = w + c.w;
-        raked_chunk(i) = uint4{x, y, z, w};
-      }
-    } else {
-#pragma unroll
-      for (int k = 0; k < Words; ++k) {
-        const std::uint32_t count = raked(k);
-        raked(k) = prefix;
-        prefix += count;
-      }
+    for (int k = 0; k < lanes; ++k) {
+      const std::uint32_t count = segment[k];
+      segment[k] = prefix;
+      prefix += count;
     }
-    load_blocked<K, items>(stage, keys);
-    if constexpr (ValueBytes != 0) load_blocked<V, items>(value_stage, values);
-    __syncthreads();  // the scanned counters; every thread's second read of the buffer
+    __syncthreads();
 
     // Step 5: bucket b's tile start and the shift from tile slots to global ones (threads b < m);
     // every key to its slot in the tile sorted by id.
     if (threadIdx.x < p.m) {
       auto start_of = [&](std::uint32_t b) -> std::uint32_t {
         if (b >= 2 * Words) return low_total + (total >> 16);
-        const std::uint32_t word = counters[(b & (Words - 1)) * block_threads];  // thread 0's word
+        const std::uint32_t word = counters[(b & (Words - 1)) * block_threads];
         return b < Words ? (word & 0xFFFFu) : (word >> 16);
       };
       const std::uint32_t start = start_of(threadIdx.x);
       slot_shift[threadIdx.x] = running - start;
       running += start_of(threadIdx.x + 1) - start;
     }
-    // All counter reads first, then all stores: the compiler does not move a read of the
-    // counters above a store into the tile buffer (both shared memory), so one loop would make
-    // each key wait for its own read. packed[j] becomes id | slot << 8.
 #pragma unroll
     for (int j = 0; j < items; ++j) {
-      const std::uint32_t id = packed[j] & 0xFFu;
-      const std::uint32_t word = my_counters[(id & (Words - 1)) * block_threads];
-      packed[j] = id | ((((word >> half_shift(id)) & 0xFFFFu) + (packed[j] >> 8)) << 8);
-    }
-    auto place = [&](auto full_tile) {
-#pragma unroll
-      for (int j = 0; j < items; ++j) {
-        if (decltype(full_tile)::value || threadIdx.x * items + j < valid) {
-          const std::uint32_t to = packed[j] >> 8;
-          stage[to] = keys[j];
-          if constexpr (ValueBytes != 0) value_stage[to] = values[j];
-          if constexpr (store_ids) slot_id[to] = std::uint8_t(packed[j]);
-        }
+      if (valid == tile || threadIdx.x * items + j < valid) {
+        const std::uint32_t id = id_and_rank[j] & 0xFFu;
+        const std::uint32_t word = my_counters[(id & (Words - 1)) * block_threads];
+        const std::uint32_t to = ((word >> ((id >> half_shift) << 4)) & 0xFFFFu) + (id_and_rank[j] >> 8);
+        stage[to] = keys[j];
+        if constexpr (ValueBytes != 0) value_stage[to] = values[j];
+        if constexpr (store_ids) slot_id[to] = std::uint8_t(id);
       }
-    };
-    if (full) place(std::true_type{});
-    else place(std::false_type{});
+    }
     __syncthreads();  // the tile sorted by id; slot_shift; every counter read
-    zero_raked();     // step 7 (ordered before the next tile's atomics by its first barrier)
+    zero_my_counters();  // step 7 (ordered before the next tile's atomics by its first barrier)
 
     // Step 6: write out in slot order.
     K* const keys_out = p.keys_out + threadIdx.x;  // + shift of the slot's id + j * 256
-    [[maybe_unused]] V* const values_out = ValueBytes != 0 ? static_cast<V*>(p.values_out) + threadIdx.x : nullptr;
-    auto write_out = [&](auto full_tile) {
+    V* const values_out = ValueBytes != 0 ? static_cast<V*>(p.values_out) + threadIdx.x : nullptr;
 #pragma unroll
-      for (int j = 0; j < items; ++j) {
-        const std::uint32_t slot = j * block_threads + threadIdx.x;
-        if (decltype(full_tile)::value || slot < valid) {
-          const K key = stage[slot];
-          std::uint32_t id;
-          if constexpr (store_ids) id = slot_id[slot];
-          else id = id_of(key);
-          // 32-bit: shift + slot < n < 2^32 (one wide multiply-add per address, no 64-bit adds).
-          const std::uint32_t to = slot_shift[id] + j * block_threads;
-          keys_out[to] = key;
-          if constexpr (ValueBytes != 0) values_out[to] = value_stage[slot];
-        }
+    for (int j = 0; j < items; ++j) {
+      const std::uint32_t slot = j * block_threads + threadIdx.x;
+      if (valid == tile || slot < valid) {
+        const K key = stage[slot];
+        std::uint32_t id;
+        if constexpr (store_ids) id = slot_id[slot];
+        else id = id_of(key);
+        const std::size_t to = std::size_t(slot_shift[id]) + j * block_threads;
+        keys_out[to] = key;
+        if constexpr (ValueBytes != 0) values_out[to] = value_stage[slot];
       }
-    };
-    if (full) write_out(std::true_type{});
-    else write_out(std::false_type{});
+    }
   }
 }
 
