@@ -28,13 +28,16 @@
 //     reordered in shared memory (§4.7, §5.6) and written out in tile order, so runs of one
 //     bucket land as contiguous, coalesced stores. The kernel is a template on the id class (5
 //     bits for m <= 32, 8 for m <= 256), so the ballots unroll with no run-time test.
-//     Keys-only splits with m <= 2 take the warp-owned scatter pass instead
-//     (warp_scatter_pass.cuh: each warp owns a contiguous eighth of the chunk, its bucket cursors
-//     in registers, ranks from ballots with no shared counter and no block barrier; the counting
-//     pass then writes one column of H per warp). It was measured for every m <= 32 and pairs
-//     and is slower there (ScatterKernel in common.cuh, NOTES.md session 4).
+//     Keys-only splits with 3 <= m <= 32 take the thread-counter scatter pass instead
+//     (counter_scatter_pass.cuh, session 5: the same tiles ranked without ballots, each key by
+//     one shared atomic on a packed 16-bit counter that only its thread touches, then a raking
+//     scan; radix m = 32 0.99 ms against 1.17). Keys-only splits with m <= 2 take the warp-owned
+//     scatter pass (warp_scatter_pass.cuh: each warp owns a contiguous eighth of the chunk, its
+//     bucket cursors in registers, ranks from ballots with no shared counter and no block
+//     barrier; the counting pass then writes one column of H per warp). Pairs keep the block-tile
+//     pass (ScatterKernel in common.cuh has the figures; NOTES.md sessions 4 and 5).
 // plan.cuh cuts the input into chunks and launches one pass; bucket_functors.cuh stages a
-// splitter table in shared memory; warp_match.cuh is the peers primitive; tile_copy.cuh moves
+// splitter table in shared memory and says which functors are cheap to compute again; warp_match.cuh is the peers primitive; tile_copy.cuh moves
 // tiles to shared memory; common.cuh holds the shapes, the per-pass parameters and the tuning
 // switches.
 // Reading keys twice plus writing them once is the 12 B/key floor the paper counts; the chunk
@@ -50,7 +53,7 @@
 // floor 0.77 ms keys, 1.28 ms pairs at 4.2 TB/s), session 3 (the scatter pass as here, the
 // counting pass with per-thread counters at m <= 32):
 //   radix m = 2 keys 0.94 ms (CUB 1.42; session 4's warp-owned pass: 0.85), m = 32 1.17 (CUB
-//   1.47), m = 256 2.08 (CUB 1.52), pairs
+//   1.47; session 5's thread-counter pass: 0.99), m = 256 2.08 (CUB 1.52), pairs
 //   m = 256 3.90 (CUB 2.29), delta m = 256 keys 2.43 (RB-sort 3.06, with the deleted scatter
 //   kernel). Counting pass 0.25 ms at m <= 32, 0.27 at m = 256, 0.39 at m = 4096. The m = 256
 //   scatter pass (1.8 ms) is latency-bound (ncu: issue 42 %, half the shared wavefronts bank
