@@ -15,8 +15,7 @@
 // Also times our counting pass alone (histogram only), to split our time into its two passes, and,
 // as diagnostics checked like ours, the other ranking method (ballots / __match_any_sync) and the
 // other number of scatter tile buffers, and at m <= 32 the other scatter passes (block tiles /
-// warp-owned parts / thread counters: the A/Bs of NOTES.md's sessions 4 and 5), and for radix
-// digits the thread-counter pass with its counters addressed by id instead of the digit's bits.
+// warp-owned parts / thread counters: the A/Bs of NOTES.md's sessions 4 and 5).
 // --m takes a comma-separated list (e.g. --m 2,3,4,17,32); --distribution uniform|zipf keeps one.
 #include <cuda_runtime.h>
 
@@ -221,7 +220,7 @@ int main(int argc, char** argv) {
           };
           // Where the default is CUB's pass (multisplit_digit.hpp), our own engine as it is: the
           // A/B behind that choice.
-          if (rxm::cuda::chosen_digit_engine(rxm::cuda::DigitEngine::automatic, 32, bits) != rxm::cuda::DigitEngine::own)
+          if (rxm::cuda::chosen_digit_engine(rxm::cuda::DigitEngine::automatic, 32, bits, value_bytes) != rxm::cuda::DigitEngine::own)
             diagnostic("own multisplit engine", [] {}, [] {});
           // The scatter pass the default runs; the rank-method and tile-buffer switches act on the
           // block-tile pass only.
@@ -242,11 +241,6 @@ int main(int argc, char** argv) {
               if (kernel != default_pass)
                 diagnostic(scatter_kernel_name(kernel), [&] { ms::scatter_kernel = kernel; },
                            [&] { ms::scatter_kernel = ms::ScatterKernel::automatic; });
-            // The thread-counter pass with its counters addressed by id (session 5 run 1's kernel)
-            // instead of by the digit's bits (the A/B of round 3).
-            diagnostic("thread-counter scatter pass, counters by id",
-                       [&] { ms::scatter_kernel = ms::ScatterKernel::thread_counters, ms::counter_slots = ms::CounterSlots::by_id; },
-                       [&] { ms::scatter_kernel = ms::ScatterKernel::automatic, ms::counter_slots = ms::CounterSlots::automatic; });
             if (!pairs)  // the warp-owned pass with 8 windows per sub-tile instead of 16 (a tuning switch)
               diagnostic("warp-owned scatter pass, 8 windows per sub-tile",
                          [&] { ms::scatter_kernel = ms::ScatterKernel::warp_owned, ms::warp_scatter_windows = 8; },

@@ -59,9 +59,8 @@ rxm::Context& cpu_context() {
 
 // Runs `check` once per scatter pass that can run at this m: at m <= 32 the block-tile one, the
 // warp-owned one and the thread-counter one (forced by the ScatterKernel switch), above it the
-// one there is. The thread-counter pass runs twice: with its counters addressed as `automatic`
-// says (by the id's bits for digits) and forced by id (CounterSlots). RXM_MULTISPLIT_SCATTER=<name>
-// keeps only the pass of that name at m <= 32 (the sanitizer runs use it to fit the device time).
+// one there is. RXM_MULTISPLIT_SCATTER=<name> keeps only the pass of that name at m <= 32 (the
+// sanitizer runs use it to fit the device time).
 template <class Check> void for_each_scatter_kernel(std::uint32_t m, Check&& check) {
   namespace ms = rxm::device::multisplit_detail;
   static_assert(ms::max_warp_scatter_buckets == ms::max_counter_scatter_buckets);
@@ -75,17 +74,11 @@ template <class Check> void for_each_scatter_kernel(std::uint32_t m, Check&& che
                        : kernel == ms::ScatterKernel::thread_counters ? "thread_counters"
                                                                       : "block_tiles";
     if (only != nullptr && std::string(only) != name) continue;
-    for (auto slots : {ms::CounterSlots::automatic, ms::CounterSlots::by_id}) {
-      if (slots != ms::CounterSlots::automatic && kernel != ms::ScatterKernel::thread_counters) continue;
-      SCOPED_TRACE(::testing::Message() << name << " scatter pass"
-                                        << (slots == ms::CounterSlots::by_id ? ", counters by id" : ""));
-      ms::scatter_kernel = kernel;
-      ms::counter_slots = slots;
-      check();
-      ms::scatter_kernel = ms::ScatterKernel::automatic;
-      ms::counter_slots = ms::CounterSlots::automatic;
-      if (::testing::Test::HasFatalFailure()) return;
-    }
+    SCOPED_TRACE(::testing::Message() << name << " scatter pass");
+    ms::scatter_kernel = kernel;
+    check();
+    ms::scatter_kernel = ms::ScatterKernel::automatic;
+    if (::testing::Test::HasFatalFailure()) return;
   }
 }
 
@@ -348,7 +341,7 @@ template <int KeyBits, int ValueBytes> void check_digit(std::size_t n, int shift
   for_each_scatter_kernel(1u << bits, [&] {
     check_digit_once<KeyBits, ValueBytes>(n, shift, bits, skew_shift, DigitEngine::own);
   });
-  if (rxm::cuda::chosen_digit_engine(DigitEngine::automatic, KeyBits, bits) != DigitEngine::own) {
+  if (rxm::cuda::chosen_digit_engine(DigitEngine::automatic, KeyBits, bits, ValueBytes) != DigitEngine::own) {
     SCOPED_TRACE("automatic digit engine (CUB's onesweep pass)");
     check_digit_once<KeyBits, ValueBytes>(n, shift, bits, skew_shift, DigitEngine::automatic);
   }

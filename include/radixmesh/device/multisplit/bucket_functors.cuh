@@ -30,15 +30,6 @@ constexpr std::size_t max_shared_table_bytes = 32 * 1024;  // 4095 splitters of 
 template <class F>
 concept cheap_to_recompute = requires { requires F::cheap_to_recompute; };
 
-// Cheap functors with a `mask` member bound their ids by it: f(key) <= f.mask (cuda::raw_digit:
-// (key >> shift) & mask). Where f.mask < m the clamp min(f(key), m - 1) cannot change an id, and the
-// thread-counter scatter pass turns the id's bits straight into its counter's address and half
-// (counter_scatter_pass.cuh, CounterSlots).
-template <class F>
-concept bounded_by_mask = cheap_to_recompute<F> && requires(const F& f) {
-  { f.mask } -> std::convertible_to<std::uint32_t>;
-};
-
 // Bytes of F's lookup table that the kernels would stage (0 for none, or too large: then the
 // functor reads its table where it is).
 template <class F> std::uint32_t lookup_table_bytes(const F& f) {

@@ -94,13 +94,6 @@ __host__ __device__ inline bool ranks_with_match_any(RankMethod method, std::uin
 //    warp-owned pass is slower for every pairs case, session 4).
 enum class ScatterKernel { automatic, block_tiles, warp_owned, thread_counters };
 inline ScatterKernel scatter_kernel = ScatterKernel::automatic;
-// How the thread-counter pass finds a key's counter (counter_scatter_pass.cuh): `by_id` (session 5
-// run 1: the clamped id, its rank extracted and packed with it), `by_digit_bits` (session 5 round 3:
-// for mask-bounded functors with mask < m, the id's bits give the counter's address and half, and
-// the old counter word is kept whole; placement adds the scanned word to it). `automatic`:
-// by_digit_bits where the functor allows it.
-enum class CounterSlots { automatic, by_id, by_digit_bits };
-inline CounterSlots counter_slots = CounterSlots::automatic;
 constexpr std::uint32_t max_warp_scatter_buckets = 32;     // lane b holds bucket b's cursor
 constexpr std::uint32_t max_counter_scatter_buckets = 32;  // two 16-bit counters per word, 16 words
 

@@ -30,11 +30,15 @@
 // Measured (H200, 2^28 u32 uniform, total with the counting pass, session 5 run 1): keys radix
 // m = 32 0.987 ms (block-tile pass 1.173, CUB 1.471), delta m = 32 1.600 (1.801): the default for
 // keys-only 3 <= m <= 32 (common.cuh). ncu (m = 32, 2^26 keys): 52.5 instructions per window of 32
-// keys at 60 % issue, no spills: issue-bound, ~0.72 ms of scatter at 2^28 against the 0.64 the
-// 0.90 ms target needs. A round-2 version (counter reads before the placement stores, full-tile
-// loop copies, 16-byte raking over swizzled counters, one-barrier scan, keys re-read after the
-// scan; commit 2122e2c48009) measured slower in run 2 (1.008 ms, 53.5 instructions per window,
-// 58 % issue) and was reverted to this one (NOTES.md, session 5).
+// keys at 60 % issue, no spills, ~0.72 ms of scatter at 2^28 against the 0.64 the 0.90 ms target
+// needs. The limit is the shared-memory pipe, not issue (round 3's warp states: short-scoreboard and
+// MIO-throttle stalls lead, l1tex at 72-74 % of peak, ~14.7 shared wavefronts per window), so
+// removing ALU work does not pay: a round-2 version (counter reads before the placement stores,
+// full-tile loop copies, 16-byte raking over swizzled counters, one-barrier scan, keys re-read after
+// the scan; 2122e2c48009) measured 1.008 ms, and a round-3 one (counters addressed by the raw
+// digit's bits, old counter word added to the scanned one, no clamp; cf0985a64693) cut the
+// instructions to 46.4 per window but measured 1.008 ms too (0.989 for this kernel in the same
+// run). Both were reverted to this one (NOTES.md, session 5).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -121,29 +125,14 @@ constexpr std::size_t counter_scatter_shared_bytes() {
 // m = 32), pairs 2 (values in registers too; two buffers of keys and values).
 template <int ValueBytes> constexpr int counter_scatter_min_blocks = ValueBytes == 0 ? 4 : 2;
 
-// Whether the pass addresses its counters by the id's bits (CounterSlots::by_digit_bits): for
-// mask-bounded functors (bucket_functors.cuh) whose mask is below m, so that no id needs the clamp.
-template <class F> bool counts_by_digit_bits(CounterSlots slots, const F& f, std::uint32_t m) {
-  if constexpr (bounded_by_mask<F>) return slots != CounterSlots::by_id && std::uint32_t(f.mask) < m;
-  else return false;
-}
-
 // scanned_counts: the exclusive scan of H with one column per chunk (p.columns_per_chunk == 1).
 // Words: counter_words_for(p.m). One-pass splits only (p.id_shift == 0, p.id_mask all ones,
 // p.m == p.m_full): the id is min(f(key), m - 1), two integer instructions fewer per key in the
 // rank and again in the write-out than Pass::id_of's shift and mask.
-// DigitBits (counts_by_digit_bits, session 5 round 3): the id is f(key) itself (<= mask < m), and
-// its bits give the counter word's address (id & (Words - 1)) and the shift that moves its half to
-// the top (16 for the low half, 0 for the high one). The rank keeps the old counter word whole;
-// placement adds the scanned word to it, and the key's half of the sum is its tile slot (the halves
-// stay below 4096, so they never carry into each other). That drops the clamp, the rank's half
-// extraction and the id | rank packing; placement and write-out run full-tile copies without the
-// per-key bound, and the write-out index is 32 bits (global slots < n < 2^32).
-template <class K, int ValueBytes, class F, int Words, bool DigitBits = false>
+template <class K, int ValueBytes, class F, int Words>
 __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<ValueBytes>)
     counter_scatter_kernel(Pass<K, F> p, const std::uint32_t* scanned_counts) {
   static_assert(Words == 1 || Words == 16, "ids j and j + Words share word j: m <= 2 Words");
-  static_assert(!DigitBits || bounded_by_mask<F>);
   using V = typename value_slot<ValueBytes>::type;
   constexpr int items = items_per_thread<K>;
   constexpr int tile = tile_keys<K>;
@@ -169,16 +158,6 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
   std::uint32_t* const warp_sums = slot_shift + 2 * Words;
   std::uint8_t* const slot_id = reinterpret_cast<std::uint8_t*>(warp_sums + block_warps);
   std::uint32_t* const my_counters = counters + threadIdx.x;  // word j at my_counters[j * 256]
-  // DigitBits: the key's counter word, and the left shift that moves its half to the top 16 bits.
-  struct CounterSlot {
-    std::uint32_t* word;
-    std::uint32_t to_top;
-  };
-  auto digit_slot = [&](K key) {
-    const std::uint32_t id = fn(key);  // <= mask < m
-    const std::uint32_t to_top = Words == 1 ? (id << 4) ^ 16u : (id & 16u) ^ 16u;
-    return CounterSlot{my_counters + (id & (Words - 1)) * block_threads, to_top};
-  };
 
   const std::uint32_t chunk = blockIdx.x;
   // Thread b < m: bucket b's next global slot in this chunk.
@@ -220,18 +199,10 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
     V values[items];
     load_blocked<K, items>(stage, keys);
     if constexpr (ValueBytes != 0) load_blocked<V, items>(value_stage, values);
-    // id | rank among the thread's keys of the id << 8; DigitBits: the old counter word whole.
-    std::uint32_t id_and_rank[items];
+    std::uint32_t id_and_rank[items];  // id | rank among the thread's keys of the id << 8
     auto rank = [&](auto full_tile) {
 #pragma unroll
       for (int j = 0; j < items; ++j) {
-        if constexpr (DigitBits) {
-          const CounterSlot slot = digit_slot(keys[j]);
-          id_and_rank[j] = 0;
-          if (decltype(full_tile)::value || threadIdx.x * items + j < valid)
-            id_and_rank[j] = atomicAdd(slot.word, 0x10000u >> slot.to_top);
-          continue;
-        }
         const std::uint32_t id = id_of(keys[j]);
         const std::uint32_t shift = (id >> half_shift) << 4;
         std::uint32_t old = 0;
@@ -275,58 +246,36 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
       slot_shift[threadIdx.x] = running - start;
       running += start_of(threadIdx.x + 1) - start;
     }
-    // DigitBits runs a copy without the per-key bound for full tiles.
-    auto place = [&](auto full_tile) {
 #pragma unroll
-      for (int j = 0; j < items; ++j) {
-        if (decltype(full_tile)::value || valid == tile || threadIdx.x * items + j < valid) {
-          if constexpr (DigitBits) {
-            const CounterSlot slot = digit_slot(keys[j]);
-            const std::uint32_t to = ((*slot.word + id_and_rank[j]) << slot.to_top) >> 16;
-            stage[to] = keys[j];
-            if constexpr (ValueBytes != 0) value_stage[to] = values[j];
-            continue;
-          }
-          const std::uint32_t id = id_and_rank[j] & 0xFFu;
-          const std::uint32_t word = my_counters[(id & (Words - 1)) * block_threads];
-          const std::uint32_t to = ((word >> ((id >> half_shift) << 4)) & 0xFFFFu) + (id_and_rank[j] >> 8);
-          stage[to] = keys[j];
-          if constexpr (ValueBytes != 0) value_stage[to] = values[j];
-          if constexpr (store_ids) slot_id[to] = std::uint8_t(id);
-        }
+    for (int j = 0; j < items; ++j) {
+      if (valid == tile || threadIdx.x * items + j < valid) {
+        const std::uint32_t id = id_and_rank[j] & 0xFFu;
+        const std::uint32_t word = my_counters[(id & (Words - 1)) * block_threads];
+        const std::uint32_t to = ((word >> ((id >> half_shift) << 4)) & 0xFFFFu) + (id_and_rank[j] >> 8);
+        stage[to] = keys[j];
+        if constexpr (ValueBytes != 0) value_stage[to] = values[j];
+        if constexpr (store_ids) slot_id[to] = std::uint8_t(id);
       }
-    };
-    if (DigitBits && valid == tile) place(std::true_type{});
-    else place(std::false_type{});
+    }
     __syncthreads();  // the tile sorted by id; slot_shift; every counter read
     zero_my_counters();  // step 7 (ordered before the next tile's atomics by its first barrier)
 
     // Step 6: write out in slot order.
     K* const keys_out = p.keys_out + threadIdx.x;  // + shift of the slot's id + j * 256
     V* const values_out = ValueBytes != 0 ? static_cast<V*>(p.values_out) + threadIdx.x : nullptr;
-    auto write_out = [&](auto full_tile) {
 #pragma unroll
-      for (int j = 0; j < items; ++j) {
-        const std::uint32_t slot = j * block_threads + threadIdx.x;
-        if (decltype(full_tile)::value || valid == tile || slot < valid) {
-          const K key = stage[slot];
-          if constexpr (DigitBits) {
-            const std::uint32_t to = slot_shift[fn(key)] + slot;  // < n < 2^32
-            p.keys_out[to] = key;
-            if constexpr (ValueBytes != 0) static_cast<V*>(p.values_out)[to] = value_stage[slot];
-            continue;
-          }
-          std::uint32_t id;
-          if constexpr (store_ids) id = slot_id[slot];
-          else id = id_of(key);
-          const std::size_t to = std::size_t(slot_shift[id]) + j * block_threads;
-          keys_out[to] = key;
-          if constexpr (ValueBytes != 0) values_out[to] = value_stage[slot];
-        }
+    for (int j = 0; j < items; ++j) {
+      const std::uint32_t slot = j * block_threads + threadIdx.x;
+      if (valid == tile || slot < valid) {
+        const K key = stage[slot];
+        std::uint32_t id;
+        if constexpr (store_ids) id = slot_id[slot];
+        else id = id_of(key);
+        const std::size_t to = std::size_t(slot_shift[id]) + j * block_threads;
+        keys_out[to] = key;
+        if constexpr (ValueBytes != 0) values_out[to] = value_stage[slot];
       }
-    };
-    if (DigitBits && valid == tile) write_out(std::true_type{});
-    else write_out(std::false_type{});
+    }
   }
 }
 

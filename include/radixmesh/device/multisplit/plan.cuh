@@ -163,11 +163,6 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
     } else if (by_counters) {
       auto* kernel = counter_words == 1 ? counter_scatter_kernel<K, ValueBytes, F, 1>
                                         : counter_scatter_kernel<K, ValueBytes, F, 16>;
-      if constexpr (bounded_by_mask<F>) {  // the counters addressed by the id's bits
-        if (counts_by_digit_bits(counter_slots, bucket_fn, m))
-          kernel = counter_words == 1 ? counter_scatter_kernel<K, ValueBytes, F, 1, true>
-                                      : counter_scatter_kernel<K, ValueBytes, F, 16, true>;
-      }
       const std::size_t shared = scatter_base + align16(pass.table_bytes);
       if ((status = allow_large_shared(reinterpret_cast<const void*>(kernel), shared)) != cudaSuccess) return status;
       kernel<<<plan.num_chunks, block_threads, shared, stream>>>(pass, scanned);
