@@ -163,6 +163,7 @@ TEST(GpuTopkSample, AgainstTheStrideFallsBackExactly) {
 TEST(GpuTopkSample, AutomaticAndOffAtLargeK) {
   RXM_REQUIRE_GPU();
   const std::size_t n = std::size_t(1) << 24;
+  const rxm::DeviceArray<std::int64_t> placeholder(0, 1);
   for (const auto& input : rxm::testing::topk_inputs(test_seed())) {
     if (input.name != "uniform" && input.name != "U[128.6,128.7]" && input.name != "few-distinct") continue;
     const auto v = rxm::testing::make_topk_input<float>(input, n);
@@ -175,10 +176,12 @@ TEST(GpuTopkSample, AutomaticAndOffAtLargeK) {
         t.debug = true;  // every launch checked, and the winner count
         SCOPED_TRACE(describe("f32 " + input.name + " sample_select=" + std::to_string(sample), n, k, o));
         expect_equal(device_topk(v, 1, {}, k, o, t), want);
-        // The path itself: automatic takes sample select at k >= 2^20 only (n < 2^27 here).
+        // The path itself: automatic takes sample select at k >= 2^20 only (n < 2^27 here). The
+        // problem is only planned, never run: its pointers need only be device memory.
         rxm::device::TopkProblem p;
         p.type = rxm::KeyType::f32, p.total = n, p.rows = 1, p.row_length = n, p.max_row_length = n, p.k = k;
         p.options = o, p.sample_select = sample;
+        p.values = placeholder.data(), p.out_values = placeholder.data(), p.out_indices = placeholder.data();
         const bool expect_sample = sample == -1 && k >= (std::size_t(1) << 20);
         EXPECT_EQ(std::string(rxm::device::topk_path_name(p, 0)) == "sample-select", expect_sample)
             << rxm::device::topk_path_name(p, 0);

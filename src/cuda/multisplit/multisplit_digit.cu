@@ -36,7 +36,7 @@ cudaError_t multisplit_digit(void* temp, std::size_t& temp_bytes, const digit_ke
   if (bits < 0 || bits > 16 || shift < 0 || shift + bits > KeyBits) return cudaErrorInvalidValue;
   const raw_digit<U> digit{shift, (std::uint32_t(1) << bits) - 1};
   const std::uint32_t m = std::uint32_t(1) << bits;
-  if (chosen_digit_engine(engine, KeyBits, bits) == DigitEngine::own || keys_out == nullptr || bits == 0)
+  if (chosen_digit_engine(engine, KeyBits, bits, ValueBytes) == DigitEngine::own || keys_out == nullptr || bits == 0)
     return device::multisplit_detail::multisplit<U, ValueBytes>(temp, temp_bytes, keys_in, keys_out, values_in,
                                                                 values_out, n, digit, m, bucket_offsets, stream,
                                                                 nullptr);
@@ -47,6 +47,7 @@ cudaError_t multisplit_digit(void* temp, std::size_t& temp_bytes, const digit_ke
   shape.value_bytes = ValueBytes;
   shape.begin_bit = shift;
   shape.end_bit = shift + bits;
+  shape.wide_offsets = ValueBytes == 0;
   // CUB's temp (plus its alternate buffers when the digit takes it two passes, above 8 bits).
   detail::cub_sort_copy(temp, temp_bytes, keys_in, keys_out, values_in, values_out, shape, stream);
   if (temp == nullptr || bucket_offsets == nullptr) return cudaSuccess;

@@ -17,10 +17,12 @@
 //
 // Engines (DigitEngine): our multisplit (radixmesh/device/multisplit.cuh), or CUB's onesweep radix
 // sort restricted to the digit's bit range, which is a stable split by that digit, followed by one
-// binary search per bucket of the output for the offsets. `automatic` takes CUB for digits of
-// cub_min_digit_bits or more on 4- and 8-byte keys, where our scatter pass is slower (H200, 2^28
-// u32 keys, session 4: m = 256 ours 2.08 ms against CUB 1.52, pairs 3.90 against 2.29; m = 4096
-// 3.09 against 2.71), and ours below it (m = 2 0.85 against 1.42; m = 32 1.18 against 1.47).
+// binary search per bucket of the output for the offsets (keys only with CUB's 64-bit offsets, see
+// EncodedSortShape::wide_offsets). `automatic` takes CUB on 4- and 8-byte keys for keys-only digits
+// of 7 bits or more and for pairs from 6 bits, where our scatter pass is slower, and ours below
+// (H200, 2^28 u32 uniform, session 5: keys m = 64 ours 1.36 ms against CUB 1.49, m = 256 2.09
+// against 1.52; pairs m = 64 ours 2.05 against CUB 1.95, m = 256 3.90 against 2.04; m = 32 keys
+// ours 0.99 against 1.47).
 // The LSD sort engine forces `own`: it exists to be the multisplit-based sort CUB is compared with.
 #pragma once
 #include <cuda_runtime_api.h>
@@ -35,12 +37,13 @@ namespace radixmesh::cuda {
 template <int KeyBits> using digit_key_t = unsigned_of_size_t<KeyBits / 8>;
 
 enum class DigitEngine { automatic, own, cub_onesweep };
-constexpr int cub_min_digit_bits = 6;
+constexpr int cub_min_digit_bits_keys = 7, cub_min_digit_bits_pairs = 6;
 
 // The engine `automatic` resolves to for a digit of `bits` bits on keys of KeyBits.
-constexpr DigitEngine chosen_digit_engine(DigitEngine engine, int key_bits, int bits) {
+constexpr DigitEngine chosen_digit_engine(DigitEngine engine, int key_bits, int bits, int value_bytes) {
   if (engine != DigitEngine::automatic) return engine;
-  return key_bits >= 32 && bits >= cub_min_digit_bits ? DigitEngine::cub_onesweep : DigitEngine::own;
+  const int min_bits = value_bytes == 0 ? cub_min_digit_bits_keys : cub_min_digit_bits_pairs;
+  return key_bits >= 32 && bits >= min_bits ? DigitEngine::cub_onesweep : DigitEngine::own;
 }
 
 template <int KeyBits, int ValueBytes>

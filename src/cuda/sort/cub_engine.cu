@@ -19,7 +19,7 @@ namespace {
 template <class F> void with_widths(const EncodedSortShape& s, F&& f) {
   auto with_value = [&](auto key) {
     cub_radix_sort::with_value_tag(s.value_bytes, "sort engine", [&](auto value) {
-      if (s.n <= std::numeric_limits<std::uint32_t>::max())
+      if (s.n <= std::numeric_limits<std::uint32_t>::max() && !s.wide_offsets)
         f(key, value, std::uint32_t{});
       else
         f(key, value, std::uint64_t{});
