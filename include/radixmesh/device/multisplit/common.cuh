@@ -56,6 +56,17 @@ template <class K, class F> struct Pass {
 
   __host__ __device__ std::uint32_t columns() const { return num_chunks * columns_per_chunk; }
 
+  // Tile t (of Tile keys) of chunk `chunk`: its first key, and how many keys it holds (0 past the
+  // chunk or the input). The block scatter passes walk their chunk with these.
+  template <int Tile> __device__ __forceinline__ std::size_t tile_begin(std::uint32_t chunk, std::uint32_t t) const {
+    return (std::size_t(chunk) * tiles_per_chunk + t) * Tile;
+  }
+  template <int Tile> __device__ __forceinline__ std::uint32_t tile_valid(std::uint32_t chunk, std::uint32_t t) const {
+    const std::size_t base = tile_begin<Tile>(chunk, t);
+    if (t >= tiles_per_chunk || base >= n) return 0;
+    return n - base < std::size_t(Tile) ? std::uint32_t(n - base) : std::uint32_t(Tile);
+  }
+
   // fn: bucket_fn, or its copy reading the lookup table in shared memory.
   __device__ __forceinline__ std::uint32_t id_of(const F& fn, K key, std::uint32_t index, bool valid) const {
     std::uint32_t raw = fn(key);

@@ -59,45 +59,6 @@ __host__ __device__ constexpr int counter_words_for(std::uint32_t m) { return m 
 // the raking stride is odd (thread r reads words r * lanes + k: 32 distinct banks per warp).
 template <int Words> constexpr int counter_lanes = Words % 2 == 0 ? Words + 1 : Words;
 
-// 16-byte chunk c of a tile is stored at swizzled_chunk(c). Thread t reads chunks Chunks * t + i
-// (its blocked slots); a 16-byte load is served 8 threads (128 bytes, all 32 banks) at a time, and
-// unswizzled those 8 threads would hit only 8 / Chunks distinct 16-byte bank groups. The XOR of
-// c's bits 0-2 with (c >> 3) & (Chunks - 1) gives them 8 distinct groups: for Chunks = 4,
-// c = 4t + i, c >> 3 = t >> 1, so the group is 4 (t & 1) + (i ^ ((t >> 1) & 3)), distinct over the
-// 8 values of (t & 1, (t >> 1) & 3); likewise Chunks = 2 (2 (t & 3) + (i ^ ((t >> 2) & 1))) and 8
-// (i ^ (t & 7)). The copy's stores (8 consecutive chunks per 8 threads) are permuted within their
-// aligned group of 8, so they stay conflict-free too.
-template <int Chunks> __host__ __device__ constexpr std::uint32_t swizzled_chunk(std::uint32_t c) {
-  static_assert(Chunks == 1 || Chunks == 2 || Chunks == 4 || Chunks == 8);
-  return c ^ ((c >> 3) & std::uint32_t(Chunks - 1));
-}
-
-// Starts copying `valid` elements of a tile into `shared` in the swizzled layout: 16-byte cp.async
-// copies when the tile is full and the input aligned, else element by element (the input's last
-// tile, unaligned inputs). The caller commits, waits and syncs.
-template <int Bytes, int TileElems>
-__device__ __forceinline__ void start_swizzled_copy(const void* in, std::size_t base, std::uint32_t valid,
-                                                    bool vector_loads, void* shared) {
-  constexpr int chunks_per_thread = TileElems * Bytes / 16 / block_threads;
-  static_assert(chunks_per_thread * 16 * block_threads == TileElems * Bytes);
-  if (vector_loads && valid == TileElems) {
-    const uint4* src = reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(in) + base * Bytes);
-    uint4* dst = static_cast<uint4*>(shared);
-#pragma unroll
-    for (int i = 0; i < chunks_per_thread; ++i) {
-      const std::uint32_t c = i * block_threads + threadIdx.x;
-      copy_async_16(dst + swizzled_chunk<chunks_per_thread>(c), src + c);
-    }
-  } else {
-    using T = typename raw_of<Bytes>::type;
-    const T* src = static_cast<const T*>(in) + base;
-    T* dst = static_cast<T*>(shared);
-    constexpr std::uint32_t per_chunk = 16 / Bytes;
-    for (std::uint32_t e = threadIdx.x; e < valid; e += block_threads)
-      dst[swizzled_chunk<chunks_per_thread>(e / per_chunk) * per_chunk + e % per_chunk] = src[e];
-  }
-}
-
 // Thread t's blocked elements [Items * t, Items * (t + 1)) of a swizzled tile.
 template <class T, int Items> __device__ __forceinline__ void load_blocked(const T* shared, T (&out)[Items]) {
   constexpr int chunks = Items * int(sizeof(T)) / 16;
@@ -162,19 +123,10 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
   const std::uint32_t chunk = blockIdx.x;
   // Thread b < m: bucket b's next global slot in this chunk.
   std::uint32_t running = threadIdx.x < p.m ? scanned_counts[std::size_t(threadIdx.x) * p.num_chunks + chunk] : 0;
-  const std::size_t chunk_begin = std::size_t(chunk) * p.tiles_per_chunk * tile;
-  auto tile_valid = [&](std::uint32_t t) -> std::uint32_t {
-    const std::size_t base = chunk_begin + std::size_t(t) * tile;
-    if (t >= p.tiles_per_chunk || base >= p.n) return 0;
-    return p.n - base < std::size_t(tile) ? std::uint32_t(p.n - base) : std::uint32_t(tile);
-  };
+  auto tile_valid = [&](std::uint32_t t) { return p.template tile_valid<tile>(chunk, t); };
   auto start_copy = [&](std::uint32_t t, int buffer) {
-    const std::size_t base = chunk_begin + std::size_t(t) * tile;
-    const std::uint32_t valid = tile_valid(t);
-    start_swizzled_copy<sizeof(K), tile>(p.keys_in, base, valid, p.vector_loads, key_buffers + buffer * tile);
-    if constexpr (ValueBytes != 0)
-      start_swizzled_copy<ValueBytes, tile>(p.values_in, base, valid, p.vector_loads, value_buffers + buffer * tile);
-    copy_async_commit();
+    start_stage_copy<ValueBytes, tile, true>(p.keys_in, p.values_in, p.template tile_begin<tile>(chunk, t), tile_valid(t),
+                                             p.vector_loads, key_buffers + buffer * tile, value_buffers + buffer * tile);
   };
   auto zero_my_counters = [&] {
 #pragma unroll

@@ -76,19 +76,11 @@ __global__ void __launch_bounds__(block_threads, downsweep_min_blocks<ValueBytes
   std::uint32_t* const my_count = warp_count + warp * p.m;
   for (std::uint32_t b = threadIdx.x; b < p.m; b += block_threads)
     running[b] = scanned_counts[std::size_t(b) * p.num_chunks + chunk];
-  const std::size_t chunk_begin = std::size_t(chunk) * p.tiles_per_chunk * tile;
-  auto tile_valid = [&](std::uint32_t t) -> std::uint32_t {
-    const std::size_t base = chunk_begin + std::size_t(t) * tile;
-    if (t >= p.tiles_per_chunk || base >= p.n) return 0;
-    return p.n - base < std::size_t(tile) ? std::uint32_t(p.n - base) : std::uint32_t(tile);
-  };
+  auto tile_valid = [&](std::uint32_t t) { return p.template tile_valid<tile>(chunk, t); };
   auto start_copy = [&](std::uint32_t t, int buffer) {
-    const std::size_t base = chunk_begin + std::size_t(t) * tile;
-    const std::uint32_t valid = tile_valid(t);
-    start_tile_copy<sizeof(K), tile>(p.keys_in, base, valid, p.vector_loads, key_buffers + buffer * tile);
-    if constexpr (ValueBytes != 0)
-      start_tile_copy<ValueBytes, tile>(p.values_in, base, valid, p.vector_loads, value_buffers + buffer * tile);
-    copy_async_commit();
+    start_stage_copy<ValueBytes, tile, false>(p.keys_in, p.values_in, p.template tile_begin<tile>(chunk, t),
+                                              tile_valid(t), p.vector_loads, key_buffers + buffer * tile,
+                                              value_buffers + buffer * tile);
   };
   auto zero_counters = [&] {
     for (std::uint32_t i = threadIdx.x; i < block_warps * p.m; i += block_threads) warp_count[i] = 0;
