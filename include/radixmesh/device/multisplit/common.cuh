@@ -67,6 +67,14 @@ template <class K, class F> struct Pass {
     return n - base < std::size_t(Tile) ? std::uint32_t(n - base) : std::uint32_t(Tile);
   }
 
+  // The id of a one-pass split (id_shift 0, the full mask, m == m_full), as the warp-owned and
+  // thread-counter scatter passes compute it: the clamp to m - 1 only, without id_of's run-time
+  // shift and mask; the checked mode's report is the counting pass's.
+  __device__ __forceinline__ std::uint32_t one_pass_id_of(const F& fn, K key) const {
+    const std::uint32_t raw = fn(key);
+    return raw < m - 1 ? raw : m - 1;
+  }
+
   // fn: bucket_fn, or its copy reading the lookup table in shared memory.
   __device__ __forceinline__ std::uint32_t id_of(const F& fn, K key, std::uint32_t index, bool valid) const {
     std::uint32_t raw = fn(key);

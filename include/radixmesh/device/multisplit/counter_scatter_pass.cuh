@@ -101,14 +101,10 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
   constexpr int half_shift = Words == 1 ? 0 : 4;  // id >> half_shift: which half of the word
   constexpr bool store_ids = counter_scatter_stores_ids<F>;
   extern __shared__ uint4 shared_raw[];
-  const std::uint32_t last_id = p.m - 1;
   // Layout: the functor's table, two key buffers, two value buffers (16-byte aligned sizes),
   // counters [lane][thread], shifts, warp sums, id bytes.
   const F fn = with_shared_table(p.bucket_fn, p.table_bytes, shared_raw);
-  auto id_of = [&](K key) {
-    const std::uint32_t raw = fn(key);
-    return raw < last_id ? raw : last_id;
-  };
+  auto id_of = [&](K key) { return p.one_pass_id_of(fn, key); };
   unsigned char* cursor = reinterpret_cast<unsigned char*>(shared_raw) + align16(p.table_bytes);
   K* const key_buffers = reinterpret_cast<K*>(cursor);
   cursor += 2 * tile * sizeof(K);

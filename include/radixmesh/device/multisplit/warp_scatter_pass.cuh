@@ -83,11 +83,7 @@ __global__ void __launch_bounds__(block_threads, 4)
   extern __shared__ uint4 shared_raw[];
   const F fn = with_shared_table(p.bucket_fn, p.table_bytes, shared_raw);
   __syncthreads();  // the table; the warps are independent from here on
-  const std::uint32_t last_id = p.m - 1;
-  auto id_of = [&](K key) {
-    const std::uint32_t raw = fn(key);
-    return raw < last_id ? raw : last_id;
-  };
+  auto id_of = [&](K key) { return p.one_pass_id_of(fn, key); };
   const std::uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   unsigned char* const mine = reinterpret_cast<unsigned char*>(shared_raw) + align16(p.table_bytes) +
                               warp * warp_scatter_warp_bytes<K, ValueBytes, F, Windows>();
