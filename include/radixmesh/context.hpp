@@ -65,6 +65,17 @@ class Context {
   unsigned cpu_threads() const;                 // host threads the CPU backend uses
   const std::string& cpu_fallback_reason() const;  // why CUDA is not used; empty when it is
 
+  // Scratch memory kept between calls. rxm::sort and rxm::multisplit on a CUDA context take their
+  // temporary device memory from a stream-ordered pool per device that the context keeps, so a
+  // loop of calls pays no cudaMalloc/cudaFree (and no device synchronization) per call. Each pool
+  // keeps up to a quarter of its device's memory between calls (the driver releases more at the
+  // next synchronization); a call short of device memory releases the idle part itself, and the
+  // last copy of the context releases everything. scratch_bytes(): device memory the pools hold
+  // now, over all devices (0 on the CPU backend). release_scratch(): waits for the context's
+  // queued work and gives all of it back, e.g. before allocating much device memory yourself.
+  std::size_t scratch_bytes() const;
+  void release_scratch() const;
+
   detail::ContextState& state() const { return *state_; }  // backends' private state
 
  private:

@@ -90,4 +90,18 @@ const Topology& Context::topology() const { return state_->topology; }
 unsigned Context::cpu_threads() const { return state_->cpu_threads; }
 const std::string& Context::cpu_fallback_reason() const { return state_->cpu_fallback_reason; }
 
+// The pools live in the CUDA backend; a build without it never has a CUDA context.
+std::size_t Context::scratch_bytes() const {
+#if defined(RXM_HAS_CUDA)
+  if (state_->cuda) return detail::cuda_scratch_bytes(*state_->cuda);
+#endif
+  return 0;
+}
+
+void Context::release_scratch() const {
+#if defined(RXM_HAS_CUDA)
+  if (state_->cuda) detail::release_cuda_scratch(*state_->cuda);
+#endif
+}
+
 }  // namespace radixmesh

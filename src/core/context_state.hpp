@@ -1,6 +1,7 @@
 // The state behind a Context, shared by copies of it. Backends keep their own resources in the
 // slots below, created on first use.
 #pragma once
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -21,5 +22,10 @@ struct ContextState {
 
 // Made by the CUDA backend (or the no-CUDA stub): streams for every device in `topology`.
 std::shared_ptr<CudaResources> make_cuda_resources(const Topology& topology);
+
+// The scratch pools' memory over all devices, and giving it back (src/cuda/runtime/scratch.cpp;
+// called by Context only in a build with CUDA).
+std::size_t cuda_scratch_bytes(const CudaResources& resources);
+void release_cuda_scratch(const CudaResources& resources);
 
 }  // namespace radixmesh::detail

@@ -1,8 +1,10 @@
-// Per-device resources a CUDA context owns: one stream per device, device made current by
-// DeviceGuard for the span of a call.
+// Per-device resources a CUDA context owns: one stream per device, one stream-ordered memory pool
+// per device for the scratch of host-level calls (scratch.hpp), device made current by DeviceGuard
+// for the span of a call.
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <vector>
 
 #include "core/context_state.hpp"
@@ -14,8 +16,13 @@ struct CudaResources {
   struct PerDevice {
     int device = -1;
     cudaStream_t stream = nullptr;
+    // Where ScratchBuffer takes its memory (cudaMallocFromPoolAsync on `stream`); null where the
+    // device has no memory pools, and ScratchBuffer then falls back to cudaMalloc/cudaFree.
+    cudaMemPool_t scratch_pool = nullptr;
   };
   std::vector<PerDevice> devices;  // same order as Topology::devices
+  // The entry of CUDA ordinal `device`; throws (internal) if the context does not use it.
+  PerDevice& of_device(int device);
   ~CudaResources();
 };
 
@@ -33,6 +40,10 @@ class DeviceGuard {
  private:
   int previous_ = -1;
 };
+
+// Throws Error(out_of_memory): `device` could not allocate `bytes`, naming how much is free. For
+// DeviceBuffer and ScratchBuffer, after an allocation failed.
+[[noreturn]] void throw_device_allocation_failure(int device, std::size_t bytes);
 
 // Which device owns `ptr`: its ordinal, or -1 for host memory (pageable or pinned).
 int device_of_pointer(const void* ptr);

@@ -5,6 +5,7 @@
 #include "core/byte_size.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
+#include "cuda/runtime/scratch.hpp"
 #include "radixmesh/memory.hpp"
 
 namespace radixmesh {
@@ -12,23 +13,47 @@ namespace radixmesh {
 namespace detail {
 
 CudaResources::~CudaResources() {
-  for (auto& d : devices)
+  for (auto& d : devices) {
+    cudaSetDevice(d.device);
+    // The stream's queued frees land first; destroying the pool then gives its memory back.
     if (d.stream) {
-      cudaSetDevice(d.device);
+      cudaStreamSynchronize(d.stream);
       cudaStreamDestroy(d.stream);
     }
+    if (d.scratch_pool) cudaMemPoolDestroy(d.scratch_pool);
+  }
+}
+
+CudaResources::PerDevice& CudaResources::of_device(int device) {
+  for (auto& d : devices)
+    if (d.device == device) return d;
+  throw_error(ErrorCode::internal, "device " + std::to_string(device) + " has no stream in this context",
+              "report this as a bug: the call should have checked the device against the context");
 }
 
 std::shared_ptr<CudaResources> make_cuda_resources(const Topology& topology) {
   auto r = std::make_shared<CudaResources>();
   for (const auto& info : topology.devices) {
     DeviceGuard guard(info.id);
-    CudaResources::PerDevice d;
+    CudaResources::PerDevice& d = r->devices.emplace_back();  // pushed first: the destructor cleans up on a throw
     d.device = info.id;
     RXM_CUDA_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
-    r->devices.push_back(d);
+    d.scratch_pool = make_scratch_pool(info.id, info.total_memory);
   }
   return r;
+}
+
+void throw_device_allocation_failure(int device, std::size_t bytes) {
+  cudaGetLastError();  // an allocation failure is not sticky; clear it so later calls start clean
+  std::size_t free_bytes = 0, total_bytes = 0;
+  {
+    DeviceGuard guard(device);
+    cudaMemGetInfo(&free_bytes, &total_bytes);
+  }
+  throw_error(ErrorCode::out_of_memory,
+              "device " + std::to_string(device) + " could not allocate " + detail::format_bytes(bytes) + ": only " +
+                  detail::format_bytes(free_bytes) + " of " + detail::format_bytes(total_bytes) + " is free",
+              "use a smaller input, free device memory, or spread the work over more GPUs");
 }
 
 CudaResources& cuda_resources(const Context& ctx) {
@@ -62,14 +87,8 @@ DeviceBuffer::DeviceBuffer(int device, std::size_t bytes) : bytes_(bytes), devic
   detail::DeviceGuard guard(device);
   cudaError_t status = cudaMalloc(&ptr_, bytes);
   if (status == cudaErrorMemoryAllocation) {
-    cudaGetLastError();
-    std::size_t free_bytes = 0, total_bytes = 0;
-    cudaMemGetInfo(&free_bytes, &total_bytes);
     ptr_ = nullptr;
-    throw_error(ErrorCode::out_of_memory,
-                "device " + std::to_string(device) + " could not allocate " + detail::format_bytes(bytes) + ": only " +
-                    detail::format_bytes(free_bytes) + " of " + detail::format_bytes(total_bytes) + " is free",
-                "use a smaller input, free device memory, or spread the work over more GPUs");
+    detail::throw_device_allocation_failure(device, bytes);
   }
   RXM_CUDA_CHECK(status);
 }
