@@ -46,10 +46,17 @@ ScratchBuffer::ScratchBuffer(const CudaResources::PerDevice& device, std::size_t
   DeviceGuard guard(device_);
   const std::size_t padded = bytes + alignment - 1;  // room to round the pointer up, whatever the pool gives
   cudaError_t status = try_allocate(&base_, padded, pool_, stream_);
-  if (status == cudaErrorMemoryAllocation && pool_) {  // the pool's idle memory may be what is missing
+  if (status != cudaSuccess && pool_) {
+    // The pool's idle memory may be what is missing. And whatever limit the pool has, what
+    // cudaMalloc would give must still be given: then from cudaMalloc (and freed with cudaFree).
     cudaGetLastError();
     release_scratch(device);
     status = try_allocate(&base_, padded, pool_, stream_);
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      pool_ = nullptr;
+      status = cudaMalloc(&base_, padded);
+    }
   }
   if (status == cudaErrorMemoryAllocation) {
     base_ = nullptr;

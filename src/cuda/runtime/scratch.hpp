@@ -22,7 +22,8 @@
 // Ordering. The memory is valid on the context's stream for the device only: every use of a
 // ScratchBuffer must be queued on that stream (no synchronous cudaMemcpy, which runs on the
 // legacy stream), since the pool may hand out memory whose previous user is still queued ahead
-// on the same stream.
+// on the same stream. Kernels on other devices cannot reach pool memory unless the pool grants
+// them access (cudaMemPoolSetAccess): nothing needs that yet.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -40,9 +41,9 @@ cudaMemPool_t make_scratch_pool(int device, std::size_t total_memory);
 
 // `bytes` of device memory from the pool of `device`, valid on device.stream from the point the
 // constructor queued it until the destructor queues its release. Aligned to 256 bytes (what
-// cudaMalloc gives, and what CUB and 16-byte vector loads assume). Throws Error(out_of_memory)
-// naming the bytes asked for and the bytes free when the device cannot give them even after the
-// pool released its idle memory.
+// cudaMalloc gives, and what CUB and 16-byte vector loads assume). When the pool cannot give
+// them even after releasing its idle memory, cudaMalloc is tried (freed with cudaFree then); when
+// that fails too, throws Error(out_of_memory) naming the bytes asked for and the bytes free.
 class ScratchBuffer {
  public:
   static constexpr std::size_t alignment = 256;
