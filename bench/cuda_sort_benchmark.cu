@@ -84,9 +84,11 @@ std::optional<Stats> torch_sort(const SortBenchOptions& o, int reps, std::string
 
 // CUB in ascending order only: its descending sort runs the same passes (the bits are flipped in
 // registers), and leaving it out halves the CUB instantiations this file compiles.
-template <class Bits, class V>
+// Count is CUB's item-count type, which sets its offset width and, on sm_90, its pass tuning: users
+// call it with int (32-bit offsets) or std::size_t (64-bit), so the bench times both.
+template <class Bits, class V, class Count = int>
 void cub_sort(void* temp, std::size_t& temp_bytes, const Bits* keys_in, Bits* keys_out, const V* values_in,
-              V* values_out, int n, bool pairs, cudaStream_t stream) {
+              V* values_out, Count n, bool pairs, cudaStream_t stream) {
   const int end_bit = int(sizeof(Bits) * 8);
   if (!pairs)
     RXM_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp, temp_bytes, keys_in, keys_out, n, 0, end_bit, stream));
@@ -302,25 +304,28 @@ SortBenchResult run_typed(const SortBenchOptions& o, const RunInfo& info, Contex
       }
     }
 
-    // CUB on the same device-resident data (same width; 32-bit item count, as users call it).
-    if (n <= std::size_t(std::numeric_limits<int>::max())) {
+    // CUB on the same device-resident data (same width), with each item-count type users call it with.
+    auto time_cub = [&](auto count, const char* count_name) {
+      using Count = decltype(count);
       const Bits* bits_in = reinterpret_cast<const Bits*>(keys_in.data());
       Bits* bits_out = reinterpret_cast<Bits*>(keys_out.data());
       std::size_t temp_bytes = 0;
-      cub_sort<Bits, V>(nullptr, temp_bytes, bits_in, bits_out, values_in.data(), values_out.data(), int(n), pairs,
-                        stream);
+      cub_sort<Bits, V, Count>(nullptr, temp_bytes, bits_in, bits_out, values_in.data(), values_out.data(), count,
+                               pairs, stream);
       DeviceBuffer temp(device, temp_bytes);
       Stats s = time_device(
           stream, {},
           [&] {
-            cub_sort<Bits, V>(temp.data(), temp_bytes, bits_in, bits_out, values_in.data(), values_out.data(), int(n),
-                              pairs, stream);
+            cub_sort<Bits, V, Count>(temp.data(), temp_bytes, bits_in, bits_out, values_in.data(), values_out.data(),
+                                     count, pairs, stream);
           },
           warmup, reps);
       dev_case.add(std::string("cub::DeviceRadixSort::Sort") + (pairs ? "Pairs" : "Keys") + " (u" +
-                       std::to_string(sizeof(Bits) * 8) + " bits, ascending)",
+                       std::to_string(sizeof(Bits) * 8) + " bits, ascending, " + count_name + ")",
                    s);
-    }
+    };
+    if (n <= std::size_t(std::numeric_limits<int>::max())) time_cub(int(n), "int count: 32-bit offsets");
+    time_cub(n, "size_t count: 64-bit offsets");
     // CUB on the native float type: the same passes, its own (different) float order.
     if constexpr (key_traits<K>::is_float) {
       if (n <= std::size_t(std::numeric_limits<int>::max())) {

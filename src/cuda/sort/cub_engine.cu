@@ -2,9 +2,9 @@
 // Instantiations, explicitly:
 //   key width {8, 16, 32, 64} x values {none, 32-bit, 64-bit} x offsets {32-bit, 64-bit}
 //   x {double-buffer, copy} = 48 dispatches, ascending only (descending is an encoding).
-// 32-bit offsets below 2^32 items keep CUB's fastest path (what its own benchmarks use); 64-bit
-// offsets take larger arrays. The calls themselves are in cub_radix_sort.cuh, shared with the
-// native float sort. Compile time of this file is reported in src/cuda/sort/README.md.
+// The offset width per shape is cub_uses_wide_offsets (measured; 64-bit always from 2^32 items).
+// The calls themselves are in cub_radix_sort.cuh, shared with the native float sort. Compile time
+// of this file is reported in src/cuda/sort/README.md.
 #include <cstdint>
 #include <limits>
 
@@ -19,10 +19,10 @@ namespace {
 template <class F> void with_widths(const EncodedSortShape& s, F&& f) {
   auto with_value = [&](auto key) {
     cub_radix_sort::with_value_tag(s.value_bytes, "sort engine", [&](auto value) {
-      if (s.n <= std::numeric_limits<std::uint32_t>::max() && !s.wide_offsets)
-        f(key, value, std::uint32_t{});
-      else
+      if (cub_uses_wide_offsets(s))
         f(key, value, std::uint64_t{});
+      else
+        f(key, value, std::uint32_t{});
     });
   };
   switch (s.key_bytes) {
@@ -36,6 +36,14 @@ template <class F> void with_widths(const EncodedSortShape& s, F&& f) {
 }
 
 }  // namespace
+
+// On the H200 (session 5, bench_multisplit), one keys-only 8-bit pass over 2^28 u32 keys took
+// 1.49-1.52 ms with 64-bit offsets against 1.73-1.76 with 32-bit ones, while pairs went the other
+// way (2.21-2.29 against 1.95-2.04). Full sorts: PENDING (session 6 measures them).
+bool cub_uses_wide_offsets(const EncodedSortShape& shape) {
+  if (shape.n > std::numeric_limits<std::uint32_t>::max()) return true;
+  return shape.value_bytes == 0;
+}
 
 void cub_sort_double_buffer(void* temp, std::size_t& temp_bytes, EncodedDoubleBuffer& buffers,
                             const EncodedSortShape& shape, cudaStream_t stream) {

@@ -16,12 +16,12 @@ struct EncodedSortShape {
   int value_bytes = 0;  // 0 (keys only), 4, 8
   int begin_bit = 0;
   int end_bit = 32;
-  // CUB's offsets are 32-bit below 2^32 items unless this asks for 64-bit ones: CUB tunes its
-  // passes per offset width, and on the H200 one keys-only 8-bit pass of 2^28 u32 keys took 1.49-1.52
-  // ms with 64-bit offsets against 1.73-1.76 with 32-bit ones (pairs: 2.21-2.29 against 1.95-2.04;
-  // session 5, bench_multisplit). The digit multisplit asks for them on keys-only splits.
-  bool wide_offsets = false;
 };
+
+// Whether CUB runs with 64-bit offsets (its item-count type) for this shape. Always at 2^32 items
+// and above; below, CUB tunes its passes per offset width, and the width is chosen by measurement
+// (cub_engine.cu records the figures).
+bool cub_uses_wide_offsets(const EncodedSortShape& shape);
 
 // Two buffers each for keys and values; keys[selector] holds the input. After a sort, selector
 // names the buffer holding the result (the other one is scratch). values are unused for keys only.
