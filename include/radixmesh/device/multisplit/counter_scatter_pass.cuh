@@ -10,22 +10,24 @@
 //     that step 2's 16-byte reads are free of bank conflicts.
 //  2. Thread t takes the tile's slots [items * t, items * (t + 1)) (blocked: consecutive slots,
 //     which is what makes the rank stable) with 16-byte loads.
-//  3. Counters: 16-bit, two ids per 32-bit word; word j of thread t holds ids j (low half) and
-//     j + Words (high half), stored [word][thread] (each thread's word j in the thread's own
-//     bank). Per key one shared atomic with return on the thread's own word (same-thread atomics
-//     to one address stay in program order): the old half is the key's rank among the thread's
-//     keys of its id.
-//  4. A raking exclusive scan over the words in (word, thread) order (each thread sums `lanes`
-//     consecutive words: an odd stride, so no bank conflicts), then (low-half block total) << 16
-//     added to every word, so the high ids start after the low ones. A tile's counts are <= 4096,
-//     so the halves never carry into each other. Word (j, t) is now the tile slot of thread t's
-//     first key of id j (low half) and of id j + Words (high half).
-//  5. Each key goes to (its half of its word) + its rank in the tile's buffer (free: the keys are
-//     in registers); threads b < m compute bucket b's start in the tile and the shift from tile
+//  3. Counters (m <= 32, session 6): 8-bit, four ids per 32-bit word; word j of thread t counts
+//     ids j, j + 8, j + 16, j + 24 (bytes 0-3), stored [word][thread] (each thread's word j in the
+//     thread's own bank). Per key one shared atomic with return on the thread's own word
+//     (same-thread atomics to one address stay in program order): the old byte is the key's rank
+//     among the thread's keys of its id. (m <= 2: one word of two 16-bit halves, ids 0 and 1.)
+//  4. A raking exclusive scan over the words in (word, thread) order (each thread sums 9
+//     consecutive words, 8 rows and a zero pad row: an odd stride, so no bank conflicts, and keeps
+//     them in registers), the bytes spread into four 16-bit lanes for a 64-bit block scan; lane b
+//     then starts after the totals of lanes < b. The results go over the same shared words as 16
+//     rows of 16-bit tile slots: row j holds the slot of thread t's first key of id j (low half) and
+//     of id j + 16 (high half), the layout the placement and the bucket starts read.
+//  5. Each key goes to (its half of its slot word) + its rank in the tile's buffer (free: the keys
+//     are in registers); threads b < m compute bucket b's start in the tile and the shift from tile
 //     slots to global ones.
 //  6. Write-out in slot order (slot = j * 256 + t: coalesced runs of one bucket), the bucket of a
-//     slot from the functor again (cheap_to_recompute) or a byte stored at placement.
-//  7. Each thread zeroes its own counters for the next tile.
+//     slot from the functor again (cheap_to_recompute) or a byte stored at placement, its shift by a
+//     shuffle from the lane that holds it.
+//  7. The count words are zeroed for the next tile.
 // Pairs: values are read blocked with the keys and placed at the keys' slots.
 // Measured (H200, 2^28 u32 uniform, total with the counting pass, session 5 run 1): keys radix
 // m = 32 0.987 ms (block-tile pass 1.173, CUB 1.471), delta m = 32 1.600 (1.801): the default for
@@ -55,9 +57,21 @@ namespace radixmesh::device::multisplit_detail {
 
 // Counter words per thread for m ids: 1 (m <= 2) or 16 (m <= 32); two ids per word.
 __host__ __device__ constexpr int counter_words_for(std::uint32_t m) { return m <= 2 ? 1 : 16; }
-// Words each thread rakes in the scan: Words, plus one zero pad word where Words is even, so that
-// the raking stride is odd (thread r reads words r * lanes + k: 32 distinct banks per warp).
-template <int Words> constexpr int counter_lanes = Words % 2 == 0 ? Words + 1 : Words;
+
+// The counters, [row][thread] (row r of thread t at word r * 256 + t), seen two ways (session 6):
+//  - Words = 1 (m <= 2): one row; the halves of thread t's word count ids 0 and 1, then the raking
+//    scan overwrites them with the tile slots of thread t's first key of each id.
+//  - Words = 16 (m <= 32): the *count view*, 8 rows of 8-bit counters (byte b of row j counts id
+//    j + 8 b; a thread has <= 16 keys) and a zero pad row, so that the raking stride (9 words) is
+//    odd; and over the same words the *slot view*, 16 rows of 16-bit tile slots (row j: id j in the
+//    low half, id j + 16 in the high half), which the raking scan writes once every count is read.
+//    Counting in bytes halves the words the scan reads and the zeroing writes (9 + 9 per thread per
+//    tile instead of 17 + 17, and the 9 raked words stay in registers across the block scan instead
+//    of being read twice): 34 words per thread per tile instead of 68, about 2.1 fewer shared-memory
+//    wavefronts per window of 32 keys (the pass is bound by the shared-memory pipe: NOTES.md).
+template <int Words> constexpr int count_rows = Words == 1 ? 1 : 9;  // words each thread rakes
+template <int Words> constexpr int slot_rows = Words == 1 ? 1 : 16;
+static_assert(count_rows<16> * block_threads <= slot_rows<16> * block_threads);
 
 // Thread t's blocked elements [Items * t, Items * (t + 1)) of a swizzled tile.
 template <class T, int Items> __device__ __forceinline__ void load_blocked(const T* shared, T (&out)[Items]) {
@@ -70,19 +84,45 @@ template <class T, int Items> __device__ __forceinline__ void load_blocked(const
   std::memcpy(out, raw, sizeof out);
 }
 
+// Exclusive scan of a 64-bit value over the block's 256 threads (four 16-bit lanes of counts that
+// never carry); `total` gets the sum. One barrier: unlike block_exclusive_scan (common.cuh) it does
+// not protect warp_sums (block_warps 64-bit words) against the next call, which the scatter pass's
+// own barriers between two tiles' scans do.
+__device__ __forceinline__ std::uint64_t block_exclusive_scan_wide(std::uint64_t x, std::uint64_t* warp_sums,
+                                                                   std::uint64_t& total) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  std::uint64_t inclusive = x;
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const std::uint64_t y = __shfl_up_sync(0xFFFFFFFFu, inclusive, d);
+    if (lane >= d) inclusive += y;
+  }
+  if (lane == 31) warp_sums[warp] = inclusive;
+  __syncthreads();
+  std::uint64_t before = 0;
+  total = 0;
+#pragma unroll
+  for (int w = 0; w < block_warps; ++w) {
+    const std::uint64_t s = warp_sums[w];
+    before += w < warp ? s : 0;
+    total += s;
+  }
+  return before + inclusive - x;
+}
+
 template <class F> constexpr bool counter_scatter_stores_ids = !cheap_to_recompute<F>;
 
 // Shared memory of the pass without the functor's table: two tile buffers of keys (and values),
-// the counters, bucket shifts, the scan's warp sums, and the id bytes where the functor is not
-// cheap to recompute.
+// the counters, bucket shifts, the scan's warp sums (64-bit), and the id bytes where the functor is
+// not cheap to recompute.
 template <class K, int ValueBytes, class F, int Words>
 constexpr std::size_t counter_scatter_shared_bytes() {
   return 2 * std::size_t(tile_keys<K>) * (sizeof(K) + ValueBytes) +
-         (std::size_t(counter_lanes<Words>) * block_threads + 2 * Words + block_warps) * 4 +
+         (std::size_t(slot_rows<Words>) * block_threads + 2 * Words + 2 * block_warps) * 4 +
          (counter_scatter_stores_ids<F> ? std::size_t(tile_keys<K>) : 0);
 }
 
-// Blocks per SM the pass is built for: keys only 4 (<= 64 registers; ~50 KB of shared memory at
+// Blocks per SM the pass is built for: keys only 4 (<= 64 registers; ~48 KB of shared memory at
 // m = 32), pairs 2 (values in registers too; two buffers of keys and values).
 template <int ValueBytes> constexpr int counter_scatter_min_blocks = ValueBytes == 0 ? 4 : 2;
 
@@ -97,12 +137,14 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
   using V = typename value_slot<ValueBytes>::type;
   constexpr int items = items_per_thread<K>;
   constexpr int tile = tile_keys<K>;
-  constexpr int lanes = counter_lanes<Words>;
-  constexpr int half_shift = Words == 1 ? 0 : 4;  // id >> half_shift: which half of the word
+  constexpr bool byte_counts = Words == 16;  // the two views of the counters (count_rows above)
+  constexpr int rake = count_rows<Words>;
+  constexpr int half_shift = Words == 1 ? 0 : 4;  // id >> half_shift: which half of the slot word
   constexpr bool store_ids = counter_scatter_stores_ids<F>;
+  static_assert(rake * items < 256, "a raked segment's byte sums must not carry");
   extern __shared__ uint4 shared_raw[];
   // Layout: the functor's table, two key buffers, two value buffers (16-byte aligned sizes),
-  // counters [lane][thread], shifts, warp sums, id bytes.
+  // counters [row][thread], shifts, warp sums, id bytes.
   const F fn = with_shared_table(p.bucket_fn, p.table_bytes, shared_raw);
   auto id_of = [&](K key) { return p.one_pass_id_of(fn, key); };
   unsigned char* cursor = reinterpret_cast<unsigned char*>(shared_raw) + align16(p.table_bytes);
@@ -110,11 +152,11 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
   cursor += 2 * tile * sizeof(K);
   V* const value_buffers = reinterpret_cast<V*>(cursor);
   cursor += 2 * tile * ValueBytes;
-  std::uint32_t* const counters = reinterpret_cast<std::uint32_t*>(cursor);  // [lane * 256 + thread]
-  std::uint32_t* const slot_shift = counters + lanes * block_threads;        // global slot - tile slot, per id
-  std::uint32_t* const warp_sums = slot_shift + 2 * Words;
+  std::uint32_t* const counters = reinterpret_cast<std::uint32_t*>(cursor);  // [row * 256 + thread]
+  std::uint32_t* const slot_shift = counters + slot_rows<Words> * block_threads;  // global - tile slot, per id
+  std::uint64_t* const warp_sums = reinterpret_cast<std::uint64_t*>(slot_shift + 2 * Words);
   std::uint8_t* const slot_id = reinterpret_cast<std::uint8_t*>(warp_sums + block_warps);
-  std::uint32_t* const my_counters = counters + threadIdx.x;  // word j at my_counters[j * 256]
+  std::uint32_t* const my_counters = counters + threadIdx.x;  // row r at my_counters[r * 256]
 
   const std::uint32_t chunk = blockIdx.x;
   // Thread b < m: bucket b's next global slot in this chunk.
@@ -124,11 +166,18 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
     start_stage_copy<ValueBytes, tile, true>(p.keys_in, p.values_in, p.template tile_begin<tile>(chunk, t), tile_valid(t),
                                              p.vector_loads, key_buffers + buffer * tile, value_buffers + buffer * tile);
   };
-  auto zero_my_counters = [&] {
+  // Zeroes the count view (any thread any word: the barriers between a tile's last read of the
+  // slot view and the next tile's atomics order it), 16 bytes at a time.
+  auto zero_counts = [&] {
+    constexpr int vectors = rake * block_threads / 4;
+    uint4* const words = reinterpret_cast<uint4*>(counters);
 #pragma unroll
-    for (int k = 0; k < lanes; ++k) my_counters[k * block_threads] = 0;
+    for (int k = 0; k < (vectors + block_threads - 1) / block_threads; ++k) {
+      const int v = k * block_threads + int(threadIdx.x);
+      if (vectors % block_threads == 0 || v < vectors) words[v] = make_uint4(0, 0, 0, 0);
+    }
   };
-  zero_my_counters();
+  zero_counts();
   if (tile_valid(0) > 0) start_copy(0, 0);
   for (std::uint32_t t = 0; t < p.tiles_per_chunk; ++t) {
     const std::uint32_t valid = tile_valid(t);
@@ -142,7 +191,7 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
     __syncthreads();
     if (tile_valid(t + 1) > 0) start_copy(t + 1, buffer ^ 1);
 
-    // Steps 2-3: blocked keys, one atomic each on the thread's own counter word.
+    // Steps 2-3: blocked keys, one atomic each on the thread's own counter word (count view).
     K keys[items];
     V values[items];
     load_blocked<K, items>(stage, keys);
@@ -152,33 +201,60 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
 #pragma unroll
       for (int j = 0; j < items; ++j) {
         const std::uint32_t id = id_of(keys[j]);
-        const std::uint32_t shift = (id >> half_shift) << 4;
+        // Words = 16: byte id >> 3 of row id & 7; Words = 1: half id of row 0.
+        const std::uint32_t shift = byte_counts ? (id >> 3) << 3 : id << 4;
+        const std::uint32_t row = byte_counts ? id & 7 : 0;
         std::uint32_t old = 0;
         if (decltype(full_tile)::value || threadIdx.x * items + j < valid)
-          old = atomicAdd(&my_counters[(id & (Words - 1)) * block_threads], 1u << shift);
-        id_and_rank[j] = id | (((old >> shift) & 0xFFFFu) << 8);
+          old = atomicAdd(&my_counters[row * block_threads], 1u << shift);
+        id_and_rank[j] = id | (((old >> shift) & (byte_counts ? 0xFFu : 0xFFFFu)) << 8);
       }
     };
     if (valid == tile) rank(std::true_type{});
     else rank(std::false_type{});
     __syncthreads();  // counters complete; every thread's keys (and values) read from the buffer
 
-    // Step 4: raking exclusive scan of the packed words in (word, thread) order.
-    // The segment is read twice rather than held in registers across the block scan (held, the
-    // keys-only kernel spilled at 64 registers).
-    std::uint32_t* const segment = counters + threadIdx.x * lanes;
-    std::uint32_t sum = 0;
+    // Step 4: raking exclusive scan in (row, thread) order; the slot view gets the results.
+    std::uint32_t tile_total;
+    if constexpr (byte_counts) {
+      // Thread r rakes count words 9 r .. 9 r + 8 (row 8 is the pad) and keeps them in registers.
+      // Byte b of a word counts id row + 8 b; the scan spreads the bytes over 16-bit lanes (a
+      // segment's byte sums are <= 9 * items, a tile's lane totals <= 4096: no carries): lanes 0
+      // and 2 (ids row and row + 16) in the low 32 bits, lanes 1 and 3 (row + 8, row + 24) in the
+      // high ones, which is exactly the slot view's words of rows `row` and `row + 8`.
+      const std::uint32_t* const segment = counters + threadIdx.x * rake;
+      std::uint32_t counts[rake];
+      std::uint32_t sum = 0;
 #pragma unroll
-    for (int k = 0; k < lanes; ++k) sum += segment[k];
-    std::uint32_t total;
-    std::uint32_t prefix = block_exclusive_scan(sum, warp_sums, total);
-    const std::uint32_t low_total = total & 0xFFFFu;
-    prefix += low_total << 16;  // the high ids start after all low ones
+      for (int k = 0; k < rake; ++k) sum += counts[k] = segment[k];
+      const std::uint64_t spread = (sum & 0x00FF00FFu) | std::uint64_t((sum >> 8) & 0x00FF00FFu) << 32;
+      std::uint64_t total;
+      const std::uint64_t before = block_exclusive_scan_wide(spread, warp_sums, total);
+      // Lane totals t0 (ids 0-7), t1 (8-15), t2 (16-23), t3 (24-31); lane b starts after lanes < b.
+      const std::uint32_t t0 = std::uint32_t(total) & 0xFFFFu, t2 = std::uint32_t(total) >> 16;
+      const std::uint32_t t1 = std::uint32_t(total >> 32) & 0xFFFFu, t3 = std::uint32_t(total >> 48);
+      std::uint32_t low = std::uint32_t(before) + ((t0 + t1) << 16);
+      std::uint32_t high = std::uint32_t(before >> 32) + (t0 | (t0 + t1 + t2) << 16);
+      tile_total = t0 + t1 + t2 + t3;
+      // Every count word was read before the scan's barrier: the slot view may overwrite them.
 #pragma unroll
-    for (int k = 0; k < lanes; ++k) {
-      const std::uint32_t count = segment[k];
-      segment[k] = prefix;
-      prefix += count;
+      for (int k = 0; k < rake; ++k) {
+        const std::uint32_t at = threadIdx.x * rake + k;  // row at / 256 < 8, or the pad row
+        if (at < 8 * block_threads) {
+          counters[at] = low;
+          counters[at + 8 * block_threads] = high;
+        }
+        low += counts[k] & 0x00FF00FFu;
+        high += (counts[k] >> 8) & 0x00FF00FFu;
+      }
+    } else {
+      std::uint32_t* const word = counters + threadIdx.x;
+      const std::uint32_t count = *word;
+      std::uint32_t total;
+      const std::uint32_t prefix = block_exclusive_scan(count, reinterpret_cast<std::uint32_t*>(warp_sums), total);
+      const std::uint32_t low_total = total & 0xFFFFu;
+      tile_total = low_total + (total >> 16);
+      *word = prefix + (low_total << 16);  // the high id starts after all low ones
     }
     __syncthreads();
 
@@ -186,7 +262,7 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
     // every key to its slot in the tile sorted by id.
     if (threadIdx.x < p.m) {
       auto start_of = [&](std::uint32_t b) -> std::uint32_t {
-        if (b >= 2 * Words) return low_total + (total >> 16);
+        if (b >= 2 * Words) return tile_total;
         const std::uint32_t word = counters[(b & (Words - 1)) * block_threads];
         return b < Words ? (word & 0xFFFFu) : (word >> 16);
       };
@@ -206,20 +282,28 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
       }
     }
     __syncthreads();  // the tile sorted by id; slot_shift; every counter read
-    zero_my_counters();  // step 7 (ordered before the next tile's atomics by its first barrier)
+    zero_counts();    // step 7 (ordered before the next tile's atomics by its first barrier)
 
-    // Step 6: write out in slot order.
+    // Step 6: write out in slot order. Lane b holds bucket b's shift (2 Words <= 32 buckets) and
+    // each key takes its bucket's from it by a shuffle: one shared read per thread and tile
+    // instead of one per key (session 6).
+    const std::uint32_t lane_shift = slot_shift[(threadIdx.x % 32) & (2 * Words - 1)];
     K* const keys_out = p.keys_out + threadIdx.x;  // + shift of the slot's id + j * 256
     V* const values_out = ValueBytes != 0 ? static_cast<V*>(p.values_out) + threadIdx.x : nullptr;
 #pragma unroll
     for (int j = 0; j < items; ++j) {
       const std::uint32_t slot = j * block_threads + threadIdx.x;
-      if (valid == tile || slot < valid) {
-        const K key = stage[slot];
-        std::uint32_t id;
+      const bool in_tile = valid == tile || slot < valid;
+      K key{};
+      std::uint32_t id = 0;
+      if (in_tile) {
+        key = stage[slot];
         if constexpr (store_ids) id = slot_id[slot];
         else id = id_of(key);
-        const std::size_t to = std::size_t(slot_shift[id]) + j * block_threads;
+      }
+      const std::uint32_t shift = __shfl_sync(0xFFFFFFFFu, lane_shift, int(id));  // the whole warp
+      if (in_tile) {
+        const std::size_t to = std::size_t(shift) + j * block_threads;
         keys_out[to] = key;
         if constexpr (ValueBytes != 0) values_out[to] = value_stage[slot];
       }
