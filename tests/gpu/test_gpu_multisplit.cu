@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -124,6 +125,35 @@ void check_device_resident_once(const std::vector<K>& keys, const F& f, std::uin
 using rxm::testing::key_of_value;
 using rxm::testing::sorted_sample;
 
+// The issue's bucket counts, and 17 (one pass, between 3 and 32, no power of two). Splitter
+// tables above 32 KB (u32 m > 8193, u64 m > 4097, bucket_functors.cuh) are searched in global
+// memory, not staged in shared memory: m = 65536 reaches that path for every key width above 8 bits.
+constexpr std::uint32_t bucket_counts[] = {1, 2, 3, 17, 32, 33, 256, 257, 4096, 65536};
+
+// Delta buckets over a random range of these keys ([-3, 2.5) for floats: random bit patterns
+// hold NaN and inf), splitters from a sorted sample of them, and identity buckets (integer keys,
+// reduced below m): keys and pairs through the host API, every scatter pass of this m.
+template <class K> void delta_splitters_identity(const std::vector<K>& keys, std::uint32_t m, std::uint64_t seed) {
+  SCOPED_TRACE(::testing::Message() << "m=" << m);
+  constexpr int width = int(sizeof(K) * 8);
+  auto range = sorted_sample(keys, 2, seed + m);
+  if constexpr (rxm::key_traits<K>::is_float) {
+    range[0] = key_of_value<K>(-3.0);
+    range[1] = key_of_value<K>(2.5);
+  } else if (!rxm::key_less<K>{}(range[0], range[1])) {
+    range[0] = rxm::decode_key<K>(rxm::key_bits_t<K>(0));
+    range[1] = rxm::decode_key<K>(rxm::key_bits_t<K>(~rxm::key_bits_t<K>(0)));
+  }
+  check_device_resident<K, std::uint32_t>(keys, rxm::buckets::delta<K>(range[0], range[1], m), m);
+  auto boundaries = sorted_sample(keys, m - 1, seed + 7 * m);
+  check_device_resident<K, std::uint64_t>(keys, rxm::buckets::splitters<K>{boundaries.data(), m - 1}, m);
+  if constexpr (std::is_integral_v<K>) {
+    std::vector<K> small(keys);
+    for (auto& k : small) k = K(rxm::to_bits(k) % std::min<std::uint64_t>(m, std::uint64_t(1) << (width - 1)));
+    check_device_resident<K, std::uint32_t>(small, rxm::buckets::identity{m}, m);
+  }
+}
+
 template <class K> void every_bucket_function(std::size_t n, std::uint64_t seed) {
   SCOPED_TRACE(::testing::Message() << rxm::name_of(rxm::key_type_v<K>) << " n=" << n << " seed=" << seed);
   const auto keys = random_bit_patterns<K>(n, seed);
@@ -133,23 +163,9 @@ template <class K> void every_bucket_function(std::size_t n, std::uint64_t seed)
     check_device_resident<K, std::uint32_t>(keys, rxm::buckets::radix_digit{width - bits, bits}, 1u << bits);
     check_device_resident<K, std::uint64_t>(keys, rxm::buckets::radix_digit{0, bits}, 1u << bits);
   }
-  for (std::uint32_t m : {1u, 3u, 17u, 33u, 257u, 4096u}) {
-    auto range = sorted_sample(keys, 2, seed + m);
-    if constexpr (rxm::key_traits<K>::is_float) {  // finite bounds (random bit patterns hold NaN, inf)
-      range[0] = key_of_value<K>(-3.0);
-      range[1] = key_of_value<K>(2.5);
-    } else if (!rxm::key_less<K>{}(range[0], range[1])) {
-      range[0] = rxm::decode_key<K>(rxm::key_bits_t<K>(0));
-      range[1] = rxm::decode_key<K>(rxm::key_bits_t<K>(~rxm::key_bits_t<K>(0)));
-    }
-    check_device_resident<K, std::uint32_t>(keys, rxm::buckets::delta<K>(range[0], range[1], m), m);
-    auto boundaries = sorted_sample(keys, m - 1, seed + 7 * m);
-    check_device_resident<K, std::uint64_t>(keys, rxm::buckets::splitters<K>{boundaries.data(), m - 1}, m);
-    if constexpr (std::is_integral_v<K>) {
-      std::vector<K> small(keys);
-      for (auto& k : small) k = K(rxm::to_bits(k) % std::min<std::uint64_t>(m, std::uint64_t(1) << (width - 1)));
-      check_device_resident<K, std::uint32_t>(small, rxm::buckets::identity{m}, m);
-    }
+  for (std::uint32_t m : bucket_counts) {
+    delta_splitters_identity(keys, m, seed);
+    if (::testing::Test::HasFatalFailure()) return;
   }
 }
 
@@ -175,31 +191,87 @@ TEST(GpuMultisplit, EveryKeyTypeBucketFunctionAndValueWidth) {
   }
 }
 
-// Identity buckets with ids drawn from the paper's distributions (§6.4), every m of the issue.
+namespace {
+
+// Bucket ids drawn from one of the paper's distributions (§6.4): 0 uniform, 1 everything in one
+// bucket, 2 binomial B(m - 1, 0.5), 3 0.25-uniform (a quarter uniform, the rest in one bucket),
+// 4 sorted (ids ascending with the index).
+constexpr int distribution_count = 5;
+std::vector<std::uint32_t> bucket_ids(int distribution, std::uint32_t m, std::size_t n, std::mt19937_64& rng) {
+  std::vector<std::uint32_t> ids(n);
+  std::binomial_distribution<std::uint32_t> binomial(m - 1, 0.5);
+  const std::uint32_t one_bucket = std::uint32_t(rng() % m);
+  for (std::size_t i = 0; i < n; ++i) {
+    switch (distribution) {
+      case 0: ids[i] = std::uint32_t(rng() % m); break;
+      case 1: ids[i] = one_bucket; break;
+      case 2: ids[i] = binomial(rng); break;
+      case 3: ids[i] = (rng() % 4 == 0) ? std::uint32_t(rng() % m) : one_bucket; break;
+      default: ids[i] = std::uint32_t(std::uint64_t(i) * m / n); break;
+    }
+  }
+  return ids;
+}
+
+// Keys whose bucket under `f` is ids[i] (each key drawn at random inside its bucket's range), so a
+// distribution of ids means the same for every functor. The CPU backend's histogram confirms it.
+template <class K, class F>
+void check_shaped_keys(const std::vector<std::uint32_t>& ids, const std::vector<K>& keys, const F& f, std::uint32_t m) {
+  std::vector<std::size_t> id_counts(m, 0), counts(m);
+  for (auto id : ids) ++id_counts[id];
+  rxm::histogram(cpu_context(), std::span<const K>(keys), f, std::span<std::size_t>(counts));
+  ASSERT_EQ(counts, id_counts) << "the keys were not shaped to their bucket ids";
+  check_device_resident<K, std::uint64_t>(keys, f, m);
+}
+
+// Delta buckets: m ranges of delta_width over [delta_lo, delta_lo + m * delta_width) of int32
+// keys (negative lo: the encoding flips the sign bit), bucket b = [lo + b * width, lo + (b + 1) * width).
+// Splitters: boundary j = (j + 1) * splitter_stride (j < m - 1) over u32 keys, so bucket b is
+// [b * stride, (b + 1) * stride).
+constexpr std::int32_t delta_lo = -1'000'003, delta_width = 29;
+constexpr std::uint32_t splitter_stride = 61;
+
+void check_distribution_delta_and_splitters(const std::vector<std::uint32_t>& ids, std::uint32_t m,
+                                            std::mt19937_64& rng) {
+  {
+    SCOPED_TRACE("delta buckets");
+    std::vector<std::int32_t> keys(ids.size());
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      keys[i] = delta_lo + std::int32_t(ids[i]) * delta_width + std::int32_t(rng() % delta_width);
+    const rxm::buckets::delta<std::int32_t> f(delta_lo, delta_lo + std::int32_t(m) * delta_width, m);
+    check_shaped_keys(ids, keys, f, m);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  SCOPED_TRACE("splitters");
+  std::vector<std::uint32_t> keys(ids.size()), boundaries(m - 1);
+  for (std::size_t i = 0; i < ids.size(); ++i) keys[i] = ids[i] * splitter_stride + std::uint32_t(rng() % splitter_stride);
+  for (std::uint32_t j = 0; j + 1 < m; ++j) boundaries[j] = (j + 1) * splitter_stride;
+  check_shaped_keys(ids, keys, rxm::buckets::splitters<std::uint32_t>{boundaries.data(), m - 1}, m);
+}
+
+}  // namespace
+
+// Ids drawn from the paper's distributions (§6.4), every m of the issue, through identity, delta
+// and splitter buckets (keys shaped so that their ids follow the distribution). Identity runs the
+// big uniform cases at 2^26 (2^20 with RXM_MULTISPLIT_QUICK); delta and splitters stop at 2^20 + 7.
 TEST(GpuMultisplit, DistributionsAndBucketCounts) {
   RXM_REQUIRE_GPU();
   const std::uint64_t seed = test_seed();
   std::mt19937_64 rng(seed);
   const std::size_t big = std::getenv("RXM_MULTISPLIT_QUICK") ? (1u << 20) : (1u << 26);
-  for (std::uint32_t m : {1u, 2u, 3u, 17u, 32u, 33u, 256u, 257u, 4096u, 65536u}) {
-    for (int distribution = 0; distribution < 5; ++distribution) {
+  for (std::uint32_t m : bucket_counts) {
+    for (int distribution = 0; distribution < distribution_count; ++distribution) {
       for (std::size_t n : {4095ul, (1ul << 20) + 7}) {
+        SCOPED_TRACE(::testing::Message() << "m=" << m << " distribution=" << distribution << " seed=" << seed);
         const std::size_t size = (distribution == 0 && (m == 32 || m == 256 || m == 65536) && n > 4095) ? big : n;
-        SCOPED_TRACE(::testing::Message() << "m=" << m << " distribution=" << distribution << " n=" << size
-                                          << " seed=" << seed);
-        std::vector<std::uint32_t> keys(size);
-        std::binomial_distribution<std::uint32_t> binomial(m - 1, 0.5);
-        const std::uint32_t one_bucket = std::uint32_t(rng() % m);
-        for (std::size_t i = 0; i < size; ++i) {
-          switch (distribution) {
-            case 0: keys[i] = std::uint32_t(rng() % m); break;
-            case 1: keys[i] = one_bucket; break;
-            case 2: keys[i] = binomial(rng); break;
-            case 3: keys[i] = (rng() % 4 == 0) ? std::uint32_t(rng() % m) : one_bucket; break;
-            default: keys[i] = std::uint32_t(std::uint64_t(i) * m / size); break;
-          }
+        {
+          SCOPED_TRACE(::testing::Message() << "identity buckets, n=" << size);
+          check_device_resident<std::uint32_t, std::uint32_t>(bucket_ids(distribution, m, size, rng),
+                                                              rxm::buckets::identity{m}, m);
         }
-        check_device_resident<std::uint32_t, std::uint32_t>(keys, rxm::buckets::identity{m}, m);
+        if (HasFatalFailure()) return;
+        SCOPED_TRACE(::testing::Message() << "n=" << n);
+        check_distribution_delta_and_splitters(bucket_ids(distribution, m, n, rng), m, rng);
         if (HasFatalFailure()) return;
       }
     }
@@ -445,6 +517,36 @@ TEST(GpuMultisplit, SmallScatterPasses) {
   }
 }
 
+// Small cases of the wide-bucket passes (m > 32: block tiles with 8-bit ids at m <= 256, two
+// passes over the id's digits above, the offsets from the counting pass to 4096 and from the
+// global histogram above), our own engine only (the sanitizer runs take *Small*): delta, identity
+// and splitters (u32 m = 65536 and u64 m = 5000 and 65536 search their table in global memory)
+// through the host API, keys and pairs, and radix digits through the digit entry forced to our
+// engine. Outputs poisoned, every element and the m + 1 offsets checked against the CPU backend.
+TEST(GpuMultisplit, SmallWideBuckets) {
+  RXM_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  const std::size_t n = 20'003;
+  for (std::uint32_t m : {256u, 257u, 4096u, 5000u, 65536u}) {
+    SCOPED_TRACE(::testing::Message() << "n=" << n << " seed=" << seed);
+    {
+      SCOPED_TRACE("u32 keys");
+      delta_splitters_identity(random_bit_patterns<std::uint32_t>(n, seed + m), m, seed);
+    }
+    if (HasFatalFailure()) return;
+    {
+      SCOPED_TRACE("u64 keys");
+      delta_splitters_identity(random_bit_patterns<std::uint64_t>(n, seed + m), m, seed);
+    }
+    if (HasFatalFailure()) return;
+  }
+  using rxm::cuda::DigitEngine;
+  check_digit_once<32, 0>(n, 24, 8, 0, DigitEngine::own);
+  check_digit_once<32, 4>(n, 3, 12, 0, DigitEngine::own);
+  check_digit_once<64, 8>(n, 40, 16, 0, DigitEngine::own);
+  check_digit_once<32, 0>(n, 16, 16, 0, DigitEngine::own);
+}
+
 TEST(GpuMultisplit, DigitEntryPointForSort) {
   RXM_REQUIRE_GPU();
   for (std::size_t n : {0ul, 1ul, 4097ul, (1ul << 20) + 7}) {
@@ -514,6 +616,119 @@ TEST(GpuMultisplit, BadInputLeavesOutputsUntouched) {
   EXPECT_EQ(offsets[256], n);
   EXPECT_EQ(offsets[255], 255u);
   EXPECT_EQ(to_host(keys_out.data(), n), keys);
+}
+
+namespace {
+// The exact byte counts a memory error names (format_bytes: "1.000 GiB (1073741824 bytes)").
+std::vector<std::uint64_t> byte_counts_in(const std::string& message) {
+  std::vector<std::uint64_t> counts;
+  for (auto at = message.find(" bytes)"); at != std::string::npos; at = message.find(" bytes)", at + 1)) {
+    const auto open = message.rfind('(', at);
+    if (open != std::string::npos) counts.push_back(std::strtoull(message.c_str() + open + 1, nullptr, 10));
+  }
+  return counts;
+}
+}  // namespace
+
+// Not enough device memory: with all but a few hundred MiB of the device held, a two-pass split
+// (m = 65536) of 2^28 device-resident u32 keys needs more than 1 GiB of scratch (a copy of the
+// keys). The error names how much was asked for (a count of at least the keys' size, below the
+// device's total) and how much is free (a count below the keys' size); keys_out and the offsets
+// stay untouched. A context of its own: no scratch cached by the tests before it.
+TEST(GpuMultisplit, NotEnoughDeviceMemoryNamesAskedAndFree) {
+  RXM_REQUIRE_GPU();
+  rxm::Context ctx = rxm::Context::local({0}, rxm::Backend::cuda);
+  const std::uint32_t m = 65536;
+  const std::size_t n = std::size_t(1) << 28, key_bytes = n * sizeof(std::uint32_t);
+  rxm::DeviceArray<std::uint32_t> keys_in(0, n);
+  RXM_CUDA_CHECK(cudaMemset(keys_in.data(), 0, key_bytes));  // every key in bucket 0
+  auto keys_out = poisoned<std::uint32_t>(n);
+  std::vector<std::size_t> offsets(m + 1);
+  const std::span<const std::uint32_t> in(keys_in.data(), n);
+  // Warm up (kernels loaded, the context's resources made) before the memory is held.
+  rxm::multisplit(ctx, in.first(4096), keys_out.span().first(4096), rxm::buckets::identity{m}, std::span(offsets));
+  RXM_CUDA_CHECK(cudaMemset(keys_out.data(), 0xA5, key_bytes));
+  std::fill(offsets.begin(), offsets.end(), 777);
+
+  std::size_t free_bytes = 0, total_bytes = 0;
+  std::optional<rxm::DeviceBuffer> hold;
+  for (std::size_t margin = std::size_t(256) << 20; !hold && margin <= (std::size_t(768) << 20); margin += 128 << 20) {
+    RXM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (free_bytes <= margin) break;
+    try {
+      hold.emplace(0, free_bytes - margin);
+    } catch (const rxm::Error&) {  // not one piece of that size: leave more
+    }
+  }
+  ASSERT_TRUE(hold.has_value()) << "could not hold the device's free memory (" << free_bytes << " bytes free)";
+  std::string message;
+  try {
+    rxm::multisplit(ctx, in, keys_out.span(), rxm::buckets::identity{m}, std::span(offsets));
+    ADD_FAILURE() << "no error with all but a few hundred MiB of the device held";
+  } catch (const rxm::Error& e) {
+    message = e.what();
+    EXPECT_EQ(e.code(), rxm::ErrorCode::out_of_memory) << message;
+  }
+  hold.reset();
+  EXPECT_NE(message.find("free"), std::string::npos) << message;
+  const auto counts = byte_counts_in(message);
+  EXPECT_TRUE(std::any_of(counts.begin(), counts.end(), [&](auto c) { return c >= key_bytes && c < total_bytes; }))
+      << "no byte count asked for: " << message;
+  EXPECT_TRUE(std::any_of(counts.begin(), counts.end(), [&](auto c) { return c < key_bytes; }))
+      << "no byte count free: " << message;
+  EXPECT_TRUE(std::all_of(offsets.begin(), offsets.end(), [](auto v) { return v == 777; }));
+  const auto out = to_host(keys_out.data(), n);
+  EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](auto v) { return v == 0xA5A5A5A5u; })) << "keys_out was written";
+}
+
+// The device-level entry's argument errors: m = 0, m above 65536 (size query and run) and too
+// little temporary storage return cudaErrorInvalidValue before anything runs; keys, values and
+// offsets stay untouched. One pass (m = 256) and two passes with the global histogram (65536).
+TEST(GpuMultisplit, DeviceLevelArgumentErrorsLeaveOutputsUntouched) {
+  RXM_REQUIRE_GPU();
+  const std::size_t n = 10'000;
+  auto keys_in = to_device(random_bit_patterns<std::uint32_t>(n, test_seed()));
+  std::vector<std::uint32_t> values(n);
+  std::iota(values.begin(), values.end(), 0u);
+  auto values_in = to_device(values);
+  auto keys_out = poisoned<std::uint32_t>(n);
+  auto values_out = poisoned<std::uint32_t>(n);
+  auto offsets = poisoned<std::uint32_t>(65538);
+  auto expect_untouched = [&](const char* what) {
+    RXM_CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess) << what;
+    auto poison = [](auto v) { return v == 0xA5A5A5A5u; };
+    const auto k = to_host(keys_out.data(), n), v = to_host(values_out.data(), n);
+    const auto o = to_host(offsets.data(), 65538);
+    EXPECT_TRUE(std::all_of(k.begin(), k.end(), poison)) << "keys_out written: " << what;
+    EXPECT_TRUE(std::all_of(v.begin(), v.end(), poison)) << "values_out written: " << what;
+    EXPECT_TRUE(std::all_of(o.begin(), o.end(), poison)) << "offsets written: " << what;
+  };
+  for (bool pairs : {false, true}) {
+    for (std::uint32_t m : {256u, 65536u}) {
+      SCOPED_TRACE(::testing::Message() << (pairs ? "pairs" : "keys only") << " m=" << m);
+      const HashBuckets fn{m};
+      auto call = [&](void* temp, std::size_t& bytes, std::uint32_t buckets) {
+        return pairs ? rxm::device::multisplit(temp, bytes, keys_in.data(), keys_out.data(), values_in.data(),
+                                               values_out.data(), n, fn, buckets, offsets.data())
+                     : rxm::device::multisplit(temp, bytes, keys_in.data(), keys_out.data(), n, fn, buckets,
+                                               offsets.data());
+      };
+      std::size_t temp_bytes = 0;
+      ASSERT_EQ(call(nullptr, temp_bytes, m), cudaSuccess);
+      ASSERT_GT(temp_bytes, 0u);
+      rxm::DeviceBuffer temp(0, temp_bytes);
+      std::size_t too_little = temp_bytes - 1;
+      EXPECT_EQ(call(temp.data(), too_little, m), cudaErrorInvalidValue);
+      expect_untouched("too little temporary storage");
+      for (std::uint32_t bad_m : {0u, 65537u}) {
+        std::size_t bytes = temp_bytes;
+        EXPECT_EQ(call(nullptr, bytes, bad_m), cudaErrorInvalidValue) << "size query, m = " << bad_m;
+        EXPECT_EQ(call(temp.data(), bytes, bad_m), cudaErrorInvalidValue) << "m = " << bad_m;
+        expect_untouched(bad_m == 0 ? "m = 0" : "m = 65537");
+      }
+    }
+  }
 }
 
 // Pointers of a device outside the context: needs two GPUs.
