@@ -37,6 +37,18 @@ struct MultisplitOptions {
   bool checked = true;  // see above: ids >= m throw (checked) or go to bucket m - 1 (fast)
 };
 
+// A partition predicate that runs on the GPU: its operator()(K) const is __device__ (or
+// __host__ __device__, e.g. RXM_HOST_DEVICE). rxm::partition(ctx, keys_in, keys_out,
+// rxm::device_predicate{pred}) runs the device-level partition (radixmesh/device/multisplit.cuh,
+// where that overload lives: include it and call from a .cu file) on device-resident spans. A
+// wrapper, because whether a callable can run on the device cannot be asked of its type.
+template <class P> struct device_predicate {
+  P predicate;
+};
+template <class P> device_predicate(P) -> device_predicate<P>;
+template <class T> inline constexpr bool is_device_predicate_v = false;
+template <class P> inline constexpr bool is_device_predicate_v<device_predicate<P>> = true;
+
 namespace detail {
 
 // The first key whose bucket id was >= m, if any.
@@ -81,6 +93,17 @@ BadBucket cpu_multisplit(const MultisplitArgs& args, BucketSource source, unsign
 BadBucket cuda_multisplit(Context& ctx, const MultisplitArgs& args, const BucketSpec& spec);
 // True when ptr is device memory (of any device); false for host memory or without CUDA.
 bool is_device_pointer(const void* ptr);
+
+// Where a host-level call with a device callable runs: the device holding `in` (and `out`, both
+// checked against the context) and the context's stream there (a cudaStream_t). Throws
+// rxm::Error naming the fix for a CPU context, host-resident data, or data on another device.
+// n == 0: nothing is checked and device is -1. Defined in CUDA builds only (its callers are
+// templates compiled by nvcc: device/multisplit.cuh).
+struct DevicePlace {
+  int device = -1;
+  void* stream = nullptr;
+};
+DevicePlace device_place(Context& ctx, const char* call, const void* in, const void* out, std::size_t n);
 
 template <class T, class = void> struct has_num_buckets : std::false_type {};
 template <class T>
@@ -244,11 +267,20 @@ void histogram(Context& ctx, std::span<const K> keys, const F& bucket_fn, std::s
 }
 
 // By-product: stable two-way partition (compaction). Keys with predicate(key) true come first, in
-// input order, then the others; returns how many were true. Runs where a user functor runs (host
-// threads; see above).
+// input order, then the others; returns how many were true. A host predicate runs where a user
+// functor runs (host threads; host-resident keys only). Device-resident keys need a predicate that
+// runs on the GPU, wrapped as rxm::device_predicate{pred}: that overload is in
+// radixmesh/device/multisplit.cuh (the m = 2 multisplit on the context's stream of the keys' device).
 template <class K, class Predicate>
 std::size_t partition(Context& ctx, std::span<const K> keys_in, std::span<K> keys_out, Predicate predicate,
                       const MultisplitOptions& options = {}) {
+  static_assert(!is_device_predicate_v<Predicate>,
+                "rxm::partition with a device_predicate: include radixmesh/device/multisplit.cuh and call it from "
+                "a .cu file compiled by nvcc");
+  require(!detail::is_device_pointer(keys_in.data()) && !detail::is_device_pointer(keys_out.data()),
+          "partition: the keys are in device memory but the predicate runs on host threads",
+          "give a predicate with a __device__ operator() as rxm::device_predicate{pred} from a .cu file that "
+          "includes radixmesh/device/multisplit.cuh, or pass host-resident keys");
   std::size_t offsets[3];
   auto two_way = [predicate](K key) { return predicate(key) ? 0u : 1u; };
   multisplit(ctx, keys_in, keys_out, two_way, std::span<std::size_t>(offsets), options);

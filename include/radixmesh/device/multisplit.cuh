@@ -59,10 +59,23 @@
 //   scatter pass (1.8 ms) is latency-bound (ncu: issue 42 %, half the shared wavefronts bank
 //   conflicts); a redesign without its per-window counter chain measured slower (see
 //   scatter_pass.cuh). Budget, variants, predictions and evidence: src/cuda/multisplit/NOTES.md.
-// This entry always runs our passes. cuda::multisplit_digit (src/cuda/multisplit/
-// multisplit_digit.hpp), the radix-digit split the host API and the LSD sort use, instead runs
-// CUB's onesweep pass for wide digits, where it measured faster (m = 256 keys 1.53 against ours
-// 2.08 ms, pairs 2.03 against 3.90; session 5).
+// Radix digits go to the digit engine (session 6). With buckets::radix_digit on raw key bits
+// (integer keys: unsigned, or signed with the digit below the sign bit, the only bit their encoding
+// flips; m = 2^bits), both the temp-size query and the run forward to
+// cuda::multisplit_digit (radixmesh/device/multisplit_digit.hpp) with DigitEngine::automatic, the
+// split the host API and the benchmark use: it runs CUB's onesweep pass for wide digits, where it
+// measured faster (H200, 2^28 u32: m = 256 keys 1.53 against our passes' 2.08 ms, pairs 2.03
+// against 3.90; session 5), and our passes below. Same outputs bit for bit (both are stable splits
+// by the same digit; offsets m + 1), input untouched, temp_bytes is that engine's. Floating-point
+// keys keep our passes: CUB orders -0.0 as +0.0, so its split of a digit of the encoding would
+// differ (the host API's rule, splits_raw_digit in src/cuda/multisplit/multisplit_host.cu).
+// MultisplitEngine::own_passes (the last argument) forces our passes for any functor: the tests
+// and diagnostics of our kernels need them. Forwarded calls need libradixmesh at link time (the
+// digit engine is compiled there, with its one instantiation list); a CUDA failure inside CUB's
+// pass comes back as a code, as every failure here does.
+// Two-way partition (compaction), by-product of the m = 2 split: device::partition below (CUB
+// style too; selected keys first, then the rest, both stable, and the selected count), and
+// rxm::partition(ctx, ..., rxm::device_predicate{pred}) for device-resident spans at host level.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -70,12 +83,24 @@
 #include <cstddef>
 #include <cstdint>
 #include <cub/device/device_scan.cuh>
+#include <span>
+#include <string>
+#include <type_traits>
 
 #include "radixmesh/buckets.hpp"
+#include "radixmesh/context.hpp"
 #include "radixmesh/device/multisplit/counting_pass.cuh"
 #include "radixmesh/device/multisplit/plan.cuh"
+#include "radixmesh/device/multisplit_digit.hpp"
+#include "radixmesh/error.hpp"
+#include "radixmesh/memory.hpp"
+#include "radixmesh/multisplit.hpp"
 
 namespace radixmesh::device {
+
+// Which passes the device-level entry runs: `automatic` forwards radix digits of raw key bits to
+// the digit engine (see above), `own_passes` always runs ours.
+enum class MultisplitEngine { automatic, own_passes };
 
 namespace multisplit_detail {
 
@@ -167,24 +192,114 @@ cudaError_t multisplit(void* temp, std::size_t& temp_bytes, const K* keys_in, K*
   return status;
 }
 
+// Whether the entry forwards (bucket_fn, m) on keys K to the digit engine: radix digits that are
+// digits of the raw bits (encode_key is the identity on unsigned keys and flips only the sign bit
+// of signed ones; floats excluded, see the header comment), inside the key, with m = 2^bits so
+// that no id is out of range (the checked mode finds nothing).
+template <class K, class F> constexpr bool may_split_raw_digit =
+    std::is_same_v<F, buckets::radix_digit> && std::is_integral_v<K> && !std::is_same_v<K, bool>;
+template <class K> bool splits_raw_digit(const buckets::radix_digit& digit, std::uint32_t m) {
+  constexpr int width = int(sizeof(K)) * 8;
+  if (digit.bits < 0 || digit.bits > 16 || digit.shift < 0 || digit.shift + digit.bits > width) return false;
+  if (m != digit.num_buckets()) return false;
+  return !std::is_signed_v<K> || digit.shift + digit.bits < width;
+}
+
+// The public entries' dispatch: the digit engine where it applies, else our passes.
+template <class K, int ValueBytes, class F>
+cudaError_t multisplit_entry(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out,
+                             const void* values_in, void* values_out, std::size_t n, F bucket_fn, std::uint32_t m,
+                             std::uint32_t* bucket_offsets, cudaStream_t stream, unsigned long long* bad_index,
+                             MultisplitEngine engine) {
+  if constexpr (may_split_raw_digit<K, F>) {
+    if (engine == MultisplitEngine::automatic && splits_raw_digit<K>(bucket_fn, m)) {
+      constexpr int key_bits = int(sizeof(K)) * 8;
+      using U = radixmesh::cuda::digit_key_t<key_bits>;
+      const cudaError_t status = radixmesh::cuda::multisplit_digit<key_bits, ValueBytes>(
+          temp, temp_bytes, reinterpret_cast<const U*>(keys_in), reinterpret_cast<U*>(keys_out), values_in,
+          values_out, n, bucket_fn.shift, bucket_fn.bits, bucket_offsets, stream,
+          radixmesh::cuda::DigitEngine::automatic);
+      if (status != cudaSuccess || temp == nullptr || bad_index == nullptr) return status;
+      return cudaMemsetAsync(bad_index, 0xFF, sizeof *bad_index, stream);  // checked: no id is >= m = 2^bits
+    }
+  }
+  return multisplit<K, ValueBytes>(temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, bucket_fn, m,
+                                   bucket_offsets, stream, bad_index);
+}
+
+// The m = 2 bucket functor of a partition: selected keys to bucket 0, the rest to bucket 1.
+template <class Predicate> struct two_way_buckets {
+  Predicate predicate;
+  template <class K> __device__ std::uint32_t operator()(K key) const { return predicate(key) ? 0u : 1u; }
+};
+
+// Temp: the split's 3 offsets (one 256-byte slot, so the passes' temp stays aligned), then the
+// passes' own temp. The selected count is offsets[1], copied out in stream order.
+constexpr std::size_t partition_offsets_bytes = 256;
+template <class K, int ValueBytes, class Predicate>
+cudaError_t partition(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out, const void* values_in,
+                      void* values_out, std::size_t n, Predicate predicate, std::uint32_t* selected_count,
+                      cudaStream_t stream) {
+  const two_way_buckets<Predicate> two_way{predicate};
+  std::size_t pass_bytes = 0;
+  cudaError_t status = multisplit<K, ValueBytes>(nullptr, pass_bytes, keys_in, keys_out, values_in, values_out, n,
+                                                 two_way, 2, nullptr, stream, nullptr);
+  if (status != cudaSuccess) return status;
+  if (temp == nullptr) {
+    temp_bytes = partition_offsets_bytes + pass_bytes;
+    return cudaSuccess;
+  }
+  if (temp_bytes < partition_offsets_bytes + pass_bytes || keys_out == nullptr) return cudaErrorInvalidValue;
+  auto* offsets = static_cast<std::uint32_t*>(temp);
+  status = multisplit<K, ValueBytes>(static_cast<unsigned char*>(temp) + partition_offsets_bytes, pass_bytes, keys_in,
+                                     keys_out, values_in, values_out, n, two_way, 2, offsets, stream, nullptr);
+  if (status != cudaSuccess || selected_count == nullptr) return status;
+  return cudaMemcpyAsync(selected_count, offsets + 1, sizeof *selected_count, cudaMemcpyDeviceToDevice, stream);
+}
+
+// Makes `device` current for a host-level call and restores the previous one on scope exit.
+class CurrentDevice {
+ public:
+  explicit CurrentDevice(int device) {
+    if (cudaGetDevice(&previous_) == cudaSuccess && previous_ != device) cudaSetDevice(device);
+  }
+  ~CurrentDevice() {
+    if (previous_ >= 0) cudaSetDevice(previous_);
+  }
+  CurrentDevice(const CurrentDevice&) = delete;
+  CurrentDevice& operator=(const CurrentDevice&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+inline void check_cuda(cudaError_t status, const char* call) {
+  if (status != cudaSuccess)
+    throw_error(ErrorCode::device, std::string("partition: ") + call + " failed: " + cudaGetErrorName(status) + " (" +
+                                       cudaGetErrorString(status) + ")",
+                "check the GPU and driver with `radixmesh info` and nvidia-smi");
+}
+
 }  // namespace multisplit_detail
 
 // Keys only.
 template <class K, class F>
 cudaError_t multisplit(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out, std::size_t n, F bucket_fn,
                        std::uint32_t m, std::uint32_t* bucket_offsets, cudaStream_t stream = 0,
-                       unsigned long long* bad_index = nullptr) {
-  return multisplit_detail::multisplit<K, 0>(temp, temp_bytes, keys_in, keys_out, nullptr, nullptr, n, bucket_fn, m,
-                                             bucket_offsets, stream, bad_index);
+                       unsigned long long* bad_index = nullptr, MultisplitEngine engine = MultisplitEngine::automatic) {
+  return multisplit_detail::multisplit_entry<K, 0>(temp, temp_bytes, keys_in, keys_out, nullptr, nullptr, n, bucket_fn,
+                                                   m, bucket_offsets, stream, bad_index, engine);
 }
 
 // Keys and values (V of 4 or 8 bytes).
 template <class K, class V, class F>
 cudaError_t multisplit(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out, const V* values_in,
                        V* values_out, std::size_t n, F bucket_fn, std::uint32_t m, std::uint32_t* bucket_offsets,
-                       cudaStream_t stream = 0, unsigned long long* bad_index = nullptr) {
-  return multisplit_detail::multisplit<K, int(sizeof(V))>(temp, temp_bytes, keys_in, keys_out, values_in, values_out,
-                                                          n, bucket_fn, m, bucket_offsets, stream, bad_index);
+                       cudaStream_t stream = 0, unsigned long long* bad_index = nullptr,
+                       MultisplitEngine engine = MultisplitEngine::automatic) {
+  return multisplit_detail::multisplit_entry<K, int(sizeof(V))>(temp, temp_bytes, keys_in, keys_out, values_in,
+                                                                values_out, n, bucket_fn, m, bucket_offsets, stream,
+                                                                bad_index, engine);
 }
 
 // Histogram only (as bucket offsets: counts are offsets[b + 1] - offsets[b]).
@@ -196,4 +311,67 @@ cudaError_t multisplit_offsets(void* temp, std::size_t& temp_bytes, const K* key
                                              bucket_offsets, stream, bad_index);
 }
 
+// Stable two-way partition (compaction), keys only: keys_out gets the keys with predicate(key)
+// true, in input order, then the others, in input order; *selected_count (device, one word, or
+// nullptr) how many were true. predicate: any functor with a __device__ `bool operator()(K) const`,
+// passed by value. CUB's contract as above (temp == nullptr: temp_bytes only; too little temp:
+// cudaErrorInvalidValue, nothing written). It is the m = 2 multisplit with id = predicate(key) ? 0
+// : 1, so it runs our passes (m <= 2 keys: the warp-owned scatter pass; pairs: the block-tile one).
+template <class K, class Predicate>
+cudaError_t partition(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out, std::size_t n,
+                      Predicate predicate, std::uint32_t* selected_count, cudaStream_t stream = 0) {
+  return multisplit_detail::partition<K, 0>(temp, temp_bytes, keys_in, keys_out, nullptr, nullptr, n, predicate,
+                                            selected_count, stream);
+}
+
+// Keys and values (V of 4 or 8 bytes): values move with their keys.
+template <class K, class V, class Predicate>
+cudaError_t partition(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out, const V* values_in,
+                      V* values_out, std::size_t n, Predicate predicate, std::uint32_t* selected_count,
+                      cudaStream_t stream = 0) {
+  static_assert(sizeof(V) == 4 || sizeof(V) == 8, "radixmesh::device::partition: values must be 4 or 8 bytes wide");
+  return multisplit_detail::partition<K, int(sizeof(V))>(temp, temp_bytes, keys_in, keys_out, values_in, values_out, n,
+                                                         predicate, selected_count, stream);
+}
+
 }  // namespace radixmesh::device
+
+namespace radixmesh {
+
+// Host level, device-resident keys (radixmesh/multisplit.hpp's partition, for a predicate that runs
+// on the GPU): device::partition on the context's stream of the keys' device, temp from
+// DeviceBuffer, then the count read back (the call returns when the keys are written). Keys on the
+// host, a CPU context or keys on another device throw rxm::Error naming the fix. options: as for
+// the other overload (ids of a partition are never out of range, so `checked` has nothing to do).
+template <class K, class P>
+std::size_t partition(Context& ctx, std::span<const K> keys_in, std::span<K> keys_out, device_predicate<P> predicate,
+                      const MultisplitOptions& options = {}) {
+  (void)options;
+  namespace ms = device::multisplit_detail;
+  require(keys_out.size() == keys_in.size(),
+          "partition: keys_out has " + std::to_string(keys_out.size()) + " entries for " +
+              std::to_string(keys_in.size()) + " keys",
+          "pass a keys_out span as long as keys_in");
+  const detail::DevicePlace place = detail::device_place(ctx, "partition", keys_in.data(), keys_out.data(),
+                                                         keys_in.size());
+  if (keys_in.empty()) return 0;
+  ms::CurrentDevice current(place.device);
+  const auto stream = static_cast<cudaStream_t>(place.stream);
+  std::size_t temp_bytes = 0;
+  ms::check_cuda(device::partition(nullptr, temp_bytes, keys_in.data(), keys_out.data(), keys_in.size(),
+                                   predicate.predicate, nullptr, stream),
+                 "the temp-size query");
+  constexpr std::size_t count_bytes = 256;  // the count, then the temp (kept 256-aligned)
+  DeviceBuffer temp(place.device, count_bytes + temp_bytes);
+  auto* count = static_cast<std::uint32_t*>(temp.data());
+  ms::check_cuda(device::partition(static_cast<unsigned char*>(temp.data()) + count_bytes, temp_bytes, keys_in.data(),
+                                   keys_out.data(), keys_in.size(), predicate.predicate, count, stream),
+                 "device::partition");
+  std::uint32_t selected = 0;
+  ms::check_cuda(cudaMemcpyAsync(&selected, count, sizeof selected, cudaMemcpyDeviceToHost, stream),
+                 "reading the selected count");
+  ms::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  return selected;
+}
+
+}  // namespace radixmesh
