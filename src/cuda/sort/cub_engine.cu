@@ -37,9 +37,15 @@ template <class F> void with_widths(const EncodedSortShape& s, F&& f) {
 
 }  // namespace
 
-// On the H200 (session 5, bench_multisplit), one keys-only 8-bit pass over 2^28 u32 keys took
-// 1.49-1.52 ms with 64-bit offsets against 1.73-1.76 with 32-bit ones, while pairs went the other
-// way (2.21-2.29 against 1.95-2.04). Full sorts: PENDING (session 6 measures them).
+// Measured on the H200, 2^28 keys, uniform unless said, ms (CUB called with an int count, then
+// with a size_t count, same run):
+// - one keys-only 8-bit pass of u32 keys (session 5, bench_multisplit): 1.73-1.76 / 1.49-1.52;
+//   pairs the other way: 1.95-2.04 / 2.21-2.29;
+// - full sorts (session 6, bench_sort_cuda --suite --device-only at 485b627): u32 keys 6.370 /
+//   5.468 (Zipf 6.164 / 5.288), f32 keys as u32 bits 6.209 / 5.314; u32/u32 pairs 7.453 / 8.561,
+//   f32/u32 pairs 7.204 / 8.307; u64 keys 16.532 / 16.507, u64/u64 pairs 24.837 / 24.870; u16
+//   keys 2.691 / 2.705.
+// So keys only take 64-bit offsets (-14 % on 4-byte keys, even elsewhere), pairs 32-bit ones.
 bool cub_uses_wide_offsets(const EncodedSortShape& shape) {
   if (shape.n > std::numeric_limits<std::uint32_t>::max()) return true;
   return shape.value_bytes == 0;
