@@ -60,16 +60,9 @@ struct Shape {
   std::size_t rows, length, k;
   rxm::KeyType type = rxm::KeyType::f32;
   double lo = 0.0, hi = 1.0;
-  int alpha = -1;  // -1: automatic
-  int block = -1;  // one-block select: -1 automatic, 0 off, 1 on (k <= 2048)
   bool peers = true;
-  bool vector_loads = true;  // 16-byte loads in the delegate pass where rows are aligned
-  rxm::device::TopkStart start = rxm::device::TopkStart::automatic;
-  int beta = 1;  // delegates per subrange
-  int delegate_block = -1;  // delegate select in one block per row: -1 automatic, 0 off, 1 on
-  bool full_grid = true;  // delegate select passes 2+ on the pass's grid (false: ~delegates / 4096)
-  int five_blocks = -1;  // the delegate pass held to 48 registers (5 blocks per SM): -1 automatic, 0/1
-  int sample = -1;  // the sample-select path: -1 automatic, 0 off, 1 on (single rows)
+  // Default: the automatic choices. Cases that change it run ours only, checked against the default.
+  rxm::device::TopkTuning tuning;
 };
 
 const char* start_name(rxm::device::TopkStart s) {
@@ -80,6 +73,19 @@ const char* start_name(rxm::device::TopkStart s) {
     case rxm::device::TopkStart::radik_scaling: return "radik_scaling";
   }
   return "unknown";
+}
+
+// The knobs a case sets away from their defaults, under the keys earlier sessions' JSON lines use.
+void add_tuning_params(const rxm::device::TopkTuning& t, nlohmann::json& params) {
+  if (t.delegate_log2 >= 0) params["alpha"] = t.delegate_log2;
+  if (t.block_select >= 0) params["block_select"] = t.block_select;
+  if (!t.delegate_vector_loads) params["delegate_vector"] = 0;
+  if (t.start != rxm::device::TopkStart::automatic) params["start"] = start_name(t.start);
+  if (t.delegate_beta != 1) params["delegate_beta"] = t.delegate_beta;
+  if (t.delegate_block_select >= 0) params["delegate_block_select"] = t.delegate_block_select;
+  if (!t.delegate_select_full_grid) params["delegate_select_full_grid"] = 0;
+  if (t.delegate_pass_five_blocks >= 0) params["delegate_pass_five_blocks"] = t.delegate_pass_five_blocks;
+  if (t.sample_select >= 0) params["sample_select"] = t.sample_select;
 }
 
 __device__ __forceinline__ float uniform01(std::uint64_t i, std::uint64_t seed) {
@@ -139,15 +145,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   rxm::device::TopkProblem p;
   p.type = s.type, p.values = values.data(), p.total = n, p.rows = s.rows, p.row_length = s.length;
   p.max_row_length = s.length, p.k = s.k, p.out_values = out_values.data(), p.out_indices = out_indices.data();
-  p.delegate_log2 = s.alpha;
-  p.block_select = s.block;
-  p.delegate_vector_loads = s.vector_loads;
-  p.start = s.start;
-  p.delegate_beta = s.beta;
-  p.delegate_block_select = s.delegate_block;
-  p.delegate_select_full_grid = s.full_grid;
-  p.delegate_pass_five_blocks = s.five_blocks;
-  p.sample_select = s.sample;
+  p.tuning = s.tuning;
   const std::size_t temp_bytes = rxm::device::topk_temp_bytes(p, 0);
   rxm::DeviceBuffer temp(0, temp_bytes);
   const Stats ours = rxm::bench::time_device(stream, [&] { rxm::device::topk(temp.data(), temp_bytes, p, stream); }, 3, reps);
@@ -159,9 +157,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   std::string default_check = "not checked";
   if (!with_peers) {
     rxm::device::TopkProblem d = p;
-    d.delegate_log2 = -1, d.block_select = -1, d.delegate_vector_loads = true, d.start = rxm::device::TopkStart::automatic;
-    d.delegate_beta = 1, d.delegate_block_select = -1, d.delegate_select_full_grid = true;
-    d.delegate_pass_five_blocks = -1, d.sample_select = -1;
+    d.tuning = {};
     const std::size_t d_bytes = rxm::device::topk_temp_bytes(d, 0);
     rxm::DeviceArray<std::int64_t> d_indices(0, places);
     d.out_indices = d_indices.data();
@@ -179,15 +175,7 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   nlohmann::json params = {{"rows", s.rows}, {"n", s.length}, {"k", s.k}, {"type", std::string(rxm::name_of(s.type))},
                            {"distribution", "uniform[" + std::to_string(s.lo) + "," + std::to_string(s.hi) + ")"},
                            {"largest", true}, {"sorted", false}, {"case", s.name}};
-  if (s.alpha >= 0) params["alpha"] = s.alpha;
-  if (s.block >= 0) params["block_select"] = s.block;
-  if (!s.vector_loads) params["delegate_vector"] = 0;
-  if (s.start != rxm::device::TopkStart::automatic) params["start"] = start_name(s.start);
-  if (s.beta != 1) params["delegate_beta"] = s.beta;
-  if (s.delegate_block >= 0) params["delegate_block_select"] = s.delegate_block;
-  if (!s.full_grid) params["delegate_select_full_grid"] = 0;
-  if (s.five_blocks >= 0) params["delegate_pass_five_blocks"] = s.five_blocks;
-  if (s.sample >= 0) params["sample_select"] = s.sample;
+  add_tuning_params(s.tuning, params);
   params["path"] = rxm::device::topk_path_name(p, 0);
   Case c("topk", params, double(n), "keys");
   c.add("radixmesh::device::topk", ours, true);
@@ -283,21 +271,21 @@ int main(int argc, char** argv) {
   if (sweep)
     for (std::size_t k : {std::size_t(1024), std::size_t(65536), std::size_t(1) << 20})
       for (int alpha : {0, 4, 6, 8, 10, 12})
-        shapes.push_back({"sweep k" + std::to_string(k) + " alpha" + std::to_string(alpha), 1, n28, k,
-                          rxm::KeyType::f32, 0.0, 1.0, alpha, -1, false});
+        shapes.push_back({.name = "sweep k" + std::to_string(k) + " alpha" + std::to_string(alpha), .rows = 1,
+                          .length = n28, .k = k, .peers = false, .tuning = {.delegate_log2 = alpha}});
   if (ab) {
     const std::size_t standard = shapes.size();
     for (std::size_t i = 0; i < standard; ++i) {
       Shape scalar = shapes[i], multi = shapes[i];
-      scalar.name += " scalar-delegates", scalar.vector_loads = false, scalar.peers = false;
-      multi.name += " multi-block-select", multi.block = 0, multi.peers = false;
+      scalar.name += " scalar-delegates", scalar.tuning.delegate_vector_loads = false, scalar.peers = false;
+      multi.name += " multi-block-select", multi.tuning.block_select = 0, multi.peers = false;
       shapes.push_back(scalar);
       if (shapes[i].k <= 2048) shapes.push_back(multi);
       // The delegate select in one block per row against its multi-block passes (both forced).
       for (int one_block : {0, 1}) {
         Shape d = shapes[i];
         d.name += one_block ? " delegates-one-block" : " delegates-multi-block";
-        d.delegate_block = one_block, d.peers = false;
+        d.tuning.delegate_block_select = one_block, d.peers = false;
         if (shapes[i].rows > 1 || shapes[i].k <= 1024) shapes.push_back(d);
       }
     }
@@ -305,17 +293,16 @@ int main(int argc, char** argv) {
   if (ab || ab_rescan) {  // the second topk helper's switches against their defaults (ours only)
     struct Variant {
       const char* suffix;
-      bool full_grid;
-      int five_blocks;
+      rxm::device::TopkTuning tuning;  // replaces the standard case's default tuning
     };
-    constexpr Variant variants[] = {{" delegate-grid-small", false, -1},
-                                    {" delegate-pass-5-blocks", true, 1},
-                                    {" delegate-pass-4-blocks", true, 0}};
+    constexpr Variant variants[] = {{" delegate-grid-small", {.delegate_select_full_grid = false}},
+                                    {" delegate-pass-5-blocks", {.delegate_pass_five_blocks = 1}},
+                                    {" delegate-pass-4-blocks", {.delegate_pass_five_blocks = 0}}};
     for (std::size_t i = 0; i < standard_count; ++i)
       for (const Variant& variant : variants) {
         Shape v = shapes[i];
         v.name += variant.suffix;
-        v.full_grid = variant.full_grid, v.five_blocks = variant.five_blocks;
+        v.tuning = variant.tuning;
         v.peers = false;
         shapes.push_back(v);
       }
@@ -326,7 +313,7 @@ int main(int argc, char** argv) {
       for (int on : {0, 1}) {
         Shape v = shapes[i];
         v.name += on ? " sample-on" : " sample-off";
-        v.sample = on, v.peers = false;
+        v.tuning.sample_select = on, v.peers = false;
         shapes.push_back(v);
       }
     }
@@ -335,18 +322,22 @@ int main(int argc, char** argv) {
                                std::size_t(1) << 16, std::size_t(1) << 17}) {
       const std::size_t rows = (std::size_t(1) << 27) / length;
       const std::string base = std::to_string(rows) + "x" + std::to_string(length) + " k50";
-      shapes.push_back({"rows " + base + " raw block", rows, length, 50, rxm::KeyType::f32, 0.0, 1.0, 0, 1, false});
-      shapes.push_back({"rows " + base + " raw multi", rows, length, 50, rxm::KeyType::f32, 0.0, 1.0, 0, 0, false});
+      // Ours only, one-block select on (1) or off (0), raw rows (alpha 0) or the automatic alpha (-1).
+      auto rows_case = [&](const std::string& what, int alpha, int block) {
+        return Shape{.name = "rows " + base + " " + what, .rows = rows, .length = length, .k = 50, .peers = false,
+                     .tuning = {.delegate_log2 = alpha, .block_select = block}};
+      };
+      shapes.push_back(rows_case("raw block", 0, 1));
+      shapes.push_back(rows_case("raw multi", 0, 0));
       // Delegates only from kMinDelegateRow (2^13; it was 2^12 in the session-3 H200 run, whose
       // lines measured them at 2^12 too, and 2^15 before).
       if (length >= (std::size_t(1) << 13)) {
-        shapes.push_back({"rows " + base + " delegates block", rows, length, 50, rxm::KeyType::f32, 0.0, 1.0, -1, 1, false});
-        shapes.push_back({"rows " + base + " delegates multi", rows, length, 50, rxm::KeyType::f32, 0.0, 1.0, -1, 0, false});
+        shapes.push_back(rows_case("delegates block", -1, 1));
+        shapes.push_back(rows_case("delegates multi", -1, 0));
         // The delegate select in multi-block passes instead of one block per row (its automatic
         // choice for these rows: at most 2^11 delegates per row).
-        Shape passes{"rows " + base + " delegates block, delegate passes", rows, length, 50, rxm::KeyType::f32, 0.0, 1.0,
-                     -1, 1, false};
-        passes.delegate_block = 0;
+        Shape passes = rows_case("delegates block, delegate passes", -1, 1);
+        passes.tuning.delegate_block_select = 0;
         shapes.push_back(passes);
       }
     }
@@ -358,9 +349,8 @@ int main(int argc, char** argv) {
           const std::string base = std::string("start n2^") + (n == n28 ? "28" : "24") + " k" + std::to_string(k) +
                                    (lo < 1 ? " U[0.6,0.7]" : " U[128.6,128.7]");
           auto add = [&](const std::string& what, int alpha, TopkStart start) {
-            Shape c{base + " " + what, 1, n, k, rxm::KeyType::f32, lo, lo + 0.1, alpha, -1, false};
-            c.start = start;
-            shapes.push_back(c);
+            shapes.push_back({.name = base + " " + what, .rows = 1, .length = n, .k = k, .lo = lo, .hi = lo + 0.1,
+                              .peers = false, .tuning = {.delegate_log2 = alpha, .start = start}});
           };
           add("select-only none", 0, TopkStart::none);
           add("select-only radik-scaling", 0, TopkStart::radik_scaling);
@@ -372,12 +362,9 @@ int main(int argc, char** argv) {
   }
   if (beta_sweep)
     for (std::size_t k : {std::size_t(1024), std::size_t(65536), std::size_t(1) << 20})
-      for (int beta : {1, 2, 4}) {
-        Shape c{"beta k" + std::to_string(k) + " beta" + std::to_string(beta), 1, n28, k, rxm::KeyType::f32, 0.0, 1.0,
-                -1, -1, false};
-        c.beta = beta;
-        shapes.push_back(c);
-      }
+      for (int beta : {1, 2, 4})
+        shapes.push_back({.name = "beta k" + std::to_string(k) + " beta" + std::to_string(beta), .rows = 1,
+                          .length = n28, .k = k, .peers = false, .tuning = {.delegate_beta = beta}});
   double bandwidth = 0;
   for (const auto& s : shapes) {
     if (!only.empty()) {  // '|' separates alternatives

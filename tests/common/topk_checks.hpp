@@ -47,28 +47,21 @@ void expect_equal(const TopkResult<T, Index>& got, const TopkResult<T, Index>& w
   }
 }
 
-// Tuning knobs of the device-level entry (device/topk.cuh).
-struct Tuning {
-  device::TopkStart start;
-  int alpha;  // delegate_log2: -1 automatic, 0 raw rows
-  int block;  // block_select: -1 automatic, 0 multi-block passes
-  int beta = 1;  // delegate_beta
-  bool vector_loads = true;  // delegate_vector_loads
-  bool debug = false;  // debug_checks
-  int delegate_block = -1;  // delegate_block_select
-  bool delegate_full_grid = true;  // delegate_select_full_grid
-  int five_blocks = -1;  // delegate_pass_five_blocks: -1 automatic, 0 never, 1 always
-  int sample = -1;  // sample_select: -1 automatic, 0 never, 1 single rows
-  std::size_t skip = 0;   // the input starts `skip` values into its device copy (unaligned rows)
+// How a test runs the device-level entry (device/topk.cuh): its tuning knobs, and what only the
+// tests vary besides.
+struct DeviceRun {
+  device::TopkTuning tuning;
+  bool debug_checks = false;  // TopkProblem::debug_checks: every launch and every row's winner count checked
+  std::size_t skip = 0;       // the input starts `skip` values into its device copy (unaligned rows)
 };
 
 // The device-level entry on `v` (rows of equal length, or `offsets`), outputs poisoned first;
 // `caller` (if not empty): the caller's indices of the values (TopkProblem::input_indices).
 template <class T, class Index = std::int64_t>
 TopkResult<T, Index> device_topk(const std::vector<T>& v, std::size_t rows, const std::vector<std::uint64_t>& offsets,
-                                 std::size_t k, const TopkOptions& o, const Tuning& t,
+                                 std::size_t k, const TopkOptions& o, const DeviceRun& run,
                                  const std::vector<Index>& caller = {}) {
-  const std::size_t n = v.size() - t.skip, places = rows * k;
+  const std::size_t n = v.size() - run.skip, places = rows * k;
   DeviceArray<T> d(0, v.size()), out_v(0, places);
   DeviceArray<Index> out_i(0, places), d_caller(0, std::max<std::size_t>(caller.size(), 1));
   if (!caller.empty())
@@ -78,7 +71,7 @@ TopkResult<T, Index> device_topk(const std::vector<T>& v, std::size_t rows, cons
   RXM_CUDA_CHECK(cudaMemset(out_v.data(), 0xA5, places * sizeof(T)));
   RXM_CUDA_CHECK(cudaMemset(out_i.data(), 0xA5, places * sizeof(Index)));
   device::TopkProblem p;
-  p.type = key_type_v<T>, p.values = d.data() + t.skip, p.total = n, p.rows = rows, p.k = k, p.options = o;
+  p.type = key_type_v<T>, p.values = d.data() + run.skip, p.total = n, p.rows = rows, p.k = k, p.options = o;
   if (offsets.empty()) {
     p.row_length = n / rows, p.max_row_length = n / rows;
   } else {
@@ -90,10 +83,7 @@ TopkResult<T, Index> device_topk(const std::vector<T>& v, std::size_t rows, cons
     p.max_row_length = longest;
   }
   p.out_values = out_v.data(), p.out_indices = out_i.data();
-  p.start = t.start, p.delegate_log2 = t.alpha, p.block_select = t.block, p.delegate_beta = t.beta;
-  p.delegate_vector_loads = t.vector_loads, p.debug_checks = t.debug, p.delegate_block_select = t.delegate_block;
-  p.delegate_select_full_grid = t.delegate_full_grid;
-  p.delegate_pass_five_blocks = t.five_blocks, p.sample_select = t.sample;
+  p.tuning = run.tuning, p.debug_checks = run.debug_checks;
   p.index_bytes = sizeof(Index);
   if (!caller.empty()) p.input_indices = d_caller.data();
   const std::size_t bytes = device::topk_temp_bytes(p, 0);

@@ -238,7 +238,8 @@ TEST(GpuTopk, BadInput) {
 // and rows that start unaligned (offsets: the scalar path).
 namespace {
 
-using rxm::testing::Tuning;
+using rxm::device::TopkTuning;
+using rxm::testing::DeviceRun;
 using rxm::testing::device_topk;
 
 // Raw bits of a float of type T: class 0 NaN (random payload), 1 zero, 2 subnormal, 3 infinity,
@@ -307,7 +308,6 @@ const rxm::TopkOptions fold_options[] = {{.largest = true},
 template <class T>
 void check_delegate_folds(std::size_t n, std::vector<int> alphas, std::vector<std::size_t> ks,
                           std::vector<double> negative_shares = {0.1, 0.5, 0.9}) {
-  using rxm::device::TopkStart;
   std::uint64_t seed = test_seed();
   for (double negative_share : negative_shares) {
     const auto v = patterned<T>(n, seed++, negative_share);
@@ -320,19 +320,24 @@ void check_delegate_folds(std::size_t n, std::vector<int> alphas, std::vector<st
           if (k > (n >> alpha)) continue;  // at least k subranges
           // Both delegate selects (one block per row, multi-block passes), both loads, both selects,
           // and both grids of the delegate passes.
-          for (const Tuning t : {Tuning{TopkStart::automatic, alpha, -1, 1, true, false, 1},
-                                 Tuning{TopkStart::automatic, alpha, -1, 1, false, false, 0},
-                                 Tuning{TopkStart::automatic, alpha, 0, 1, true, true, -1},
-                                 Tuning{TopkStart::automatic, alpha, -1, 1, true, false, 0, false},
-                                 Tuning{TopkStart::automatic, alpha, -1, 1, true, false, -1, true, 1},
-                                 Tuning{TopkStart::automatic, alpha, -1, 1, true, false, -1, true, 0}}) {
+          for (const DeviceRun run :
+               {DeviceRun{.tuning = {.delegate_log2 = alpha, .delegate_block_select = 1}},
+                DeviceRun{.tuning = {.delegate_log2 = alpha, .delegate_block_select = 0,
+                                     .delegate_vector_loads = false}},
+                DeviceRun{.tuning = {.delegate_log2 = alpha, .block_select = 0}, .debug_checks = true},
+                DeviceRun{.tuning = {.delegate_log2 = alpha, .delegate_block_select = 0,
+                                     .delegate_select_full_grid = false}},
+                DeviceRun{.tuning = {.delegate_log2 = alpha, .delegate_pass_five_blocks = 1}},
+                DeviceRun{.tuning = {.delegate_log2 = alpha, .delegate_pass_five_blocks = 0}}}) {
+            const TopkTuning& t = run.tuning;
             SCOPED_TRACE(describe(what + " alpha=" + std::to_string(alpha) + " vector=" +
-                                      std::to_string(t.vector_loads) + " block=" + std::to_string(t.block) +
-                                      " delegate_block=" + std::to_string(t.delegate_block) +
-                                      " full_grid=" + std::to_string(t.delegate_full_grid) +
-                                      " five_blocks=" + std::to_string(t.five_blocks),
+                                      std::to_string(t.delegate_vector_loads) + " block=" +
+                                      std::to_string(t.block_select) +
+                                      " delegate_block=" + std::to_string(t.delegate_block_select) +
+                                      " full_grid=" + std::to_string(t.delegate_select_full_grid) +
+                                      " five_blocks=" + std::to_string(t.delegate_pass_five_blocks),
                                   n, k, o));
-            expect_equal(device_topk(v, 1, {}, k, o, t), want);
+            expect_equal(device_topk(v, 1, {}, k, o, run), want);
           }
         }
       }
@@ -344,8 +349,8 @@ void check_delegate_folds(std::size_t n, std::vector<int> alphas, std::vector<st
         const auto want = rxm::topk_batched(cpu(), std::span<const T>(v), rxm::Rows::from_offsets(offsets), k, o);
         for (bool new_settings : {true, false}) {
           SCOPED_TRACE(new_settings ? "full delegate grid" : "session-3 delegate grid");
-          expect_equal(device_topk(v, 2, offsets, k, o, Tuning{TopkStart::automatic, 4, -1, 1, true, false, 0, new_settings}),
-                       want);
+          const TopkTuning t{.delegate_log2 = 4, .delegate_block_select = 0, .delegate_select_full_grid = new_settings};
+          expect_equal(device_topk(v, 2, offsets, k, o, {t}), want);
         }
       }
   }
@@ -376,7 +381,6 @@ TEST(GpuTopkDelegates, Integers) {
 // and unaligned offset rows of mixed lengths; inputs with ties, NaN and all-equal values.
 TEST(GpuTopkDelegates, RescanAndDelegateGridSwitches) {
   RXM_REQUIRE_GPU();
-  using rxm::device::TopkStart;
   const std::size_t rows = 128, length = std::size_t(1) << 16;
   const std::vector<std::uint64_t> offsets = {0, 3, 70001, 70001, 140000, 209999, 300001, 333333};
   for (const auto& input : rxm::testing::topk_inputs(test_seed())) {
@@ -391,12 +395,13 @@ TEST(GpuTopkDelegates, RescanAndDelegateGridSwitches) {
         const auto want_offsets = rxm::topk_batched(cpu(), std::span<const float>(w), rxm::Rows::from_offsets(offsets), k, o);
         for (int alpha : {3, 4})
           for (bool full_grid : {true, false}) {
-            const Tuning t{TopkStart::automatic, alpha, -1, 1, true, false, 0, full_grid};
+            const DeviceRun run{
+                .tuning = {.delegate_log2 = alpha, .delegate_block_select = 0, .delegate_select_full_grid = full_grid}};
             SCOPED_TRACE(describe(input.name + " alpha=" + std::to_string(alpha) +
                                       " full_grid=" + std::to_string(full_grid),
                                   length, k, o));
-            expect_equal(device_topk(v, rows, {}, k, o, t), want);
-            expect_equal(device_topk(w, offsets.size() - 1, offsets, k, o, t), want_offsets);
+            expect_equal(device_topk(v, rows, {}, k, o, run), want);
+            expect_equal(device_topk(w, offsets.size() - 1, offsets, k, o, run), want_offsets);
           }
       }
   }

@@ -1,5 +1,5 @@
 // The sample-select path of the GPU top-k (src/cuda/topk/topk_sample_select.cuh), forced on
-// (TopkProblem::sample_select = 1) against the CPU reference: every key type, largest and smallest,
+// (TopkTuning::sample_select = 1) against the CPU reference: every key type, largest and smallest,
 // sorted and unsorted, 32- and 64-bit output indices, caller indices, k from 1 to n, inputs with
 // ties, NaN/inf/+-0, sorted and reverse-sorted rows, and rows built against the fixed sample stride
 // so that the device-side fallback (count < k, or count > capacity) runs and must stay exact.
@@ -24,16 +24,12 @@ using rxm::testing::device_topk;
 using rxm::testing::describe;
 using rxm::testing::expect_equal;
 using rxm::testing::test_seed;
-using rxm::testing::Tuning;
+using rxm::testing::DeviceRun;
 
 namespace {
 
 // The sample-select path forced on.
-Tuning sample_on() {
-  Tuning t{rxm::device::TopkStart::automatic, -1, -1};
-  t.sample = 1;
-  return t;
-}
+DeviceRun sample_on() { return {.tuning = {.sample_select = 1}}; }
 
 const rxm::TopkOptions all_options[] = {{.largest = true},
                                         {.largest = false, .sorted = true},
@@ -132,11 +128,11 @@ TEST(GpuTopkSample, UnalignedRow) {
   for (std::size_t k : {std::size_t(1000), std::size_t(65536)})
     for (const auto& o : {all_options[0], all_options[1]}) {
       SCOPED_TRACE(describe("unaligned", kN, k, o));
-      Tuning t = sample_on();
-      t.skip = 1;
-      expect_equal(device_topk(v, 1, {}, k, o, t), rxm::topk(cpu(), v1, k, o));
-      t.skip = 3;
-      expect_equal(device_topk(h, 1, {}, k, o, t), rxm::topk(cpu(), h3, k, o));
+      DeviceRun run = sample_on();
+      run.skip = 1;
+      expect_equal(device_topk(v, 1, {}, k, o, run), rxm::topk(cpu(), v1, k, o));
+      run.skip = 3;
+      expect_equal(device_topk(h, 1, {}, k, o, run), rxm::topk(cpu(), h3, k, o));
     }
 }
 
@@ -171,16 +167,15 @@ TEST(GpuTopkSample, AutomaticAndOffAtLargeK) {
       const rxm::TopkOptions o{};
       const auto want = rxm::topk(cpu(), std::span<const float>(v), k, o);
       for (int sample : {-1, 0}) {
-        Tuning t{rxm::device::TopkStart::automatic, -1, -1};
-        t.sample = sample;
-        t.debug = true;  // every launch checked, and the winner count
+        // Every launch checked, and the winner count.
+        const DeviceRun run{.tuning = {.sample_select = sample}, .debug_checks = true};
         SCOPED_TRACE(describe("f32 " + input.name + " sample_select=" + std::to_string(sample), n, k, o));
-        expect_equal(device_topk(v, 1, {}, k, o, t), want);
+        expect_equal(device_topk(v, 1, {}, k, o, run), want);
         // The path itself: automatic takes sample select at k >= 2^20 only (n < 2^27 here). The
         // problem is only planned, never run: its pointers need only be device memory.
         rxm::device::TopkProblem p;
         p.type = rxm::KeyType::f32, p.total = n, p.rows = 1, p.row_length = n, p.max_row_length = n, p.k = k;
-        p.options = o, p.sample_select = sample;
+        p.options = o, p.tuning = run.tuning;
         p.values = placeholder.data(), p.out_values = placeholder.data(), p.out_indices = placeholder.data();
         const bool expect_sample = sample == -1 && k >= (std::size_t(1) << 20);
         EXPECT_EQ(std::string(rxm::device::topk_path_name(p, 0)) == "sample-select", expect_sample)

@@ -6,7 +6,7 @@
 // one-block select and the multi-block passes. Inputs: narrow ranges sharing high bits
 // (U[128.6,128.7], U[0.6,0.7]), NaN/inf present, every bit pattern, and values that collide after
 // the subtraction (the sample is huge, so distinct originals round to one scaled value).
-// Also GpuTopkBeta: Dr. Top-k's beta > 1 delegates per subrange (TopkProblem::delegate_beta).
+// Also GpuTopkBeta: Dr. Top-k's beta > 1 delegates per subrange (TopkTuning::delegate_beta).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,7 +29,7 @@ using rxm::device::TopkStart;
 using rxm::testing::test_seed;
 using rxm::testing::cpu;
 using rxm::testing::expect_equal;
-using rxm::testing::Tuning;
+using rxm::device::TopkTuning;
 using rxm::testing::device_topk;
 
 namespace {
@@ -47,33 +47,38 @@ const rxm::TopkOptions some_options[] = {{.largest = true, .sorted = false},
                                          {.largest = false, .sorted = true},
                                          {.largest = true, .sorted = true, .include_nan = true}};
 
-const Tuning tunings[] = {
-    {TopkStart::none, 0, -1},           {TopkStart::range_adaptive, 0, -1}, {TopkStart::radik_scaling, 0, -1},
-    {TopkStart::radik_scaling, 0, 0},   {TopkStart::none, -1, -1},          {TopkStart::range_adaptive, -1, 0},
-    {TopkStart::radik_scaling, -1, -1}, {TopkStart::radik_scaling, -1, 0},
+const TopkTuning tunings[] = {
+    {.delegate_log2 = 0, .start = TopkStart::none},
+    {.delegate_log2 = 0, .start = TopkStart::range_adaptive},
+    {.delegate_log2 = 0, .start = TopkStart::radik_scaling},
+    {.delegate_log2 = 0, .block_select = 0, .start = TopkStart::radik_scaling},
+    {.delegate_log2 = -1, .start = TopkStart::none},
+    {.delegate_log2 = -1, .block_select = 0, .start = TopkStart::range_adaptive},
+    {.delegate_log2 = -1, .start = TopkStart::radik_scaling},
+    {.delegate_log2 = -1, .block_select = 0, .start = TopkStart::radik_scaling},
 };
 
 std::string describe(const std::string& what, std::size_t n, std::size_t k, const rxm::TopkOptions& o,
-                     const Tuning& t) {
+                     const TopkTuning& t) {
   return what + " n=" + std::to_string(n) + " k=" + std::to_string(k) + " largest=" + std::to_string(o.largest) +
          " sorted=" + std::to_string(o.sorted) + " nan=" + std::to_string(o.include_nan) + " start=" +
-         name_of(t.start) + " alpha=" + std::to_string(t.alpha) + " block=" + std::to_string(t.block) +
-         " beta=" + std::to_string(t.beta) +
+         name_of(t.start) + " alpha=" + std::to_string(t.delegate_log2) + " block=" + std::to_string(t.block_select) +
+         " beta=" + std::to_string(t.delegate_beta) +
          " seed=" + std::to_string(test_seed());
 }
 
 // Every tuning against the CPU reference for one input of one row.
 template <class T>
 void check_one_row(const std::string& what, const std::vector<T>& v, std::vector<std::size_t> ks,
-                   std::span<const Tuning> tuning_set = tunings) {
+                   std::span<const TopkTuning> tuning_set = tunings) {
   const std::size_t n = v.size();
   for (std::size_t k : ks) {
     if (k < 1 || k > n) continue;
     for (const auto& o : some_options) {
       const auto want = rxm::topk(cpu(), std::span<const T>(v), k, o);
-      for (const Tuning& t : tuning_set) {
+      for (const TopkTuning& t : tuning_set) {
         SCOPED_TRACE(describe(what, n, k, o, t));
-        expect_equal(device_topk(v, 1, {}, k, o, t), want);
+        expect_equal(device_topk(v, 1, {}, k, o, {t}), want);
       }
     }
   }
@@ -141,17 +146,17 @@ TEST(GpuTopkStart, Batches) {
     const std::vector<std::uint64_t> offsets = {0, 0, 3, 1029, 5125, 105125, 205125};
     const auto v = rxm::testing::make_topk_input<float>(input, offsets.back());
     for (std::size_t k : {1, 50, 700})
-      for (const Tuning& t : tunings) {
+      for (const TopkTuning& t : tunings) {
         const rxm::TopkOptions o{};
         SCOPED_TRACE(describe("offsets " + input.name, v.size(), k, o, t));
         const auto want =
             rxm::topk_batched<float, std::int64_t>(cpu(), std::span<const float>(v), rxm::Rows::from_offsets(offsets), k, o);
-        expect_equal(device_topk(v, offsets.size() - 1, offsets, k, o, t), want);
+        expect_equal(device_topk(v, offsets.size() - 1, offsets, k, o, {t}), want);
         const std::size_t rows = 16, length = v.size() / rows;
         const std::vector<float> even(v.begin(), v.begin() + rows * length);
         const auto want_even =
             rxm::topk_batched<float, std::int64_t>(cpu(), std::span<const float>(even), rxm::Rows::uniform(rows, length), k, o);
-        expect_equal(device_topk(even, rows, {}, k, o, t), want_even);
+        expect_equal(device_topk(even, rows, {}, k, o, {t}), want_even);
       }
   }
 }
@@ -161,7 +166,7 @@ TEST(GpuTopkStart, BadInputScalingNeedsF32OrF64) {
   rxm::device::TopkProblem p;
   p.type = rxm::KeyType::f16, p.values = (void*)1, p.total = 100, p.rows = 1, p.row_length = 100;
   p.max_row_length = 100, p.k = 5, p.out_values = (void*)1, p.out_indices = (void*)1;
-  p.start = TopkStart::radik_scaling;
+  p.tuning.start = TopkStart::radik_scaling;
   try {
     (void)rxm::device::topk_temp_bytes(p, 0);
     FAIL() << "expected an error for RadiK's scaling on f16";
@@ -189,9 +194,13 @@ TEST(GpuTopkSmall, StartChoices) {
 // beta = 2 and 4 delegates per subrange: automatic alpha, alpha = 5 (32-element subranges, the
 // smallest beta > 1 takes) and 8; one-block and multi-block selects. Row lengths leave a last
 // subrange with fewer than beta elements (4097, 4099: empty slots), ties everywhere.
-const Tuning beta_tunings[] = {
-    {TopkStart::automatic, -1, -1, 2}, {TopkStart::automatic, -1, 0, 4}, {TopkStart::automatic, 5, -1, 4},
-    {TopkStart::automatic, 5, 0, 2},   {TopkStart::automatic, 8, -1, 2}, {TopkStart::radik_scaling, 5, -1, 4},
+const TopkTuning beta_tunings[] = {
+    {.delegate_log2 = -1, .delegate_beta = 2},
+    {.delegate_log2 = -1, .block_select = 0, .delegate_beta = 4},
+    {.delegate_log2 = 5, .delegate_beta = 4},
+    {.delegate_log2 = 5, .block_select = 0, .delegate_beta = 2},
+    {.delegate_log2 = 8, .delegate_beta = 2},
+    {.delegate_log2 = 5, .start = TopkStart::radik_scaling, .delegate_beta = 4},
 };
 
 TEST(GpuTopkBeta, F32) {
@@ -207,7 +216,7 @@ TEST(GpuTopkBeta, F32) {
 
 TEST(GpuTopkBeta, F16AndBatches) {
   RXM_REQUIRE_GPU();
-  const Tuning no_scaling[] = {beta_tunings[0], beta_tunings[1], beta_tunings[2], beta_tunings[3]};
+  const TopkTuning no_scaling[] = {beta_tunings[0], beta_tunings[1], beta_tunings[2], beta_tunings[3]};
   for (const auto& input : rxm::testing::topk_inputs(test_seed())) {
     if (input.name != "uniform" && input.name != "few-distinct" && input.name != "specials") continue;
     const auto h = rxm::testing::make_topk_input<rxm::half_t>(input, 70001);
@@ -215,12 +224,12 @@ TEST(GpuTopkBeta, F16AndBatches) {
     const std::vector<std::uint64_t> offsets = {0, 0, 3, 4100, 8197, 108197, 208197};
     const auto v = rxm::testing::make_topk_input<float>(input, offsets.back());
     for (std::size_t k : {1, 50, 700})
-      for (const Tuning& t : beta_tunings) {
+      for (const TopkTuning& t : beta_tunings) {
         const rxm::TopkOptions o{};
         SCOPED_TRACE(describe("offsets " + input.name, v.size(), k, o, t));
         const auto want =
             rxm::topk_batched<float, std::int64_t>(cpu(), std::span<const float>(v), rxm::Rows::from_offsets(offsets), k, o);
-        expect_equal(device_topk(v, offsets.size() - 1, offsets, k, o, t), want);
+        expect_equal(device_topk(v, offsets.size() - 1, offsets, k, o, {t}), want);
       }
   }
 }
@@ -230,7 +239,7 @@ TEST(GpuTopkBeta, BadBeta) {
   rxm::device::TopkProblem p;
   p.type = rxm::KeyType::f32, p.values = (void*)1, p.total = 100, p.rows = 1, p.row_length = 100;
   p.max_row_length = 100, p.k = 5, p.out_values = (void*)1, p.out_indices = (void*)1;
-  p.delegate_beta = 3;
+  p.tuning.delegate_beta = 3;
   try {
     (void)rxm::device::topk_temp_bytes(p, 0);
     FAIL() << "expected an error for delegate_beta = 3";

@@ -39,6 +39,49 @@ enum class TopkStart {
   radik_scaling,
 };
 
+// The top-k's tuning knobs, declared once: tests and benchmarks set fields of a TopkTuning and pass
+// it in TopkProblem::tuning; the plan (src/cuda/topk/topk_device.cu) reads them. Every setting
+// gives the same, exact result (topk.hpp's semantics); only the path and its cost differ. The
+// defaults are the automatic choices measured on an H200 (src/cuda/topk/NOTES.md): a default
+// TopkTuning is what rxm::topk runs.
+struct TopkTuning {
+  // log2 of the delegate subrange (Dr. Top-k's alpha); -1 chooses it from the row length and k,
+  // 0 turns the delegate filter off (radix select alone).
+  int delegate_log2 = -1;
+  // The one-block-per-row select (k <= 2048): -1 chooses it (rows with delegates of at least 2^15
+  // values, raw rows of at most 2^14: the H200 rows sweep), 0 never, 1 whenever k <= 2048.
+  int block_select = -1;
+  // The delegate select (after the delegate pass) in one block per row: -1 chooses it (rows of at
+  // most kBlockDelegateSelectMax delegates, topk_plan_gpu.hpp), 0 never (multi-block passes),
+  // 1 always. Used with one delegate per subrange only.
+  int delegate_block_select = -1;
+  // 16-byte loads in the delegate pass where a row is 16-byte aligned (true), or scalar loads
+  // everywhere (false: the A/B comparison).
+  bool delegate_vector_loads = true;
+  // The delegate select's multi-block passes after the first on the delegate pass's grid (true),
+  // or on about one block per 4096 delegates (false: the A/B).
+  bool delegate_select_full_grid = true;
+  // The delegate pass held to 48 registers so that 5 blocks per SM fit instead of 4 (it spills a
+  // little, in fold branches the measured types do not take). -1 chooses it (16- and 32-bit keys:
+  // faster in every case the H200 timed, f32 and f16/bf16 at k = 16..2^20, sessions 3-4; 64-bit
+  // keys untimed, so unbounded), 0 never, 1 always.
+  int delegate_pass_five_blocks = -1;
+  // The sample-select path for single rows (src/cuda/topk/topk_sample_select.cuh): a strided
+  // sample bounds the k-th rank, one read compacts the elements above the bound in index order,
+  // the select and a stable filter finish without a sort. -1 chooses it (one row of at least
+  // kSampleSelectMinRow values with k >= kSampleSelectMinK, or of 32-bit keys with
+  // kSampleSelectMinRow32 / kSampleSelectMinK32, topk_plan_gpu.hpp), 0 never, 1 for every single
+  // row (rows == 1, no row_offsets, start automatic or none; other problems ignore it). Exact in
+  // every case: a row that defeats the sample falls back on the device to the radix select over
+  // the whole row.
+  int sample_select = -1;
+  // Where the select starts (see TopkStart).
+  TopkStart start = TopkStart::automatic;
+  // Delegates per subrange (Dr. Top-k's beta): 1, 2 or 4; beta > 1 is used where the subrange has
+  // at least 32 elements (alpha >= 5), else 1.
+  int delegate_beta = 1;
+};
+
 struct TopkProblem {
   KeyType type = KeyType::f32;
   const void* values = nullptr;             // device memory, `total` elements
@@ -53,42 +96,8 @@ struct TopkProblem {
   const void* input_indices = nullptr;      // device memory, `total` entries of index_bytes, or null
   void* out_values = nullptr;               // device memory, rows * k values
   void* out_indices = nullptr;              // device memory, rows * k indices
-  // Tuning (benchmarks, tests): log2 of the delegate subrange (Dr. Top-k's alpha); -1 chooses it
-  // from the row length and k, 0 turns the delegate filter off (radix select alone).
-  int delegate_log2 = -1;
-  // Tuning (benchmarks, tests): the one-block-per-row select (k <= 2048): -1 chooses it (rows with
-  // delegates of at least 2^15 values, raw rows of at most 2^14: the H200 rows sweep), 0 never,
-  // 1 whenever k <= 2048.
-  int block_select = -1;
-  // Tuning (benchmarks, tests): the delegate select (after the delegate pass) in one block per row:
-  // -1 chooses it (rows of at most kBlockDelegateSelectMax delegates, topk_plan_gpu.hpp), 0 never
-  // (multi-block passes), 1 always. Used with one delegate per subrange only.
-  int delegate_block_select = -1;
-  // Tuning (benchmarks): 16-byte loads in the delegate pass where a row is 16-byte aligned (true),
-  // or scalar loads everywhere (false: the A/B comparison).
-  bool delegate_vector_loads = true;
-  // Tuning (benchmarks, tests): the delegate select's multi-block passes after the first on the
-  // delegate pass's grid (true), or on about one block per 4096 delegates (false: the A/B).
-  bool delegate_select_full_grid = true;
-  // Tuning (benchmarks, tests): the delegate pass held to 48 registers so that 5 blocks per SM fit
-  // instead of 4 (it spills a little, in fold branches the measured types do not take). -1
-  // chooses it (16- and 32-bit keys: faster in every case the H200 timed, f32 and f16/bf16 at
-  // k = 16..2^20, sessions 3-4; 64-bit keys untimed, so unbounded), 0 never, 1 always.
-  int delegate_pass_five_blocks = -1;
-  // Tuning (benchmarks, tests): the sample-select path for single rows (src/cuda/topk/
-  // topk_sample_select.cuh): a strided sample bounds the k-th rank, one read compacts the elements
-  // above the bound in index order, the select and a stable filter finish without a sort. -1
-  // chooses it (one row of at least kSampleSelectMinRow values with k >= kSampleSelectMinK, or of
-  // 32-bit keys with kSampleSelectMinRow32 / kSampleSelectMinK32,
-  // topk_plan_gpu.hpp), 0 never, 1 for every single row (rows == 1, no row_offsets, start automatic
-  // or none; other problems ignore it). Exact in every case: a row that defeats the sample falls
-  // back on the device to the radix select over the whole row.
-  int sample_select = -1;
-  // Tuning (benchmarks, tests): where the select starts (see TopkStart).
-  TopkStart start = TopkStart::automatic;
-  // Tuning (benchmarks, tests): delegates per subrange (Dr. Top-k's beta): 1, 2 or 4; beta > 1 is
-  // used where the subrange has at least 32 elements (alpha >= 5), else 1.
-  int delegate_beta = 1;
+  // How it runs (benchmarks, tests set it; the defaults are the automatic choices).
+  TopkTuning tuning;
   // Debugging: synchronize and check after every launch (naming the stage that failed), and check
   // that every row selected exactly min(k, length) winners. Never set by default (the entry then
   // synchronizes); rxm::topk sets it from the environment variable RXM_TOPK_DEBUG=1.

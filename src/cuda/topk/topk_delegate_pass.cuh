@@ -294,7 +294,7 @@ template <class U> __device__ __forceinline__ void delegate_pass_body(const Para
   close_tally(p, r, tally);
 }
 template <class U> __global__ void __launch_bounds__(kThreads) delegate_pass(Params<U> p) { delegate_pass_body(p); }
-// The same pass held to 48 registers (5 blocks per SM instead of 4; TopkProblem::
+// The same pass held to 48 registers (5 blocks per SM instead of 4; TopkTuning::
 // delegate_pass_five_blocks): ptxas (sm_90) spills 236-684 bytes per thread there (40 registers,
 // 6 blocks: 524-2072), yet the H200 measured it faster for f32 and f16/bf16 at every k timed
 // (sessions 3 and 4, NOTES.md): the default for 16- and 32-bit keys since session 4.
@@ -321,7 +321,7 @@ template <class U> __device__ __forceinline__ Best<U> best_over_lanes(Best<U> b,
   return b;
 }
 
-// Dr. Top-k's beta > 1 (opt-in: TopkProblem::delegate_beta; used when alpha >= 5): the best beta
+// Dr. Top-k's beta > 1 (opt-in: TopkTuning::delegate_beta; used when alpha >= 5): the best beta
 // elements (rank, lowest index) of every subrange, at slots sub * beta + j, best first. A warp per
 // subrange with scalar loads in index order; each lane keeps its own best beta (sorted insertion),
 // then beta rounds of a warp arg-max, the winning lane advancing its head. The k-th best delegate

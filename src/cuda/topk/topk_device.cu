@@ -129,19 +129,21 @@ FilterGrid filter_grid(int device, int W) {
           int(resident_grid(device, W, GridQuery::compact_read))};
 }
 
-// Whether a problem takes the sample-select path (TopkProblem::sample_select).
+// Whether a problem takes the sample-select path (TopkTuning::sample_select).
 bool takes_sample_select(const device::TopkProblem& pr) {
+  const device::TopkTuning& tuning = pr.tuning;
   const bool single = pr.rows == 1 && !pr.row_offsets &&
-                      (pr.start == device::TopkStart::automatic || pr.start == device::TopkStart::none);
-  if (!single || pr.sample_select == 0) return false;
+                      (tuning.start == device::TopkStart::automatic || tuning.start == device::TopkStart::none);
+  if (!single || tuning.sample_select == 0) return false;
   const bool any_width = pr.k >= kSampleSelectMinK && pr.row_length >= kSampleSelectMinRow;
   const bool wide_32 = size_of(pr.type) == 4 && pr.k >= kSampleSelectMinK32 && pr.row_length >= kSampleSelectMinRow32;
-  return pr.sample_select == 1 || any_width || wide_32;
+  return tuning.sample_select == 1 || any_width || wide_32;
 }
 
 }  // namespace
 
 GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
+  const device::TopkTuning& tuning = pr.tuning;
   GpuPlan g;
   const int width = int(size_of(pr.type));
   g.key_bytes = std::size_t(width);
@@ -150,24 +152,25 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
   g.k = pr.k;
   g.max_len = pr.row_offsets ? pr.max_row_length : pr.row_length;
   g.IB = g.max_len > 1 ? int(std::bit_width(std::uint64_t(g.max_len - 1))) : 0;
-  g.alpha = pr.delegate_log2 < 0 ? choose_alpha(g.max_len, pr.k) : std::min(pr.delegate_log2, 20);
+  g.alpha = tuning.delegate_log2 < 0 ? choose_alpha(g.max_len, pr.k) : std::min(tuning.delegate_log2, 20);
   g.digit_bits = pr.rows > 64 ? 8 : kMaxDigitBits;
-  g.beta = g.alpha >= 5 ? pr.delegate_beta : 1;  // delegate_pass_top_beta: a warp per subrange
+  g.beta = g.alpha >= 5 ? tuning.delegate_beta : 1;  // delegate_pass_top_beta: a warp per subrange
   // The one-block select: where every row's source is small (a delegate row's candidates, or a
   // short raw row; rows shorter than kMinDelegateRow are raw in a delegate plan too).
   const bool block_select_pays =
       g.alpha > 0 ? g.max_len >= kBlockSelectMinDelegateRow : g.max_len <= kBlockSelectMaxRow;
   g.block_select = pr.k <= std::size_t(kBlockSelectMaxK) &&
-                   (pr.block_select == 1 || (pr.block_select < 0 && block_select_pays));
+                   (tuning.block_select == 1 || (tuning.block_select < 0 && block_select_pays));
   const std::uint64_t delegates_per_row = g.alpha ? (g.max_len >> g.alpha) + 1 : 0;
   g.block_delegate_select = g.alpha && g.beta == 1 &&
-                            (pr.delegate_block_select == 1 ||
-                             (pr.delegate_block_select < 0 && delegates_per_row <= kBlockDelegateSelectMax));
+                            (tuning.delegate_block_select == 1 ||
+                             (tuning.delegate_block_select < 0 && delegates_per_row <= kBlockDelegateSelectMax));
   // One wave of the delegate pass (the kernel that reads everything): as many blocks as fit on the
   // device at once, split evenly over the rows, rounded DOWN. (Up to session 3: 8 blocks per SM,
   // rounded up per row, so 64 rows got 17 x 64 = 1088 blocks for 1056 places: a second wave of
   // 32 blocks, each with a full block's share of the row, nearly doubled the pass.)
-  g.five_blocks = g.beta == 1 && (pr.delegate_pass_five_blocks == 1 || (pr.delegate_pass_five_blocks < 0 && g.W <= 32));
+  g.five_blocks = g.beta == 1 && (tuning.delegate_pass_five_blocks == 1 ||
+                                  (tuning.delegate_pass_five_blocks < 0 && g.W <= 32));
   const std::uint64_t target_blocks = resident_blocks(device, g.W, g.five_blocks);
   const std::uint64_t per_row = std::max<std::uint64_t>(1, target_blocks / pr.rows);
   g.grid_x = unsigned(std::max<std::uint64_t>(1, std::min<std::uint64_t>(per_row, (g.max_len + 4095) / 4096)));
@@ -262,8 +265,8 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
   // Offsets within the subrange: beta > 1 only (a beta = 1 delegate stands for its subrange's start).
   g.off_delegate_off = take(g.beta > 1 ? delegate_count * sizeof(std::uint32_t) : 0);
   g.off_row_max = take(pr.rows * sizeof(unsigned long long));
-  g.off_row_min = take(pr.start == device::TopkStart::range_adaptive ? pr.rows * sizeof(unsigned long long) : 0);
-  g.off_sstate = take(pr.start == device::TopkStart::radik_scaling ? pr.rows * state_bytes : 0);
+  g.off_row_min = take(tuning.start == device::TopkStart::range_adaptive ? pr.rows * sizeof(unsigned long long) : 0);
+  g.off_sstate = take(tuning.start == device::TopkStart::radik_scaling ? pr.rows * state_bytes : 0);
   g.off_cand_rank = take(pr.rows * g.cand_cap * g.key_bytes);
   g.off_cand_idx = take(pr.rows * g.cand_cap * sizeof(std::uint64_t));
   g.off_cand_count = take(pr.rows * sizeof(unsigned long long));
@@ -385,16 +388,17 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
   p.delegates = reinterpret_cast<U*>(base + g.off_delegates);
   p.delegate_off = reinterpret_cast<std::uint32_t*>(base + g.off_delegate_off);
   p.row_max = reinterpret_cast<unsigned long long*>(base + g.off_row_max);
-  p.scaling = pr.start == device::TopkStart::radik_scaling;
-  p.row_min = pr.start == device::TopkStart::range_adaptive ? reinterpret_cast<unsigned long long*>(base + g.off_row_min)
-                                                            : nullptr;
+  const device::TopkStart start = pr.tuning.start;
+  p.scaling = start == device::TopkStart::radik_scaling;
+  p.row_min = start == device::TopkStart::range_adaptive ? reinterpret_cast<unsigned long long*>(base + g.off_row_min)
+                                                         : nullptr;
   p.sstate = p.scaling ? reinterpret_cast<RowState<U>*>(base + g.off_sstate) : nullptr;
-  p.range_start = pr.start == device::TopkStart::automatic || pr.start == device::TopkStart::range_adaptive;
+  p.range_start = start == device::TopkStart::automatic || start == device::TopkStart::range_adaptive;
   p.cand_rank = reinterpret_cast<U*>(base + g.off_cand_rank);
   p.cand_idx = reinterpret_cast<std::uint64_t*>(base + g.off_cand_idx);
   p.cand_count = reinterpret_cast<unsigned long long*>(base + g.off_cand_count);
   p.cand_cap = g.cand_cap;
-  p.vector_loads = pr.delegate_vector_loads;
+  p.vector_loads = pr.tuning.delegate_vector_loads;
   p.qual_list = reinterpret_cast<std::uint64_t*>(base + g.off_qual_list);
   p.qual_count = reinterpret_cast<unsigned long long*>(base + g.off_qual_count);
   // gather_candidates_wide: as many steps per warp and round as spread a row's k x 2^alpha
@@ -440,7 +444,7 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
       // Passes 2+ of the delegate select: on the pass's own grid by default (session 3, second
       // helper: the delegates' maxima share their top bits, so a few bins take every shared atomic;
       // 8x the blocks spread that over every SM), or on one block per ~4096 delegates (the A/B).
-      const dim3 small_grid(pr.delegate_select_full_grid
+      const dim3 small_grid(pr.tuning.delegate_select_full_grid
                                 ? g.grid_x
                                 : unsigned(std::clamp<std::uint64_t>(delegates_per_row / (kThreads * 16), 1, g.grid_x)),
                             unsigned(chunk));
@@ -461,7 +465,7 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
       else gather_candidates_wide<U, false><<<grid, kThreads, 0, stream>>>(c);
       debug.after_launch("gather_candidates_wide");
     }
-    if (pr.start == device::TopkStart::range_adaptive) {  // rows without delegates: one extra read
+    if (start == device::TopkStart::range_adaptive) {  // rows without delegates: one extra read
       row_range<U><<<grid, kThreads, 0, stream>>>(c);
       debug.after_launch("row_range");
       start_from_range<U><<<grid_1d(chunk), 256, 0, stream>>>(c, chunk);
@@ -593,9 +597,10 @@ void check_problem(const TopkProblem& pr) {
   require(pr.index_bytes == 8 || longest <= std::size_t(INT32_MAX),
           "device::topk: rows of up to " + std::to_string(longest) + " values need 64-bit indices",
           "use std::int64_t indices (index_bytes = 8)");
-  require(pr.delegate_beta == 1 || pr.delegate_beta == 2 || pr.delegate_beta == 4,
-          "device::topk: delegate_beta = " + std::to_string(pr.delegate_beta), "use 1, 2 or 4 delegates per subrange");
-  require(pr.start != TopkStart::radik_scaling || pr.type == KeyType::f32 || pr.type == KeyType::f64,
+  const TopkTuning& tuning = pr.tuning;
+  require(tuning.delegate_beta == 1 || tuning.delegate_beta == 2 || tuning.delegate_beta == 4,
+          "device::topk: delegate_beta = " + std::to_string(tuning.delegate_beta), "use 1, 2 or 4 delegates per subrange");
+  require(tuning.start != TopkStart::radik_scaling || pr.type == KeyType::f32 || pr.type == KeyType::f64,
           "device::topk: RadiK's scaling (TopkStart::radik_scaling) on " + std::string(name_of(pr.type)) + " keys",
           "use it with f32 or f64 keys, or another TopkStart");
   require(pr.values && pr.out_values && pr.out_indices, "device::topk: a pointer is null",

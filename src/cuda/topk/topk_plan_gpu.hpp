@@ -33,7 +33,7 @@ constexpr std::uint64_t kBlockSelectMinDelegateRow = std::uint64_t(1) << 15;
 // (16x2^22 k=512: 0.293 vs 0.210; 64x2^22: 0.794 vs 0.719); 2^12 lies between, unmeasured.
 constexpr std::uint64_t kBlockDelegateSelectMax = std::uint64_t(1) << 12;
 
-// The sample-select path's automatic choice (TopkProblem::sample_select = -1): single rows of at
+// The sample-select path's automatic choice (TopkTuning::sample_select = -1): single rows of at
 // least kSampleSelectMinRow values with k >= kSampleSelectMinK (every width: the rule of session
 // 4's first round), and 32-bit keys in rows of at least kSampleSelectMinRow32 with k >=
 // kSampleSelectMinK32. Measured (H200, round 2, binaries of 021b82b, f32 n = 2^28, bench_topk
@@ -51,7 +51,7 @@ struct GpuPlan {
   int W = 32, IB = 0, alpha = 0, beta = 1, digit_bits = 11;
   bool block_select = false;
   bool block_delegate_select = false;
-  bool five_blocks = false;  // the delegate pass at 5 blocks per SM (TopkProblem::delegate_pass_five_blocks)
+  bool five_blocks = false;  // the delegate pass at 5 blocks per SM (TopkTuning::delegate_pass_five_blocks)
   unsigned grid_x = 1;
   std::uint64_t cand_cap = 0;
   // Sample select (topk_sample_select.cuh): the sample's size, the bound's sample rank and
