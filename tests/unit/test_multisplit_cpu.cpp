@@ -86,7 +86,7 @@ template <class K> void every_bucket_function(rxm::Context& ctx, std::size_t n, 
       check_against_reference<K, std::uint32_t>(ctx, keys, digit, digit.num_buckets());
     }
   }
-  for (std::uint32_t m : {1u, 3u, 33u, 257u}) {
+  for (std::uint32_t m : bucket_counts) {  // u16/u32/u64 splitters at m = 65536: tables of 128 KB and more
     auto sample = sorted_sample(keys, 2, seed + m);
     K lo = sample[0], hi = sample[1];
     if constexpr (rxm::key_traits<K>::is_float) {  // finite bounds (random bit patterns hold NaN, inf)
