@@ -3,6 +3,11 @@
 // on the context's first device). Checked mode runs the counting pass first and reads the first
 // bad index back before anything is written, so outputs stay untouched on error. Radix digits of
 // the raw bits go through the digit split instead (CUB's pass for wide digits; splits_raw_digit).
+// Every device buffer of a call (temp, the bad-index word, the offsets, the splitter table, the
+// staging copies of host-resident data) comes from the context's scratch pool for the device
+// (cuda/runtime/scratch.hpp): reused from call to call and stream-ordered, where cudaMalloc and
+// cudaFree (which synchronizes the device) cost every call. Hence every copy into them is queued
+// on the context's stream too.
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -13,6 +18,7 @@
 #include "cuda/multisplit/runtime_buckets.cuh"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
+#include "cuda/runtime/scratch.hpp"
 #include "radixmesh/device/multisplit.cuh"
 #include "radixmesh/memory.hpp"
 #include "radixmesh/multisplit.hpp"
@@ -49,10 +55,11 @@ template <class U> bool splits_raw_digit(const MultisplitArgs& args, const cuda:
 }
 
 template <class U, int ValueBytes>
-BadBucket run_on_device(cudaStream_t stream, int device, const MultisplitArgs& args,
+BadBucket run_on_device(const CudaResources::PerDevice& device, const MultisplitArgs& args,
                         const cuda::RuntimeBuckets<U>& buckets, const U* keys_in, U* keys_out, const void* values_in,
                         void* values_out, std::uint32_t* offsets) {
   namespace ms = device::multisplit_detail;
+  cudaStream_t stream = device.stream;
   std::size_t temp_bytes = 0;
   if (splits_raw_digit(args, buckets)) {
     auto split = [&](void* temp) {
@@ -61,14 +68,14 @@ BadBucket run_on_device(cudaStream_t stream, int device, const MultisplitArgs& a
           offsets, stream)));
     };
     split(nullptr);
-    DeviceBuffer temp(device, temp_bytes);
+    ScratchBuffer temp(device, temp_bytes);
     split(temp.data());
     return {};
   }
   RXM_CUDA_CHECK((ms::multisplit<U, ValueBytes>(nullptr, temp_bytes, keys_in, keys_out, values_in, values_out, args.n,
                                                 buckets, args.m, offsets, stream, nullptr)));
-  DeviceBuffer temp(device, temp_bytes), bad(device, sizeof(unsigned long long));
-  auto* bad_index = static_cast<unsigned long long*>(bad.data());
+  ScratchBuffer temp(device, temp_bytes), bad(device, sizeof(unsigned long long));
+  auto* bad_index = bad.as<unsigned long long>();
   if (args.checked) {  // count first, then look: nothing is written before the check passes
     RXM_CUDA_CHECK((ms::multisplit<U, 0>(temp.data(), temp_bytes, keys_in, nullptr, nullptr, nullptr, args.n, buckets,
                                          args.m, nullptr, stream, bad_index)));
@@ -110,10 +117,8 @@ BadBucket multisplit_width(Context& ctx, const MultisplitArgs& args, const Bucke
   require(offsets_device < 0 || offsets_device == device, "multisplit: bucket_offsets is on another device",
           "put bucket_offsets in host memory or on the keys' device");
 
-  CudaResources& resources = cuda_resources(ctx);
-  cudaStream_t stream = nullptr;
-  for (const auto& d : resources.devices)
-    if (d.device == device) stream = d.stream;
+  const CudaResources::PerDevice& resources = cuda_resources(ctx).of_device(device);
+  cudaStream_t stream = resources.stream;
   DeviceGuard guard(device);
 
   cuda::RuntimeBuckets<U> buckets;
@@ -126,7 +131,7 @@ BadBucket multisplit_width(Context& ctx, const MultisplitArgs& args, const Bucke
   buckets.delta_reciprocal = buckets::detail::delta_reciprocal(spec.delta_width);
   buckets.delta_lo_value = spec.delta_lo_value;
   buckets.delta_scale = spec.delta_scale;
-  DeviceBuffer splitters;
+  ScratchBuffer splitters;
   if (spec.kind == BucketSpec::Kind::splitters && args.m > 1) {
     std::vector<U> encoded(args.m - 1);
     buckets.with_type([&](auto tag) {
@@ -135,15 +140,17 @@ BadBucket multisplit_width(Context& ctx, const MultisplitArgs& args, const Bucke
       for (std::size_t i = 0; i < encoded.size(); ++i) encoded[i] = encode_key(raw[i]);
       return 0u;
     });
-    splitters = DeviceBuffer(device, encoded.size() * sizeof(U));
-    RXM_CUDA_CHECK(cudaMemcpy(splitters.data(), encoded.data(), encoded.size() * sizeof(U), cudaMemcpyHostToDevice));
+    splitters = ScratchBuffer(resources, encoded.size() * sizeof(U));
+    RXM_CUDA_CHECK(cudaMemcpyAsync(splitters.data(), encoded.data(), encoded.size() * sizeof(U),
+                                   cudaMemcpyHostToDevice, stream));
+    RXM_CUDA_CHECK(cudaStreamSynchronize(stream));  // `encoded` dies at the end of this block
     buckets.encoded_splitters = static_cast<const U*>(splitters.data());
     buckets.splitter_count = args.m - 1;
   }
 
   // Device copies of host-resident data (pinned staging at full PCIe speed).
   const std::size_t key_bytes = args.n * sizeof(U), value_bytes = args.n * args.value_bytes;
-  DeviceBuffer keys_in_d, keys_out_d, values_in_d, values_out_d, offsets_d(device, (std::size_t(args.m) + 1) * 4);
+  ScratchBuffer keys_in_d, keys_out_d, values_in_d, values_out_d, offsets_d(resources, (std::size_t(args.m) + 1) * 4);
   PinnedBuffer staging;
   const U* keys_in = static_cast<const U*>(args.keys_in);
   U* keys_out = static_cast<U*>(args.keys_out);
@@ -151,8 +158,8 @@ BadBucket multisplit_width(Context& ctx, const MultisplitArgs& args, const Bucke
   void* values_out = args.values_out;
   if (in_device < 0 && args.n > 0) {
     staging = PinnedBuffer(key_bytes > value_bytes ? key_bytes : value_bytes);
-    auto upload = [&](DeviceBuffer& to, const void* from, std::size_t bytes) {
-      to = DeviceBuffer(device, bytes);
+    auto upload = [&](ScratchBuffer& to, const void* from, std::size_t bytes) {
+      to = ScratchBuffer(resources, bytes);
       std::memcpy(staging.data(), from, bytes);
       RXM_CUDA_CHECK(cudaMemcpyAsync(to.data(), staging.data(), bytes, cudaMemcpyHostToDevice, stream));
       RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -160,22 +167,22 @@ BadBucket multisplit_width(Context& ctx, const MultisplitArgs& args, const Bucke
     upload(keys_in_d, args.keys_in, key_bytes);
     keys_in = static_cast<const U*>(keys_in_d.data());
     if (!histogram_only) {
-      keys_out_d = DeviceBuffer(device, key_bytes);
+      keys_out_d = ScratchBuffer(resources, key_bytes);
       keys_out = static_cast<U*>(keys_out_d.data());
     }
     if (args.value_bytes != 0) {
       upload(values_in_d, args.values_in, value_bytes);
-      values_out_d = DeviceBuffer(device, value_bytes);
+      values_out_d = ScratchBuffer(resources, value_bytes);
       values_in = values_in_d.data();
       values_out = values_out_d.data();
     }
   }
-  auto* offsets32 = static_cast<std::uint32_t*>(offsets_d.data());
+  auto* offsets32 = offsets_d.as<std::uint32_t>();
   BadBucket bad;
   switch (args.value_bytes) {
-    case 0: bad = run_on_device<U, 0>(stream, device, args, buckets, keys_in, keys_out, nullptr, nullptr, offsets32); break;
-    case 4: bad = run_on_device<U, 4>(stream, device, args, buckets, keys_in, keys_out, values_in, values_out, offsets32); break;
-    default: bad = run_on_device<U, 8>(stream, device, args, buckets, keys_in, keys_out, values_in, values_out, offsets32); break;
+    case 0: bad = run_on_device<U, 0>(resources, args, buckets, keys_in, keys_out, nullptr, nullptr, offsets32); break;
+    case 4: bad = run_on_device<U, 4>(resources, args, buckets, keys_in, keys_out, values_in, values_out, offsets32); break;
+    default: bad = run_on_device<U, 8>(resources, args, buckets, keys_in, keys_out, values_in, values_out, offsets32); break;
   }
   if (bad.found()) return bad;
 
@@ -190,7 +197,7 @@ BadBucket multisplit_width(Context& ctx, const MultisplitArgs& args, const Bucke
     std::memcpy(args.offsets, offsets_wide.data(), offsets_wide.size() * sizeof(std::size_t));
 
   if (in_device < 0 && args.n > 0 && !histogram_only) {
-    auto download = [&](void* to, const DeviceBuffer& from, std::size_t bytes) {
+    auto download = [&](void* to, const ScratchBuffer& from, std::size_t bytes) {
       RXM_CUDA_CHECK(cudaMemcpyAsync(staging.data(), from.data(), bytes, cudaMemcpyDeviceToHost, stream));
       RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
       std::memcpy(to, staging.data(), bytes);
