@@ -196,7 +196,10 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
     V values[items];
     load_blocked<K, items>(stage, keys);
     if constexpr (ValueBytes != 0) load_blocked<V, items>(value_stage, values);
-    std::uint32_t id_and_rank[items];  // id | rank among the thread's keys of the id << 8
+    // Per key: the index of its id's 16-bit slot in the slot view, from the thread's own first
+    // (bits 0-13), its rank among the thread's keys of the id (bits 16-23) and, where the ids are
+    // stored, the id (bits 24-31): the placement then reads the slot with one 16-bit load.
+    std::uint32_t slot_at[items];
     auto rank = [&](auto full_tile) {
 #pragma unroll
       for (int j = 0; j < items; ++j) {
@@ -207,7 +210,8 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
         std::uint32_t old = 0;
         if (decltype(full_tile)::value || threadIdx.x * items + j < valid)
           old = atomicAdd(&my_counters[row * block_threads], 1u << shift);
-        id_and_rank[j] = id | (((old >> shift) & (byte_counts ? 0xFFu : 0xFFFFu)) << 8);
+        const std::uint32_t slot_index = (id & (Words - 1)) * 2 * block_threads + (id >> half_shift);
+        slot_at[j] = slot_index | ((old >> shift) & (byte_counts ? 0xFFu : 0xFFFFu)) << 16 | (store_ids ? id << 24 : 0);
       }
     };
     if (valid == tile) rank(std::true_type{});
@@ -270,17 +274,22 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
       slot_shift[threadIdx.x] = running - start;
       running += start_of(threadIdx.x + 1) - start;
     }
+    // Slot view as 16-bit halves (little-endian: word w's low half is half 2 w).
+    const std::uint16_t* const my_slots = reinterpret_cast<const std::uint16_t*>(my_counters);
+    auto place = [&](auto full_tile) {  // full tiles without the per-key bound
 #pragma unroll
-    for (int j = 0; j < items; ++j) {
-      if (valid == tile || threadIdx.x * items + j < valid) {
-        const std::uint32_t id = id_and_rank[j] & 0xFFu;
-        const std::uint32_t word = my_counters[(id & (Words - 1)) * block_threads];
-        const std::uint32_t to = ((word >> ((id >> half_shift) << 4)) & 0xFFFFu) + (id_and_rank[j] >> 8);
-        stage[to] = keys[j];
-        if constexpr (ValueBytes != 0) value_stage[to] = values[j];
-        if constexpr (store_ids) slot_id[to] = std::uint8_t(id);
+      for (int j = 0; j < items; ++j) {
+        if (decltype(full_tile)::value || threadIdx.x * items + j < valid) {
+          const std::uint32_t rank = store_ids ? (slot_at[j] >> 16) & 0xFFu : slot_at[j] >> 16;
+          const std::uint32_t to = my_slots[slot_at[j] & 0xFFFFu] + rank;
+          stage[to] = keys[j];
+          if constexpr (ValueBytes != 0) value_stage[to] = values[j];
+          if constexpr (store_ids) slot_id[to] = std::uint8_t(slot_at[j] >> 24);
+        }
       }
-    }
+    };
+    if (valid == tile) place(std::true_type{});
+    else place(std::false_type{});
     __syncthreads();  // the tile sorted by id; slot_shift; every counter read
     zero_counts();    // step 7 (ordered before the next tile's atomics by its first barrier)
 
@@ -288,26 +297,30 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
     // each key takes its bucket's from it by a shuffle: one shared read per thread and tile
     // instead of one per key (session 6).
     const std::uint32_t lane_shift = slot_shift[(threadIdx.x % 32) & (2 * Words - 1)];
-    K* const keys_out = p.keys_out + threadIdx.x;  // + shift of the slot's id + j * 256
+    K* const keys_out = p.keys_out + threadIdx.x;  // + j * 256 + shift of the slot's id
     V* const values_out = ValueBytes != 0 ? static_cast<V*>(p.values_out) + threadIdx.x : nullptr;
+    auto write_out = [&](auto full_tile) {  // full tiles without the per-slot bound
 #pragma unroll
-    for (int j = 0; j < items; ++j) {
-      const std::uint32_t slot = j * block_threads + threadIdx.x;
-      const bool in_tile = valid == tile || slot < valid;
-      K key{};
-      std::uint32_t id = 0;
-      if (in_tile) {
-        key = stage[slot];
-        if constexpr (store_ids) id = slot_id[slot];
-        else id = id_of(key);
+      for (int j = 0; j < items; ++j) {
+        const std::uint32_t slot = j * block_threads + threadIdx.x;
+        const bool in_tile = decltype(full_tile)::value || slot < valid;
+        K key{};
+        std::uint32_t id = 0;
+        if (in_tile) {
+          key = stage[slot];
+          if constexpr (store_ids) id = slot_id[slot];
+          else id = id_of(key);
+        }
+        const std::uint32_t shift = __shfl_sync(0xFFFFFFFFu, lane_shift, int(id));  // the whole warp
+        if (in_tile) {
+          // j * 256 is a constant offset of the store; the shift one 32-bit index.
+          (keys_out + j * block_threads)[shift] = key;
+          if constexpr (ValueBytes != 0) (values_out + j * block_threads)[shift] = value_stage[slot];
+        }
       }
-      const std::uint32_t shift = __shfl_sync(0xFFFFFFFFu, lane_shift, int(id));  // the whole warp
-      if (in_tile) {
-        const std::size_t to = std::size_t(shift) + j * block_threads;
-        keys_out[to] = key;
-        if constexpr (ValueBytes != 0) values_out[to] = value_stage[slot];
-      }
-    }
+    };
+    if (valid == tile) write_out(std::true_type{});
+    else write_out(std::false_type{});
   }
 }
 
