@@ -41,6 +41,11 @@
 // digit's bits, old counter word added to the scanned one, no clamp; cf0985a64693) cut the
 // instructions to 46.4 per window but measured 1.008 ms too (0.989 for this kernel in the same
 // run). Both were reverted to this one (NOTES.md, session 5).
+// Session 6 (this kernel): 8-bit counts with the slot layout over the same words (13.4 shared
+// wavefronts per window instead of 14.7), the shift by a shuffle, the slot read as one 16-bit load
+// with a packed index, full-tile loop copies: radix m = 32 keys 0.982-0.985 ms (even with the
+// session-5 kernel), delta m = 32 keys 1.582 (1.600), thread-counter pairs 1-3 % faster; the pass is
+// now balanced between ALU (63 %), the shared pipe (68 %), L2 (74 %) and barriers (NOTES.md).
 #pragma once
 #include <cuda_runtime.h>
 
