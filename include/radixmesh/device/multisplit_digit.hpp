@@ -30,11 +30,12 @@
 // Engines (DigitEngine): our multisplit (radixmesh/device/multisplit.cuh), or CUB's onesweep radix
 // sort restricted to the digit's bit range, which is a stable split by that digit, followed by one
 // binary search per bucket of the output for the offsets (CUB's offset width per shape:
-// cub_uses_wide_offsets in cub_engine.hpp). `automatic` takes CUB on 4- and 8-byte keys for keys-only digits
-// of 7 bits or more and for pairs from 6 bits, where our scatter pass is slower, and ours below
-// (H200, 2^28 u32 uniform, session 5: keys m = 64 ours 1.36 ms against CUB 1.49, m = 256 2.09
+// cub_uses_wide_offsets in cub_engine.hpp). `automatic` takes CUB on 4- and 8-byte keys for keys-only
+// digits of 8 bits or more and for pairs from 6 bits, where our scatter pass is slower, and ours
+// below (H200, 2^28 u32 uniform, session 5: keys m = 64 ours 1.36 ms against CUB 1.49, m = 256 2.09
 // against 1.52; pairs m = 64 ours 2.05 against CUB 1.95, m = 256 3.90 against 2.04; m = 32 keys
-// ours 0.99 against 1.47).
+// ours 0.99 against 1.47; session 6 at 485b627: keys m = 128 ours 1.493 against CUB's pass 1.532,
+// Zipf 1.484 against 1.520; pairs m = 128 ours 2.689 against 1.978).
 // The LSD sort engine forces `own`: it exists to be the multisplit-based sort CUB is compared with.
 #pragma once
 #include <cuda_runtime_api.h>
@@ -49,7 +50,7 @@ namespace radixmesh::cuda {
 template <int KeyBits> using digit_key_t = unsigned_of_size_t<KeyBits / 8>;
 
 enum class DigitEngine { automatic, own, cub_onesweep };
-constexpr int cub_min_digit_bits_keys = 7, cub_min_digit_bits_pairs = 6;
+constexpr int cub_min_digit_bits_keys = 8, cub_min_digit_bits_pairs = 6;
 
 // The engine `automatic` resolves to for a digit of `bits` bits on keys of KeyBits.
 constexpr DigitEngine chosen_digit_engine(DigitEngine engine, int key_bits, int bits, int value_bytes) {
