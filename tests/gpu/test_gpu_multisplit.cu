@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/multisplit_inputs.hpp"
+#include "common/device_copies.hpp"
 #include "common/gpu_skip.hpp"
 #include "common/random_keys.hpp"
 #include "cuda/multisplit/multisplit_digit.hpp"
@@ -25,24 +26,12 @@
 namespace rxm = radixmesh;
 using rxm::testing::random_bit_patterns;
 using rxm::testing::test_seed;
+using rxm::testing::to_host;
+using rxm::testing::to_device;
+using rxm::testing::poisoned;
 
 namespace {
 
-template <class T> std::vector<T> to_host(const T* device, std::size_t n) {
-  std::vector<T> host(n);
-  if (n) RXM_CUDA_CHECK(cudaMemcpy(host.data(), device, n * sizeof(T), cudaMemcpyDeviceToHost));
-  return host;
-}
-template <class T> rxm::DeviceArray<T> to_device(const std::vector<T>& host) {
-  rxm::DeviceArray<T> device(0, host.size());
-  if (!host.empty()) RXM_CUDA_CHECK(cudaMemcpy(device.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return device;
-}
-template <class T> rxm::DeviceArray<T> poisoned(std::size_t n) {
-  rxm::DeviceArray<T> device(0, n);
-  if (n) RXM_CUDA_CHECK(cudaMemset(device.data(), 0xA5, n * sizeof(T)));
-  return device;
-}
 template <class K> bool same_bits(const std::vector<K>& a, const std::vector<K>& b, std::size_t& first_difference) {
   for (std::size_t i = 0; i < a.size(); ++i)
     if (rxm::to_bits(a[i]) != rxm::to_bits(b[i])) { first_difference = i; return false; }

@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/device_copies.hpp"
 #include "common/gpu_skip.hpp"
 #include "common/random_keys.hpp"
 #include "cuda/runtime/cuda_check.hpp"
@@ -28,32 +29,14 @@
 namespace rxm = radixmesh;
 using rxm::testing::random_bit_patterns;
 using rxm::testing::test_seed;
+using rxm::testing::to_host;
+using rxm::testing::to_device;
+using rxm::testing::poisoned;
+using rxm::testing::untouched;
+using rxm::testing::poison_byte;
 
 namespace {
 
-constexpr unsigned char poison_byte = 0xA5;
-
-template <class T> std::vector<T> to_host(const T* device, std::size_t n) {
-  std::vector<T> host(n);
-  if (n) RXM_CUDA_CHECK(cudaMemcpy(host.data(), device, n * sizeof(T), cudaMemcpyDeviceToHost));
-  return host;
-}
-template <class T> rxm::DeviceArray<T> to_device(const std::vector<T>& host) {
-  rxm::DeviceArray<T> device(0, host.size());
-  if (!host.empty()) RXM_CUDA_CHECK(cudaMemcpy(device.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return device;
-}
-template <class T> rxm::DeviceArray<T> poisoned(std::size_t n) {
-  rxm::DeviceArray<T> device(0, n);
-  if (n) RXM_CUDA_CHECK(cudaMemset(device.data(), poison_byte, n * sizeof(T)));
-  return device;
-}
-// Every byte still the poison: nothing was written.
-template <class T> bool untouched(const T* device, std::size_t n) {
-  const auto host = to_host(device, n);
-  const auto* bytes = reinterpret_cast<const unsigned char*>(host.data());
-  return std::all_of(bytes, bytes + n * sizeof(T), [](unsigned char b) { return b == poison_byte; });
-}
 // Keys compared as bits (floats: -0.0 is not +0.0, NaNs compare).
 template <class K> bool same_bits(const std::vector<K>& a, const std::vector<K>& b, std::size_t& first_difference) {
   first_difference = 0;

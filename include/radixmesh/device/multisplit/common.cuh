@@ -136,27 +136,30 @@ __device__ __forceinline__ std::uint32_t lanes_below() {
   return mask;
 }
 
-// Exclusive scan over the block's 256 threads; `total` gets the sum. Two barriers.
-__device__ __forceinline__ std::uint32_t block_exclusive_scan(std::uint32_t x, std::uint32_t* warp_sums,
-                                                              std::uint32_t& total) {
+// Exclusive scan over the block's 256 threads of 32- or 64-bit values (a 64-bit value may hold
+// several lanes of counts that never carry); `total` gets the sum. With ProtectWarpSums, a second
+// barrier lets the next call reuse warp_sums at once; without it (one barrier) the caller's own
+// barriers must order that reuse, which saves one barrier per tile in the thread-counter pass.
+template <class T, bool ProtectWarpSums = true>
+__device__ __forceinline__ T block_exclusive_scan(T x, T* warp_sums, T& total) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  std::uint32_t inclusive = x;
+  T inclusive = x;
 #pragma unroll
   for (int d = 1; d < 32; d *= 2) {
-    const std::uint32_t y = __shfl_up_sync(0xFFFFFFFFu, inclusive, d);
+    const T y = __shfl_up_sync(0xFFFFFFFFu, inclusive, d);
     if (lane >= d) inclusive += y;
   }
   if (lane == 31) warp_sums[warp] = inclusive;
   __syncthreads();
-  std::uint32_t before = 0;
+  T before = 0;
   total = 0;
 #pragma unroll
   for (int w = 0; w < block_warps; ++w) {
-    const std::uint32_t s = warp_sums[w];
+    const T s = warp_sums[w];
     before += w < warp ? s : 0;
     total += s;
   }
-  __syncthreads();
+  if constexpr (ProtectWarpSums) __syncthreads();
   return before + inclusive - x;
 }
 

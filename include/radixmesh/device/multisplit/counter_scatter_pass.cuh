@@ -89,32 +89,6 @@ template <class T, int Items> __device__ __forceinline__ void load_blocked(const
   std::memcpy(out, raw, sizeof out);
 }
 
-// Exclusive scan of a 64-bit value over the block's 256 threads (four 16-bit lanes of counts that
-// never carry); `total` gets the sum. One barrier: unlike block_exclusive_scan (common.cuh) it does
-// not protect warp_sums (block_warps 64-bit words) against the next call, which the scatter pass's
-// own barriers between two tiles' scans do.
-__device__ __forceinline__ std::uint64_t block_exclusive_scan_wide(std::uint64_t x, std::uint64_t* warp_sums,
-                                                                   std::uint64_t& total) {
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  std::uint64_t inclusive = x;
-#pragma unroll
-  for (int d = 1; d < 32; d *= 2) {
-    const std::uint64_t y = __shfl_up_sync(0xFFFFFFFFu, inclusive, d);
-    if (lane >= d) inclusive += y;
-  }
-  if (lane == 31) warp_sums[warp] = inclusive;
-  __syncthreads();
-  std::uint64_t before = 0;
-  total = 0;
-#pragma unroll
-  for (int w = 0; w < block_warps; ++w) {
-    const std::uint64_t s = warp_sums[w];
-    before += w < warp ? s : 0;
-    total += s;
-  }
-  return before + inclusive - x;
-}
-
 template <class F> constexpr bool counter_scatter_stores_ids = !cheap_to_recompute<F>;
 
 // Shared memory of the pass without the functor's table: two tile buffers of keys (and values),
@@ -238,7 +212,7 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
       for (int k = 0; k < rake; ++k) sum += counts[k] = segment[k];
       const std::uint64_t spread = (sum & 0x00FF00FFu) | std::uint64_t((sum >> 8) & 0x00FF00FFu) << 32;
       std::uint64_t total;
-      const std::uint64_t before = block_exclusive_scan_wide(spread, warp_sums, total);
+      const std::uint64_t before = block_exclusive_scan<std::uint64_t, false>(spread, warp_sums, total);
       // Lane totals t0 (ids 0-7), t1 (8-15), t2 (16-23), t3 (24-31); lane b starts after lanes < b.
       const std::uint32_t t0 = std::uint32_t(total) & 0xFFFFu, t2 = std::uint32_t(total) >> 16;
       const std::uint32_t t1 = std::uint32_t(total >> 32) & 0xFFFFu, t3 = std::uint32_t(total >> 48);
