@@ -249,7 +249,7 @@ cudaError_t partition(void* temp, std::size_t& temp_bytes, const K* keys_in, K* 
     temp_bytes = partition_offsets_bytes + pass_bytes;
     return cudaSuccess;
   }
-  if (temp_bytes < partition_offsets_bytes + pass_bytes || keys_out == nullptr) return cudaErrorInvalidValue;
+  if (temp_bytes < partition_offsets_bytes + pass_bytes || (keys_out == nullptr && n != 0)) return cudaErrorInvalidValue;
   auto* offsets = static_cast<std::uint32_t*>(temp);
   status = multisplit<K, ValueBytes>(static_cast<unsigned char*>(temp) + partition_offsets_bytes, pass_bytes, keys_in,
                                      keys_out, values_in, values_out, n, two_way, 2, offsets, stream, nullptr);

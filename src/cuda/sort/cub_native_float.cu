@@ -1,16 +1,13 @@
 // CUB's radix sort on native floating-point keys (native_float.hpp says why), through the same
 // calls as the engine (cub_radix_sort.cuh) with the float key type and a direction.
 // Instantiations, explicitly: key width {16 as __half, 32 as float, 64 as double} x values {none,
-// 32-bit, 64-bit} x {ascending, descending} x {copy, double-buffer} with 32-bit offsets = 36
-// dispatches, plus the keys-only ones again with 64-bit offsets (cub_uses_wide_offsets: CUB's
-// faster tuning for keys-only sorts) = 48. Kept out of cub_engine.cu so that the two compile in
-// parallel.
+// 32-bit, 64-bit} x {ascending, descending} x {copy, double-buffer}, 32-bit offsets only = 36
+// dispatches. Kept out of cub_engine.cu so that the two compile in parallel.
 #include <cuda_fp16.h>  // before CUB, so that its __half traits are defined
 
 #include <cstdint>
 #include <limits>
 #include <string>
-#include <type_traits>
 
 #include "cuda/sort/cub_radix_sort.cuh"
 #include "cuda/sort/native_float.hpp"
@@ -25,14 +22,8 @@ template <class F> void with_types(Order order, const EncodedSortShape& s, F&& f
           "use the encoded path (native_float_path_applies() is false for this size)");
   auto with_value = [&](auto key) {
     cub_radix_sort::with_value_tag(s.value_bytes, "native float sort", [&](auto value) {
-      cub_radix_sort::with_direction(order == Order::descending, [&](auto descending) {
-        // 64-bit offsets only where the rule asks for them, which is keys only: pairs keep one
-        // instantiation per width.
-        if constexpr (std::is_same_v<decltype(value), void*>) {
-          if (cub_uses_wide_offsets(s)) return f(key, value, descending, std::uint64_t{});
-        }
-        f(key, value, descending, std::uint32_t{});
-      });
+      cub_radix_sort::with_direction(order == Order::descending,
+                                     [&](auto descending) { f(key, value, descending); });
     });
   };
   switch (s.key_bytes) {
@@ -55,8 +46,8 @@ bool native_float_path_applies(KeyType type, const EncodedSortShape& shape, Sort
 void cub_native_float_sort_copy(Order order, void* temp, std::size_t& temp_bytes, const void* keys_in, void* keys_out,
                                 const void* values_in, void* values_out, const EncodedSortShape& shape,
                                 cudaStream_t stream) {
-  with_types(order, shape, [&](auto key, auto value, auto descending, auto offset) {
-    cub_radix_sort::copy<decltype(key), cub_radix_sort::value_of<decltype(value)>, decltype(offset),
+  with_types(order, shape, [&](auto key, auto value, auto descending) {
+    cub_radix_sort::copy<decltype(key), cub_radix_sort::value_of<decltype(value)>, std::uint32_t,
                          decltype(descending)::value>(temp, temp_bytes, keys_in, keys_out, values_in, values_out,
                                                       shape, stream);
   });
@@ -64,8 +55,8 @@ void cub_native_float_sort_copy(Order order, void* temp, std::size_t& temp_bytes
 
 void cub_native_float_sort_double_buffer(Order order, void* temp, std::size_t& temp_bytes, EncodedDoubleBuffer& buffers,
                                          const EncodedSortShape& shape, cudaStream_t stream) {
-  with_types(order, shape, [&](auto key, auto value, auto descending, auto offset) {
-    cub_radix_sort::double_buffer<decltype(key), cub_radix_sort::value_of<decltype(value)>, decltype(offset),
+  with_types(order, shape, [&](auto key, auto value, auto descending) {
+    cub_radix_sort::double_buffer<decltype(key), cub_radix_sort::value_of<decltype(value)>, std::uint32_t,
                                   decltype(descending)::value>(temp, temp_bytes, buffers, shape, stream);
   });
 }
