@@ -490,3 +490,65 @@ TEST(GpuMultisplitApi, HostPartitionErrors) {
   EXPECT_NE(message.find("keys_out has"), std::string::npos) << message;
   EXPECT_TRUE(untouched(keys_out.data(), n));
 }
+
+// The checked mode at the device level (bad_index given): a split whose ids are all < m is the
+// same as unchecked (the CPU backend's stable order, element by element); a split with ids >= m
+// reports the first such index and leaves keys_out and values_out untouched (the scatter passes
+// read the counting pass's verdict on the device). Every pass shape: warp-owned (m = 2),
+// thread counters (m = 32, keys), block tiles (m = 32 pairs, m = 256), two passes with a
+// counting pass (m = 1000) and two passes with a histogram (m = 5000).
+TEST(GpuMultisplitApi, DeviceCheckedModeWritesNothingOnBadIds) {
+  RXM_REQUIRE_GPU();
+  const std::size_t n = (std::size_t(1) << 20) + 7;
+  for (const std::uint32_t m : {2u, 32u, 256u, 1000u, 5000u}) {
+    for (const bool pairs : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "m=" << m << (pairs ? " pairs" : " keys"));
+      const rxm::buckets::identity ids{m};
+      auto host_keys = random_bit_patterns<std::uint32_t>(n, test_seed() + m);
+      for (auto& k : host_keys) k %= m;
+      std::vector<std::uint32_t> host_values(n);
+      std::iota(host_values.begin(), host_values.end(), 0u);
+      auto run = [&](const std::vector<std::uint32_t>& keys, std::vector<std::uint32_t>& keys_out_host,
+                     std::vector<std::uint32_t>& values_out_host, bool& untouched_outputs) {
+        const auto keys_in = to_device(keys);
+        const auto values_in = to_device(host_values);
+        auto keys_out = poisoned<std::uint32_t>(n);
+        auto values_out = poisoned<std::uint32_t>(n);
+        auto offsets = poisoned<std::uint32_t>(m + 1);
+        auto bad_index = poisoned<unsigned long long>(1);
+        auto call = [&](void* temp, std::size_t& temp_bytes) {
+          return pairs ? rxm::device::multisplit(temp, temp_bytes, keys_in.data(), keys_out.data(), values_in.data(),
+                                                 values_out.data(), n, ids, m, offsets.data(), 0, bad_index.data())
+                       : rxm::device::multisplit(temp, temp_bytes, keys_in.data(), keys_out.data(), n, ids, m,
+                                                 offsets.data(), 0, bad_index.data());
+        };
+        std::size_t temp_bytes = 0;
+        EXPECT_EQ(call(nullptr, temp_bytes), cudaSuccess);
+        rxm::DeviceBuffer temp(0, temp_bytes);
+        EXPECT_EQ(call(temp.data(), temp_bytes), cudaSuccess);
+        RXM_CUDA_CHECK(cudaDeviceSynchronize());
+        untouched_outputs = untouched(keys_out.data(), n) && (!pairs || untouched(values_out.data(), n));
+        keys_out_host = to_host(keys_out.data(), n);
+        values_out_host = to_host(values_out.data(), n);
+        return to_host(bad_index.data(), 1)[0];
+      };
+      std::vector<std::uint32_t> keys_out, values_out;
+      bool untouched_outputs = false;
+      EXPECT_EQ(run(host_keys, keys_out, values_out, untouched_outputs), ~0ull) << "all ids are below m";
+      std::vector<std::uint32_t> order(n);
+      std::iota(order.begin(), order.end(), 0u);
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::uint32_t a, std::uint32_t b) { return host_keys[a] < host_keys[b]; });
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < n; ++i)
+        wrong += keys_out[i] != host_keys[order[i]] || (pairs && values_out[i] != order[i]);
+      EXPECT_EQ(wrong, 0u) << "checked split with no bad id differs from the stable order";
+
+      const std::size_t first_bad = n / 3 + 5, second_bad = n - 2;
+      host_keys[second_bad] = m + 7;
+      host_keys[first_bad] = 0xFFFFFFFFu;
+      EXPECT_EQ(run(host_keys, keys_out, values_out, untouched_outputs), first_bad);
+      EXPECT_TRUE(untouched_outputs) << "a checked split with a bad id wrote its outputs";
+    }
+  }
+}

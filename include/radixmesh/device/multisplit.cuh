@@ -11,7 +11,9 @@
 // n < 2^32, keys of 1/2/4/8 bytes, values of 4 or 8 bytes (moved as raw bits). bucket_offsets
 // (device, m + 1 entries, or nullptr) gets each bucket's start and n. Inputs and outputs must not
 // overlap. Ids >= m go to bucket m - 1; when bad_index (device, 1 word) is given, the smallest
-// index of such a key is written there (~0 when none): the checked mode.
+// index of such a key is written there (~0 when none) and, if there is one, keys_out and
+// values_out are left untouched (the scatter passes see the verdict on the device and write
+// nothing; bucket_offsets is then unspecified): the checked mode, at no extra pass.
 //
 // Design (paper §4.6 skeleton; Hopper-sized): three launches per pass, one header each under
 // radixmesh/device/multisplit/.
@@ -153,7 +155,7 @@ cudaError_t multisplit(void* temp, std::size_t& temp_bytes, const K* keys_in, K*
     return status;
   if (!two_pass)
     return run_one_pass<K, ValueBytes>(temp, keys_in, keys_out, values_in, values_out, n32, bucket_fn, m, 0,
-                                       0xFFFFFFFFu, m, bucket_offsets, bad_index, sm_count, stream);
+                                       0xFFFFFFFFu, m, bucket_offsets, bad_index, bad_index, sm_count, stream);
 
   unsigned char* cursor = static_cast<unsigned char*>(temp) + align256(pass_bytes);
   K* scratch_k = reinterpret_cast<K*>(cursor);
@@ -161,20 +163,22 @@ cudaError_t multisplit(void* temp, std::size_t& temp_bytes, const K* keys_in, K*
   if (counted && (bucket_offsets != nullptr || bad_index != nullptr)) {
     // The full id's counts (and the check), before the passes reuse the temp storage.
     status = run_one_pass<K, 0>(temp, keys_in, nullptr, nullptr, nullptr, n32, bucket_fn, m, 0, 0xFFFFFFFFu, m,
-                                bucket_offsets, bad_index, sm_count, stream);
+                                bucket_offsets, bad_index, nullptr, sm_count, stream);
     if (status != cudaSuccess) return status;
   }
   unsigned long long* pass_check = counted ? nullptr : bad_index;  // checked once
   if (keys_out != nullptr) {
     status = run_one_pass<K, ValueBytes>(temp, keys_in, scratch_k, values_in, scratch_v, n32, bucket_fn, m, 0,
-                                         low_buckets - 1, low_buckets, nullptr, pass_check, sm_count, stream);
+                                         low_buckets - 1, low_buckets, nullptr, pass_check, bad_index, sm_count,
+                                         stream);
     if (status != cudaSuccess) return status;
     status = run_one_pass<K, ValueBytes>(temp, scratch_k, keys_out, scratch_v, values_out, n32, bucket_fn, m, low_bits,
-                                         0xFFFFFFFFu, high_buckets, nullptr, nullptr, sm_count, stream);
+                                         0xFFFFFFFFu, high_buckets, nullptr, nullptr, bad_index, sm_count, stream);
     if (status != cudaSuccess) return status;
   } else if (pass_check != nullptr) {  // histogram only: the check still needs one look at every key
     status = run_one_pass<K, ValueBytes>(temp, keys_in, nullptr, nullptr, nullptr, n32, bucket_fn, m, 0,
-                                         low_buckets - 1, low_buckets, nullptr, pass_check, sm_count, stream);
+                                         low_buckets - 1, low_buckets, nullptr, pass_check, nullptr, sm_count,
+                                         stream);
     if (status != cudaSuccess) return status;
   }
   if (bucket_offsets != nullptr && !counted) {

@@ -53,8 +53,13 @@ template <class K, class F> struct Pass {
   // warp-owned scatter pass: warp w of a chunk owns its w-th contiguous eighth, column = chunk *
   // block_warps + w, and the counting pass counts per warp to match).
   std::uint32_t columns_per_chunk = 1;
+  // The checked mode's guard on the scatter passes: when set and the counting pass found an id
+  // >= m (*stop_if_bad is no longer ~0), every block returns before writing anything, so the
+  // outputs stay untouched and the caller learns of the bad key from one read after the split.
+  const unsigned long long* stop_if_bad = nullptr;
 
   __host__ __device__ std::uint32_t columns() const { return num_chunks * columns_per_chunk; }
+  __device__ __forceinline__ bool stopped() const { return stop_if_bad != nullptr && *stop_if_bad != ~0ull; }
 
   // Tile t (of Tile keys) of chunk `chunk`: its first key, and how many keys it holds (0 past the
   // chunk or the input). The block scatter passes walk their chunk with these.

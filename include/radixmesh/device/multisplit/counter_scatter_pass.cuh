@@ -112,6 +112,7 @@ template <int ValueBytes> constexpr int counter_scatter_min_blocks = ValueBytes 
 template <class K, int ValueBytes, class F, int Words>
 __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<ValueBytes>)
     counter_scatter_kernel(Pass<K, F> p, const std::uint32_t* scanned_counts) {
+  if (p.stopped()) return;  // checked mode, a bad id: write nothing (the whole block returns)
   static_assert(Words == 1 || Words == 16, "ids j and j + Words share word j: m <= 2 Words");
   using V = typename value_slot<ValueBytes>::type;
   constexpr int items = items_per_thread<K>;

@@ -95,12 +95,14 @@ inline cudaError_t allow_large_shared(const void* kernel, std::size_t bytes) {
 }
 
 // One pass: ids (min(f(key), m_full - 1) >> id_shift) & id_mask in [0, m), m <= 256; keys_out ==
-// nullptr counts only (offsets and the checked mode).
+// nullptr counts only (offsets and the checked mode). The counting pass records the first index
+// of an id >= m_full in bad_index (when given); the scatter pass writes nothing when
+// *stop_if_bad (when given) holds such an index by then.
 template <class K, int ValueBytes, class F>
 cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* values_in, void* values_out,
                          std::uint32_t n, F bucket_fn, std::uint32_t m_full, int id_shift, std::uint32_t id_mask,
-                         std::uint32_t m, std::uint32_t* offsets, unsigned long long* bad_index, int sm_count,
-                         cudaStream_t stream) {
+                         std::uint32_t m, std::uint32_t* offsets, unsigned long long* bad_index,
+                         const unsigned long long* stop_if_bad, int sm_count, cudaStream_t stream) {
   const auto plan = plan_chunks<K>(n, m, sm_count);
   const std::size_t capacity = h_capacity(m, plan.num_chunks);
   // The scatter pass: warp-owned parts (m <= 32, when selected), block tiles ranked by per-thread
@@ -145,6 +147,8 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
       return status;
     upsweep_kernel<K, F><<<plan.num_chunks, block_threads, upsweep_shared, stream>>>(pass);
     if ((status = cudaGetLastError()) != cudaSuccess) return status;
+    pass.bad_index = nullptr;  // counted once, above; the scatter pass only looks at the verdict
+    pass.stop_if_bad = stop_if_bad;
     status = cub::DeviceScan::ExclusiveSum(cub_temp, cub_bytes, counts, scanned, int(entries), stream);
     if (status != cudaSuccess) return status;
     if (by_warps) {

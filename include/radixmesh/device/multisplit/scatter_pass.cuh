@@ -53,6 +53,7 @@ constexpr int default_scatter_stages = 2;
 template <class K, int ValueBytes, class F, int IdBits>
 __global__ void __launch_bounds__(block_threads, downsweep_min_blocks<ValueBytes>)
     downsweep_kernel(Pass<K, F> p, const std::uint32_t* scanned_counts, int stages) {
+  if (p.stopped()) return;  // checked mode, a bad id: write nothing (the whole block returns)
   using V = typename value_slot<ValueBytes>::type;
   constexpr int items = items_per_thread<K>;
   constexpr int tile = tile_keys<K>;

@@ -75,6 +75,7 @@ constexpr std::size_t warp_scatter_shared_bytes() {
 template <class K, int ValueBytes, class F, int IdBits, int Windows = warp_windows<K, ValueBytes>>
 __global__ void __launch_bounds__(block_threads, 4)
     warp_scatter_kernel(Pass<K, F> p, const std::uint32_t* scanned_counts) {
+  if (p.stopped()) return;  // checked mode, a bad id: write nothing (the whole block returns)
   static_assert(IdBits >= 1 && IdBits <= 5, "lane b holds bucket b: at most 32 buckets");
   using V = typename value_slot<ValueBytes>::type;
   constexpr int windows = Windows;
