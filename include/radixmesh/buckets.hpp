@@ -115,6 +115,55 @@ RXM_HOST_DEVICE std::uint32_t delta_of_encoded(std::uint64_t encoded, std::uint6
   return id >= m ? m - 1 : std::uint32_t(id);
 }
 
+// A prefix index over sorted encoded boundaries, which GPU kernels build beside their shared copy
+// of a splitter table: bins equal-width ranges of encodings from the first boundary on, and
+// lower[b] = how many boundaries lie in bins below b (lower[0] = 0, lower[bins] = count). The
+// answer for a key in bin b (the number of boundaries <= it) is then in [lower[b], lower[b+1]],
+// so a search of a few entries replaces one of log2(count) dependent shared-memory reads, most of
+// them bank conflicts (paper §7.3 searches the whole table). Boundaries that crowd into a few
+// bins (skewed samples) leave wide ranges: never worse than the plain search by more than the two
+// index reads.
+template <class E> struct splitter_index {
+  const std::uint16_t* lower = nullptr;  // bins + 1 entries; nullptr: no index
+  E first = 0;                           // the smallest boundary's encoding: bin 0 starts there
+  int shift = 0;                         // the bin of e >= first is (e - first) >> shift
+  std::uint32_t bins = 0;
+  // [lo, hi]: where the count of boundaries <= e lies.
+  RXM_HOST_DEVICE void narrow(E e, std::uint32_t& lo, std::uint32_t& hi) const {
+    if (e < first) {
+      lo = hi = 0;
+      return;
+    }
+    const std::uint64_t offset = std::uint64_t(E(e - first)) >> shift;
+    const std::uint32_t b = offset < bins ? std::uint32_t(offset) : bins - 1;
+    lo = lower[b];
+    hi = lower[b + 1];
+  }
+};
+
+// Bins of the index over `count` boundaries (0: none; a handful of boundaries is searched as
+// fast without): about four per boundary, at most 2048 (4 KB of 16-bit entries).
+RXM_HOST_DEVICE constexpr std::uint32_t splitter_index_bins(std::uint32_t count) {
+  if (count < 16) return 0;
+  std::uint32_t bins = 64;
+  while (bins < 4 * count && bins < 2048) bins *= 2;
+  return bins;
+}
+
+// The number of boundaries <= e among `count` sorted ones, encoded by `encoded(i)`; `index`
+// (when built) narrows the search first.
+template <class E, class Encoded>
+RXM_HOST_DEVICE std::uint32_t boundaries_at_most(E e, std::uint32_t count, const splitter_index<E>& index,
+                                                 const Encoded& encoded) {
+  std::uint32_t lo = 0, hi = count;  // first boundary > e
+  if (index.lower != nullptr) index.narrow(e, lo, hi);
+  while (lo < hi) {
+    const std::uint32_t mid = (lo + hi) / 2;
+    if (encoded(mid) <= e) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
 // Equal-width ranges over values: NaN goes to the last bucket (NaNs sort after +inf).
 RXM_HOST_DEVICE std::uint32_t delta_of_value(double x, double lo, double scale, std::uint32_t m) {
   if (x != x) return m - 1;
@@ -166,20 +215,25 @@ template <class K> delta(K, K, std::uint32_t) -> delta<K>;
 template <class K> struct splitters {
   const K* data = nullptr;
   std::uint32_t count = 0;
+  // Set by the GPU kernels over their shared copy of the table (detail::splitter_index); leave
+  // it empty.
+  detail::splitter_index<key_bits_t<K>> index{};
+
   RXM_HOST_DEVICE std::uint32_t num_buckets() const { return count + 1; }
-  // The boundaries as a lookup table: GPU kernels copy it to shared memory once per block and
-  // search it there (paper §7.3) through with_table(copy); host code never needs these.
+  // The boundaries as a lookup table: GPU kernels copy it to shared memory once per block, index
+  // it and search it there (paper §7.3) through with_table(copy) and with_index; host code never
+  // needs these.
   RXM_HOST_DEVICE const void* table() const { return data; }
   RXM_HOST_DEVICE std::size_t table_bytes() const { return std::size_t(count) * sizeof(K); }
-  RXM_HOST_DEVICE splitters with_table(const void* copy) const { return {static_cast<const K*>(copy), count}; }
+  RXM_HOST_DEVICE splitters with_table(const void* copy) const { return {static_cast<const K*>(copy), count, index}; }
+  RXM_HOST_DEVICE std::uint32_t boundary_count() const { return count; }
+  RXM_HOST_DEVICE key_bits_t<K> encoded_boundary(std::uint32_t i) const { return encode_key(data[i]); }
+  RXM_HOST_DEVICE splitters with_index(const detail::splitter_index<key_bits_t<K>>& built) const {
+    return {data, count, built};
+  }
   RXM_HOST_DEVICE std::uint32_t operator()(K key) const {
-    const auto e = encode_key(key);
-    std::uint32_t lo = 0, hi = count;  // first boundary > key
-    while (lo < hi) {
-      const std::uint32_t mid = (lo + hi) / 2;
-      if (encode_key(data[mid]) <= e) lo = mid + 1; else hi = mid;
-    }
-    return lo;
+    return detail::boundaries_at_most(encode_key(key), count, index,
+                                      [&](std::uint32_t i) { return encode_key(data[i]); });
   }
 };
 

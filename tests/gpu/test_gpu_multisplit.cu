@@ -391,6 +391,105 @@ TEST(GpuMultisplit, DeviceLevelSplittersSearchedInSharedMemory) {
   });
 }
 
+namespace {
+
+// Splitter tables that stress the prefix index the kernels build over a staged table
+// (buckets::detail::splitter_index): crowded into a window of 64 encodings, spanning the whole
+// encoding range (the widest bins), runs of 8 equal boundaries, all equal.
+template <class K> std::vector<std::vector<K>> adversarial_splitter_tables(std::uint32_t count, std::uint64_t seed) {
+  using E = rxm::key_bits_t<K>;
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<K>> tables;
+  auto add = [&](std::vector<E> encodings) {
+    std::sort(encodings.begin(), encodings.end());
+    std::vector<K> table(count);
+    for (std::uint32_t i = 0; i < count; ++i) table[i] = rxm::decode_key<K>(encodings[i]);
+    tables.push_back(table);
+  };
+  std::vector<E> e(count);
+  const E center = E(rng());
+  for (auto& x : e) x = E(center + E(rng() % 64));
+  add(e);
+  for (auto& x : e) x = E(rng());
+  e.front() = E(0);
+  e.back() = E(~E(0));
+  add(e);
+  for (std::uint32_t i = 0; i < count; ++i) e[i] = i % 8 == 0 ? E(rng()) : e[i - 1];
+  add(e);
+  std::fill(e.begin(), e.end(), E(rng()));
+  add(e);
+  return tables;
+}
+
+// Random bit patterns, every second one replaced by a boundary or an encoding neighbour of one.
+template <class K> std::vector<K> keys_at_boundaries(const std::vector<K>& table, std::size_t n, std::uint64_t seed) {
+  using E = rxm::key_bits_t<K>;
+  auto keys = random_bit_patterns<K>(n, seed);
+  std::mt19937_64 rng(seed + 1);
+  for (std::size_t i = 0; i < n; i += 2) {
+    const E b = rxm::encode_key(table[rng() % table.size()]);
+    keys[i] = rxm::decode_key<K>(E(b + E(int(rng() % 3) - 1)));
+  }
+  return keys;
+}
+
+// The public functor at device level on a table in device memory, keys only, against the CPU.
+template <class K> void check_device_level_splitters(const std::vector<K>& keys, const std::vector<K>& table) {
+  const std::size_t n = keys.size();
+  const auto m = std::uint32_t(table.size() + 1);
+  std::vector<K> expected(n);
+  std::vector<std::size_t> expected_offsets(m + 1);
+  rxm::multisplit(cpu_context(), std::span<const K>(keys), std::span<K>(expected),
+                  rxm::buckets::splitters<K>{table.data(), m - 1}, std::span<std::size_t>(expected_offsets));
+  const auto table_d = to_device(table);
+  const auto keys_in = to_device(keys);
+  auto keys_out = poisoned<K>(n);
+  auto offsets = poisoned<std::uint32_t>(m + 1);
+  const rxm::buckets::splitters<K> fn{table_d.data(), m - 1};
+  std::size_t temp_bytes = 0;
+  ASSERT_EQ(rxm::device::multisplit(nullptr, temp_bytes, keys_in.data(), keys_out.data(), n, fn, m, offsets.data()),
+            cudaSuccess);
+  rxm::DeviceBuffer temp(0, temp_bytes);
+  ASSERT_EQ(rxm::device::multisplit(temp.data(), temp_bytes, keys_in.data(), keys_out.data(), n, fn, m, offsets.data()),
+            cudaSuccess);
+  std::size_t at = 0;
+  EXPECT_TRUE(same_bits(to_host(keys_out.data(), n), expected, at)) << "first key difference at " << at;
+  const auto got_offsets = to_host(offsets.data(), m + 1);
+  EXPECT_TRUE(std::equal(got_offsets.begin(), got_offsets.end(), expected_offsets.begin()));
+}
+
+template <class K> void adversarial_splitters(std::uint64_t seed) {
+  SCOPED_TRACE(rxm::name_of(rxm::key_type_v<K>));
+  for (const std::uint32_t count : {15u, 16u, 255u, 1000u, 4095u}) {
+    int shape = 0;
+    for (const auto& table : adversarial_splitter_tables<K>(count, seed + count)) {
+      SCOPED_TRACE(::testing::Message() << "count=" << count << " table shape " << shape++);
+      const auto keys = keys_at_boundaries(table, (std::size_t(1) << 16) + 3, seed + count + shape);
+      check_device_resident<K, std::uint32_t>(keys, rxm::buckets::splitters<K>{table.data(), count}, count + 1);
+      check_device_level_splitters(keys, table);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
+}  // namespace
+
+// The prefix index over staged splitter tables (session 7) on tables that make its bins uneven,
+// through the host API (every scatter pass) and the public functor at device level.
+TEST(GpuMultisplit, SplitterIndexOnAdversarialTables) {
+  RXM_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE(seed);
+  adversarial_splitters<std::uint8_t>(seed);
+  adversarial_splitters<std::int16_t>(seed);
+  adversarial_splitters<rxm::half_t>(seed);
+  adversarial_splitters<std::uint32_t>(seed);
+  adversarial_splitters<std::int32_t>(seed);
+  adversarial_splitters<float>(seed);
+  adversarial_splitters<std::int64_t>(seed);
+  adversarial_splitters<double>(seed);
+}
+
 // The digit entry point gpusort builds on, every key width and value width.
 // skew_shift > 0 narrows the keys (key >> skew_shift): few distinct digits, long runs of one bucket.
 // Our own engine with every scatter pass of m = 2^bits (for_each_scatter_kernel), then the

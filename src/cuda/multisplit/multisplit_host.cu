@@ -1,8 +1,12 @@
 // Host API on a CUDA context: rxm::multisplit with a built-in bucket function on device-resident
 // spans (run in place on the owning device) or host-resident spans (staged through pinned memory
-// on the context's first device). Checked mode runs the counting pass first and reads the first
-// bad index back before anything is written, so outputs stay untouched on error. Radix digits of
-// the raw bits go through the digit split instead (CUB's pass for wide digits; splits_raw_digit).
+// on the context's first device). The split itself runs in runtime_split_*.cu with the functor
+// shape that fits the function and key width (runtime_buckets.cuh says why shapes). Checked mode
+// passes the device multisplit its bad-index word: the counting pass finds the first id >= m and
+// the scatter passes then write nothing, so the outputs stay untouched on error at the cost of
+// nothing but one word read back with the offsets (session 6 counted twice, with a host
+// synchronization between). Radix digits of the raw bits go through the digit split instead
+// (CUB's pass for wide digits; splits_raw_digit), where no id can be out of range.
 // Every device buffer of a call (temp, the bad-index word, the offsets, the splitter table, the
 // staging copies of host-resident data) comes from the context's scratch pool for the device
 // (cuda/runtime/scratch.hpp): reused from call to call and stream-ordered, where cudaMalloc and
@@ -16,10 +20,10 @@
 
 #include "cuda/multisplit/multisplit_digit.hpp"
 #include "cuda/multisplit/runtime_buckets.cuh"
+#include "cuda/multisplit/runtime_split.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
 #include "cuda/runtime/scratch.hpp"
-#include "radixmesh/device/multisplit.cuh"
 #include "radixmesh/memory.hpp"
 #include "radixmesh/multisplit.hpp"
 
@@ -46,7 +50,7 @@ int residence(const Context& ctx, const void* ptr, const char* name) {
 // out the sign bit, the only bit their encoding flips), with m = 2^bits: the digit split, which
 // runs CUB's onesweep pass for wide digits (cuda/multisplit/multisplit_digit.hpp). Such an id is
 // never out of range, so the checked mode has nothing to look for.
-template <class U> bool splits_raw_digit(const MultisplitArgs& args, const cuda::RuntimeBuckets<U>& buckets) {
+template <class U> bool splits_raw_digit(const MultisplitArgs& args, const cuda::RuntimeBucketParams<U>& buckets) {
   const int width = int(sizeof(U)) * 8, shift = buckets.digit.shift, bits = buckets.digit.bits;
   if (buckets.kind != BucketSpec::Kind::radix_digit || is_floating(args.type) || args.keys_out == nullptr ||
       bits > 16 || shift < 0 || shift + bits > width || args.m != buckets.digit.num_buckets())
@@ -54,47 +58,50 @@ template <class U> bool splits_raw_digit(const MultisplitArgs& args, const cuda:
   return !is_signed_integer(args.type) || shift + bits < width;
 }
 
-template <class U, int ValueBytes>
-BadBucket run_on_device(const CudaResources::PerDevice& device, const MultisplitArgs& args,
-                        const cuda::RuntimeBuckets<U>& buckets, const U* keys_in, U* keys_out, const void* values_in,
-                        void* values_out, std::uint32_t* offsets) {
-  namespace ms = device::multisplit_detail;
-  cudaStream_t stream = device.stream;
-  std::size_t temp_bytes = 0;
+// Queues the split on the device's stream with the functor shape that fits (see
+// runtime_buckets.cuh): nothing is synchronized here.
+template <class U>
+void run_on_device(const CudaResources::PerDevice& device, const MultisplitArgs& args,
+                   const cuda::RuntimeBucketParams<U>& buckets, const RuntimeSplitArgs& split) {
+  using cuda::RuntimeShape;
   if (splits_raw_digit(args, buckets)) {
-    auto split = [&](void* temp) {
-      RXM_CUDA_CHECK((cuda::multisplit_digit<int(sizeof(U)) * 8, ValueBytes>(
-          temp, temp_bytes, keys_in, keys_out, values_in, values_out, args.n, buckets.digit.shift, buckets.digit.bits,
-          offsets, stream)));
+    std::size_t temp_bytes = 0;
+    auto run = [&](void* temp) {
+      const auto* keys_in = static_cast<const U*>(split.keys_in);
+      auto* keys_out = static_cast<U*>(split.keys_out);
+      const int shift = buckets.digit.shift, bits = buckets.digit.bits;
+      switch (split.value_bytes) {
+        case 0:
+          RXM_CUDA_CHECK((cuda::multisplit_digit<int(sizeof(U)) * 8, 0>(temp, temp_bytes, keys_in, keys_out, nullptr,
+                                                                         nullptr, split.n, shift, bits, split.offsets,
+                                                                         device.stream)));
+          break;
+        case 4:
+          RXM_CUDA_CHECK((cuda::multisplit_digit<int(sizeof(U)) * 8, 4>(temp, temp_bytes, keys_in, keys_out,
+                                                                         split.values_in, split.values_out, split.n,
+                                                                         shift, bits, split.offsets, device.stream)));
+          break;
+        default:
+          RXM_CUDA_CHECK((cuda::multisplit_digit<int(sizeof(U)) * 8, 8>(temp, temp_bytes, keys_in, keys_out,
+                                                                         split.values_in, split.values_out, split.n,
+                                                                         shift, bits, split.offsets, device.stream)));
+          break;
+      }
     };
-    split(nullptr);
+    run(nullptr);
     ScratchBuffer temp(device, temp_bytes);
-    split(temp.data());
-    return {};
+    run(temp.data());
+    if (split.bad_index != nullptr)  // no digit of m = 2^bits buckets is out of range
+      RXM_CUDA_CHECK(cudaMemsetAsync(split.bad_index, 0xFF, sizeof *split.bad_index, device.stream));
+    return;
   }
-  RXM_CUDA_CHECK((ms::multisplit<U, ValueBytes>(nullptr, temp_bytes, keys_in, keys_out, values_in, values_out, args.n,
-                                                buckets, args.m, offsets, stream, nullptr)));
-  ScratchBuffer temp(device, temp_bytes), bad(device, sizeof(unsigned long long));
-  auto* bad_index = bad.as<unsigned long long>();
-  if (args.checked) {  // count first, then look: nothing is written before the check passes
-    RXM_CUDA_CHECK((ms::multisplit<U, 0>(temp.data(), temp_bytes, keys_in, nullptr, nullptr, nullptr, args.n, buckets,
-                                         args.m, nullptr, stream, bad_index)));
-    unsigned long long first_bad = 0;
-    RXM_CUDA_CHECK(cudaMemcpyAsync(&first_bad, bad_index, sizeof first_bad, cudaMemcpyDeviceToHost, stream));
-    RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (first_bad != ~0ull) {
-      BadBucket report;
-      report.index = std::size_t(first_bad);
-      U key = 0;
-      RXM_CUDA_CHECK(cudaMemcpy(&key, keys_in + first_bad, sizeof key, cudaMemcpyDeviceToHost));
-      report.key_bits = key;
-      report.id = buckets.kind == BucketSpec::Kind::splitters ? args.m : buckets(key);  // splitters are on the device
-      return report;
-    }
+  if constexpr (sizeof(U) >= 4) {
+    if (buckets.kind == BucketSpec::Kind::delta && !is_floating(args.type))
+      return run_runtime_split(device, cuda::RuntimeBuckets<U, RuntimeShape::delta_integer>(buckets), split);
+    if (buckets.kind == BucketSpec::Kind::splitters)
+      return run_runtime_split(device, cuda::RuntimeBuckets<U, RuntimeShape::splitters>(buckets), split);
   }
-  RXM_CUDA_CHECK((ms::multisplit<U, ValueBytes>(temp.data(), temp_bytes, keys_in, keys_out, values_in, values_out,
-                                                args.n, buckets, args.m, offsets, stream, nullptr)));
-  return {};
+  run_runtime_split(device, cuda::RuntimeBuckets<U, RuntimeShape::any>(buckets), split);
 }
 
 template <class U>
@@ -121,7 +128,8 @@ BadBucket multisplit_width(Context& ctx, const MultisplitArgs& args, const Bucke
   cudaStream_t stream = resources.stream;
   DeviceGuard guard(device);
 
-  cuda::RuntimeBuckets<U> buckets;
+  cuda::RuntimeBucketParams<U> buckets;
+  buckets.encoding = cuda::RuntimeEncoding<U>::of(args.type);
   buckets.type = args.type;
   buckets.kind = spec.kind;
   buckets.digit = {spec.shift, spec.bits};
@@ -150,12 +158,20 @@ BadBucket multisplit_width(Context& ctx, const MultisplitArgs& args, const Bucke
 
   // Device copies of host-resident data (pinned staging at full PCIe speed).
   const std::size_t key_bytes = args.n * sizeof(U), value_bytes = args.n * args.value_bytes;
-  ScratchBuffer keys_in_d, keys_out_d, values_in_d, values_out_d, offsets_d(resources, (std::size_t(args.m) + 1) * 4);
+  // The checked mode's word and the offsets, side by side: one copy back brings both.
+  ScratchBuffer keys_in_d, keys_out_d, values_in_d, values_out_d,
+      results_d(resources, sizeof(unsigned long long) + (std::size_t(args.m) + 1) * 4);
   PinnedBuffer staging;
-  const U* keys_in = static_cast<const U*>(args.keys_in);
-  U* keys_out = static_cast<U*>(args.keys_out);
-  const void* values_in = args.values_in;
-  void* values_out = args.values_out;
+  RuntimeSplitArgs split;
+  split.keys_in = args.keys_in;
+  split.keys_out = args.keys_out;
+  split.values_in = args.values_in;
+  split.values_out = args.values_out;
+  split.n = args.n;
+  split.m = args.m;
+  split.value_bytes = args.value_bytes;
+  split.bad_index = args.checked ? results_d.as<unsigned long long>() : nullptr;
+  split.offsets = reinterpret_cast<std::uint32_t*>(results_d.as<unsigned char>() + sizeof(unsigned long long));
   if (in_device < 0 && args.n > 0) {
     staging = PinnedBuffer(key_bytes > value_bytes ? key_bytes : value_bytes);
     auto upload = [&](ScratchBuffer& to, const void* from, std::size_t bytes) {
@@ -165,30 +181,38 @@ BadBucket multisplit_width(Context& ctx, const MultisplitArgs& args, const Bucke
       RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
     };
     upload(keys_in_d, args.keys_in, key_bytes);
-    keys_in = static_cast<const U*>(keys_in_d.data());
+    split.keys_in = keys_in_d.data();
     if (!histogram_only) {
       keys_out_d = ScratchBuffer(resources, key_bytes);
-      keys_out = static_cast<U*>(keys_out_d.data());
+      split.keys_out = keys_out_d.data();
     }
     if (args.value_bytes != 0) {
       upload(values_in_d, args.values_in, value_bytes);
       values_out_d = ScratchBuffer(resources, value_bytes);
-      values_in = values_in_d.data();
-      values_out = values_out_d.data();
+      split.values_in = values_in_d.data();
+      split.values_out = values_out_d.data();
     }
   }
-  auto* offsets32 = offsets_d.as<std::uint32_t>();
-  BadBucket bad;
-  switch (args.value_bytes) {
-    case 0: bad = run_on_device<U, 0>(resources, args, buckets, keys_in, keys_out, nullptr, nullptr, offsets32); break;
-    case 4: bad = run_on_device<U, 4>(resources, args, buckets, keys_in, keys_out, values_in, values_out, offsets32); break;
-    default: bad = run_on_device<U, 8>(resources, args, buckets, keys_in, keys_out, values_in, values_out, offsets32); break;
-  }
-  if (bad.found()) return bad;
+  run_on_device<U>(resources, args, buckets, split);
 
-  std::vector<std::uint32_t> offsets_host(std::size_t(args.m) + 1);
-  RXM_CUDA_CHECK(cudaMemcpyAsync(offsets_host.data(), offsets32, offsets_host.size() * 4, cudaMemcpyDeviceToHost, stream));
+  std::vector<unsigned char> results(results_d.bytes());
+  RXM_CUDA_CHECK(cudaMemcpyAsync(results.data(), results_d.data(), results.size(), cudaMemcpyDeviceToHost, stream));
   RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  unsigned long long first_bad = ~0ull;
+  if (args.checked) std::memcpy(&first_bad, results.data(), sizeof first_bad);
+  if (first_bad != ~0ull) {  // the scatter passes wrote nothing
+    BadBucket report;
+    report.index = std::size_t(first_bad);
+    U key = 0;
+    RXM_CUDA_CHECK(cudaMemcpyAsync(&key, static_cast<const U*>(split.keys_in) + first_bad, sizeof key,
+                                   cudaMemcpyDeviceToHost, stream));
+    RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    report.key_bits = key;
+    report.id = buckets.kind == BucketSpec::Kind::splitters ? args.m : buckets.any_kind(key);  // splitters: on the device
+    return report;
+  }
+  std::vector<std::uint32_t> offsets_host(std::size_t(args.m) + 1);
+  std::memcpy(offsets_host.data(), results.data() + sizeof(unsigned long long), offsets_host.size() * 4);
   std::vector<std::size_t> offsets_wide(offsets_host.begin(), offsets_host.end());
   if (offsets_device >= 0)
     RXM_CUDA_CHECK(cudaMemcpy(args.offsets, offsets_wide.data(), offsets_wide.size() * sizeof(std::size_t),

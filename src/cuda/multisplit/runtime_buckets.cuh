@@ -1,7 +1,14 @@
-// The built-in bucket functions behind one functor per key *width*, so the host API's kernels are
-// instantiated per width (4 widths x 3 value widths) and not per key type x function. The key type
-// and function are chosen at run time by a warp-uniform switch; every branch calls the same code
-// as the public functors in buckets.hpp (and the encodings of keys.hpp), so CPU and GPU agree.
+// The built-in bucket functions behind functors per key *width*, so the host API's kernels are
+// instantiated per width and shape (RuntimeShape) and not per key type x function. The key type
+// (and, for the generic shape, the function) is chosen at run time; every branch calls the same
+// code as the public functors in buckets.hpp (and the encodings of keys.hpp), so CPU and GPU agree.
+//
+// Why shapes: the generic functor's per-key switch over key type and function made the host API
+// 1.3-1.8x slower than the device-level entry with a compiled functor (session 6, H200, 2^28 u32:
+// delta m = 2 keys 2.50 against 1.36 ms, m = 256 3.07 against 2.36). The shapes for 4- and 8-byte
+// keys (delta over integers, splitters) compute the order-preserving encoding without a branch
+// (RuntimeEncoding) and have one function each; 1- and 2-byte keys keep the generic shape, which
+// halves the kernels compiled.
 #pragma once
 #include <cstdint>
 
@@ -10,8 +17,44 @@
 
 namespace radixmesh::cuda {
 
-template <class U> struct RuntimeBuckets {
+// keys.hpp's encode_key for the key type of width U named at run time, without a branch: unsigned
+// keys unchanged, signed keys with the sign bit flipped, floats with every bit flipped when
+// negative and the sign bit set when not, then less the count of negative NaN patterns.
+template <class U> struct RuntimeEncoding {
+  U sign_flip = 0;   // the sign bit for signed and floating-point keys, else 0
+  U float_flip = 0;  // all ones for floating-point keys, else 0
+  U bias = 0;        // floating-point keys: float_encoding's negative_nan_count, else 0
+
+  static RuntimeEncoding of(KeyType type) {
+    constexpr U sign = U(U(1) << (sizeof(U) * 8 - 1));
+    RuntimeEncoding e;
+    if (is_floating(type)) {
+      const int mantissa_bits = type == KeyType::f16 ? 10 : type == KeyType::bf16 ? 7 : sizeof(U) == 4 ? 23 : 52;
+      e.sign_flip = sign;
+      e.float_flip = U(~U(0));
+      e.bias = U((U(1) << mantissa_bits) - 1);
+    } else if (is_signed_integer(type)) {
+      e.sign_flip = sign;
+    }
+    return e;
+  }
+  RXM_HOST_DEVICE U operator()(U raw) const {
+    const U negative = U(U(0) - U(raw >> (sizeof(U) * 8 - 1)));  // all ones when the top bit is set
+    return U(U(raw ^ U(sign_flip | U(float_flip & negative))) - bias);
+  }
+};
+
+// Which functions a RuntimeBuckets instantiation computes: `any` (every kind and key type, a
+// run-time switch per key), `delta_integer` (delta buckets over integer keys, on the encoding)
+// or `splitters` (a search of the encoded boundaries).
+enum class RuntimeShape { any, delta_integer, splitters };
+
+// What a bucket function of the host API is at run time (filled from detail::BucketSpec), and the
+// generic per-key switch over key type and function.
+template <class U> struct RuntimeBucketParams {
   using Kind = detail::BucketSpec::Kind;
+  using key_bits_type = U;
+  RuntimeEncoding<U> encoding{};
   KeyType type = KeyType::u32;
   Kind kind = Kind::radix_digit;
   buckets::radix_digit digit{};
@@ -21,17 +64,7 @@ template <class U> struct RuntimeBuckets {
   double delta_lo_value = 0, delta_scale = 0;
   const U* encoded_splitters = nullptr;  // device memory, m - 1 of them, encoded
   std::uint32_t splitter_count = 0;
-
-  // Splitters as a lookup table the kernels stage in shared memory (see buckets::splitters).
-  RXM_HOST_DEVICE const void* table() const { return encoded_splitters; }
-  RXM_HOST_DEVICE std::size_t table_bytes() const {
-    return kind == Kind::splitters ? std::size_t(splitter_count) * sizeof(U) : 0;
-  }
-  RXM_HOST_DEVICE RuntimeBuckets with_table(const void* copy) const {
-    RuntimeBuckets staged = *this;
-    staged.encoded_splitters = static_cast<const U*>(copy);
-    return staged;
-  }
+  buckets::detail::splitter_index<U> index{};  // built by the kernels over their shared copy
 
   // Calls f(T{}) for the key type of this width named by `type`.
   template <class F> RXM_HOST_DEVICE std::uint32_t with_type(F&& f) const {
@@ -59,7 +92,14 @@ template <class U> struct RuntimeBuckets {
     }
   }
 
-  RXM_HOST_DEVICE std::uint32_t operator()(U raw) const {
+  // Boundaries <= e among the encoded splitters (the id of a splitters bucket).
+  RXM_HOST_DEVICE std::uint32_t splitter_rank(U e) const {
+    return buckets::detail::boundaries_at_most(e, splitter_count, index,
+                                               [&](std::uint32_t i) { return encoded_splitters[i]; });
+  }
+
+  // The id of any built-in function on any key type of this width.
+  RXM_HOST_DEVICE std::uint32_t any_kind(U raw) const {
     return with_type([&](auto tag) -> std::uint32_t {
       using T = decltype(tag);
       const T key = from_bits<T>(raw);
@@ -73,17 +113,46 @@ template <class U> struct RuntimeBuckets {
             return buckets::detail::delta_of_value(buckets::detail::float_value(key), delta_lo_value, delta_scale, m);
           else
             return buckets::detail::delta_of_encoded(encode_key(key), delta_lo_encoded, delta_width, delta_reciprocal, m);
-        default: {  // splitters, searched on their encodings
-          const U e = encode_key(key);
-          std::uint32_t lo = 0, hi = splitter_count;
-          while (lo < hi) {
-            const std::uint32_t mid = (lo + hi) / 2;
-            if (encoded_splitters[mid] <= e) lo = mid + 1; else hi = mid;
-          }
-          return lo;
-        }
+        default: return splitter_rank(encode_key(key));  // splitters, searched on their encodings
       }
     });
+  }
+};
+
+// The functor the kernels run: one shape of the parameters above.
+template <class U, RuntimeShape Shape = RuntimeShape::any> struct RuntimeBuckets : RuntimeBucketParams<U> {
+  using Params = RuntimeBucketParams<U>;
+  RuntimeBuckets() = default;
+  explicit RuntimeBuckets(const Params& params) : Params(params) {}
+
+  // Splitters as a lookup table the kernels stage in shared memory (see buckets::splitters).
+  RXM_HOST_DEVICE const void* table() const { return this->encoded_splitters; }
+  RXM_HOST_DEVICE std::size_t table_bytes() const {
+    return this->kind == Params::Kind::splitters ? std::size_t(this->splitter_count) * sizeof(U) : 0;
+  }
+  RXM_HOST_DEVICE RuntimeBuckets with_table(const void* copy) const {
+    RuntimeBuckets staged = *this;
+    staged.encoded_splitters = static_cast<const U*>(copy);
+    return staged;
+  }
+  RXM_HOST_DEVICE std::uint32_t boundary_count() const {
+    return this->kind == Params::Kind::splitters ? this->splitter_count : 0;
+  }
+  RXM_HOST_DEVICE U encoded_boundary(std::uint32_t i) const { return this->encoded_splitters[i]; }
+  RXM_HOST_DEVICE RuntimeBuckets with_index(const buckets::detail::splitter_index<U>& built) const {
+    RuntimeBuckets indexed = *this;
+    indexed.index = built;
+    return indexed;
+  }
+
+  RXM_HOST_DEVICE std::uint32_t operator()(U raw) const {
+    if constexpr (Shape == RuntimeShape::delta_integer)
+      return buckets::detail::delta_of_encoded(this->encoding(raw), this->delta_lo_encoded, this->delta_width,
+                                               this->delta_reciprocal, this->m);
+    else if constexpr (Shape == RuntimeShape::splitters)
+      return this->splitter_rank(this->encoding(raw));
+    else
+      return this->any_kind(raw);
   }
 };
 
