@@ -393,31 +393,14 @@ TEST(GpuMultisplit, DeviceLevelSplittersSearchedInSharedMemory) {
 
 namespace {
 
-// Splitter tables that stress the prefix index the kernels build over a staged table
-// (buckets::detail::splitter_index): crowded into a window of 64 encodings, spanning the whole
-// encoding range (the widest bins), runs of 8 equal boundaries, all equal.
+// Splitter tables that stress the prefix index the kernels build over a staged table, as keys.
 template <class K> std::vector<std::vector<K>> adversarial_splitter_tables(std::uint32_t count, std::uint64_t seed) {
-  using E = rxm::key_bits_t<K>;
-  std::mt19937_64 rng(seed);
   std::vector<std::vector<K>> tables;
-  auto add = [&](std::vector<E> encodings) {
-    std::sort(encodings.begin(), encodings.end());
+  for (const auto& encodings : rxm::testing::uneven_boundary_encodings<rxm::key_bits_t<K>>(count, seed)) {
     std::vector<K> table(count);
     for (std::uint32_t i = 0; i < count; ++i) table[i] = rxm::decode_key<K>(encodings[i]);
     tables.push_back(table);
-  };
-  std::vector<E> e(count);
-  const E center = E(rng());
-  for (auto& x : e) x = E(center + E(rng() % 64));
-  add(e);
-  for (auto& x : e) x = E(rng());
-  e.front() = E(0);
-  e.back() = E(~E(0));
-  add(e);
-  for (std::uint32_t i = 0; i < count; ++i) e[i] = i % 8 == 0 ? E(rng()) : e[i - 1];
-  add(e);
-  std::fill(e.begin(), e.end(), E(rng()));
-  add(e);
+  }
   return tables;
 }
 

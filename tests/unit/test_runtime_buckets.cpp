@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "common/multisplit_inputs.hpp"
 #include "common/random_keys.hpp"
 #include "cuda/multisplit/runtime_buckets.cuh"
 #include "radixmesh/buckets.hpp"
@@ -80,29 +81,6 @@ template <class T> void delta_shape_matches(std::uint64_t seed) {
   }
 }
 
-// Sorted encodings of `count` boundaries: random, crowded into 64 encodings, spanning the whole
-// range, runs of 8 equal, all equal.
-template <class U> std::vector<std::vector<U>> boundary_tables(std::uint32_t count, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<std::vector<U>> tables;
-  std::vector<U> e(count);
-  for (auto& x : e) x = U(rng());
-  tables.push_back(e);
-  const U center = U(rng());
-  for (auto& x : e) x = U(center + U(rng() % 64));
-  tables.push_back(e);
-  for (auto& x : e) x = U(rng());
-  e.front() = 0;
-  e.back() = U(~U(0));
-  tables.push_back(e);
-  for (std::uint32_t i = 0; i < count; ++i) e[i] = i % 8 == 0 ? U(rng()) : e[i - 1];
-  tables.push_back(e);
-  std::fill(e.begin(), e.end(), U(rng()));
-  tables.push_back(e);
-  for (auto& t : tables) std::sort(t.begin(), t.end());
-  return tables;
-}
-
 // The index by its definition (the kernels build the same in shared memory, bucket_functors.cuh).
 template <class U>
 rxm::buckets::detail::splitter_index<U> index_by_definition(const std::vector<U>& table, std::vector<std::uint16_t>& lower) {
@@ -127,7 +105,7 @@ template <class T> void splitters_shape_matches(std::uint64_t seed) {
   SCOPED_TRACE(rxm::name_of(rxm::key_type_v<T>));
   for (const std::uint32_t count : {16u, 255u, 1000u, 4095u}) {
     int shape = 0;
-    for (const auto& encoded : boundary_tables<U>(count, seed + count)) {
+    for (const auto& encoded : rxm::testing::uneven_boundary_encodings<U>(count, seed + count)) {
       SCOPED_TRACE(::testing::Message() << "count=" << count << " table " << shape++);
       std::vector<T> table(count);
       for (std::uint32_t i = 0; i < count; ++i) table[i] = rxm::decode_key<T>(encoded[i]);
