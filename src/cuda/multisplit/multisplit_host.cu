@@ -65,32 +65,17 @@ void run_on_device(const CudaResources::PerDevice& device, const MultisplitArgs&
                    const cuda::RuntimeBucketParams<U>& buckets, const RuntimeSplitArgs& split) {
   using cuda::RuntimeShape;
   if (splits_raw_digit(args, buckets)) {
-    std::size_t temp_bytes = 0;
-    auto run = [&](void* temp) {
-      const auto* keys_in = static_cast<const U*>(split.keys_in);
-      auto* keys_out = static_cast<U*>(split.keys_out);
-      const int shift = buckets.digit.shift, bits = buckets.digit.bits;
-      switch (split.value_bytes) {
-        case 0:
-          RXM_CUDA_CHECK((cuda::multisplit_digit<int(sizeof(U)) * 8, 0>(temp, temp_bytes, keys_in, keys_out, nullptr,
-                                                                         nullptr, split.n, shift, bits, split.offsets,
-                                                                         device.stream)));
-          break;
-        case 4:
-          RXM_CUDA_CHECK((cuda::multisplit_digit<int(sizeof(U)) * 8, 4>(temp, temp_bytes, keys_in, keys_out,
-                                                                         split.values_in, split.values_out, split.n,
-                                                                         shift, bits, split.offsets, device.stream)));
-          break;
-        default:
-          RXM_CUDA_CHECK((cuda::multisplit_digit<int(sizeof(U)) * 8, 8>(temp, temp_bytes, keys_in, keys_out,
-                                                                         split.values_in, split.values_out, split.n,
-                                                                         shift, bits, split.offsets, device.stream)));
-          break;
-      }
-    };
-    run(nullptr);
-    ScratchBuffer temp(device, temp_bytes);
-    run(temp.data());
+    with_value_bytes(split.value_bytes, [&](auto value_bytes) {
+      std::size_t temp_bytes = 0;
+      auto run = [&](void* temp) {
+        RXM_CUDA_CHECK((cuda::multisplit_digit<int(sizeof(U)) * 8, decltype(value_bytes)::value>(
+            temp, temp_bytes, static_cast<const U*>(split.keys_in), static_cast<U*>(split.keys_out), split.values_in,
+            split.values_out, split.n, buckets.digit.shift, buckets.digit.bits, split.offsets, device.stream)));
+      };
+      run(nullptr);
+      ScratchBuffer temp(device, temp_bytes);
+      run(temp.data());
+    });
     if (split.bad_index != nullptr)  // no digit of m = 2^bits buckets is out of range
       RXM_CUDA_CHECK(cudaMemsetAsync(split.bad_index, 0xFF, sizeof *split.bad_index, device.stream));
     return;

@@ -1,7 +1,6 @@
 // The definition behind runtime_split.hpp, included by the runtime_split_*.cu files that
 // instantiate it (RXM_INSTANTIATE_RUNTIME_SPLIT).
 #pragma once
-#include <type_traits>
 
 #include "cuda/multisplit/runtime_split.hpp"
 #include "cuda/runtime/cuda_check.hpp"
@@ -28,11 +27,7 @@ void run_runtime_split(const CudaResources::PerDevice& device, const cuda::Runti
     ScratchBuffer temp(device, temp_bytes);
     run(temp.data());
   };
-  switch (args.value_bytes) {
-    case 0: split(std::integral_constant<int, 0>{}); break;
-    case 4: split(std::integral_constant<int, 4>{}); break;
-    default: split(std::integral_constant<int, 8>{}); break;
-  }
+  with_value_bytes(args.value_bytes, split);
 }
 
 #define RXM_INSTANTIATE_RUNTIME_SPLIT(U, SHAPE)                                                             \

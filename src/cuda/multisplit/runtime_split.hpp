@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/multisplit/runtime_buckets.cuh"
 #include "cuda/runtime/cuda_resources.hpp"
@@ -24,6 +25,15 @@ struct RuntimeSplitArgs {
   unsigned long long* bad_index = nullptr; // checked mode: first index of an id >= m, or ~0; the
                                            // outputs stay untouched when there is one
 };
+
+// Calls f(std::integral_constant<int, B>{}) for the value width B in {0, 4, 8} named at run time.
+template <class F> void with_value_bytes(int value_bytes, F&& f) {
+  switch (value_bytes) {
+    case 0: f(std::integral_constant<int, 0>{}); break;
+    case 4: f(std::integral_constant<int, 4>{}); break;
+    default: f(std::integral_constant<int, 8>{}); break;
+  }
+}
 
 // Queues the split on the device's stream (no synchronization); throws rxm::Error on a CUDA error.
 template <class U, cuda::RuntimeShape Shape>
