@@ -124,19 +124,17 @@ BadBucket multisplit_width(Context& ctx, const MultisplitArgs& args, const Bucke
   buckets.delta_reciprocal = buckets::detail::delta_reciprocal(spec.delta_width);
   buckets.delta_lo_value = spec.delta_lo_value;
   buckets.delta_scale = spec.delta_scale;
+  // The splitters' encodings live until the call's last synchronization (the copy back of the
+  // offsets), so their upload needs no synchronization of its own.
   ScratchBuffer splitters;
+  std::vector<U> encoded;
   if (spec.kind == BucketSpec::Kind::splitters && args.m > 1) {
-    std::vector<U> encoded(args.m - 1);
-    buckets.with_type([&](auto tag) {
-      using T = decltype(tag);
-      const T* raw = static_cast<const T*>(spec.splitters);
-      for (std::size_t i = 0; i < encoded.size(); ++i) encoded[i] = encode_key(raw[i]);
-      return 0u;
-    });
+    encoded.resize(args.m - 1);
+    std::memcpy(encoded.data(), spec.splitters, encoded.size() * sizeof(U));  // the keys' bits
+    for (U& e : encoded) e = buckets.encoding(e);
     splitters = ScratchBuffer(resources, encoded.size() * sizeof(U));
     RXM_CUDA_CHECK(cudaMemcpyAsync(splitters.data(), encoded.data(), encoded.size() * sizeof(U),
                                    cudaMemcpyHostToDevice, stream));
-    RXM_CUDA_CHECK(cudaStreamSynchronize(stream));  // `encoded` dies at the end of this block
     buckets.encoded_splitters = static_cast<const U*>(splitters.data());
     buckets.splitter_count = args.m - 1;
   }

@@ -11,6 +11,7 @@
 // halves the kernels compiled.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "radixmesh/buckets.hpp"
 #include "radixmesh/multisplit.hpp"
@@ -25,17 +26,22 @@ template <class U> struct RuntimeEncoding {
   U float_flip = 0;  // all ones for floating-point keys, else 0
   U bias = 0;        // floating-point keys: float_encoding's negative_nan_count, else 0
 
+  // The constants of `type` (a key type of width U), from its key_traits and keys.hpp's encoding.
   static RuntimeEncoding of(KeyType type) {
     constexpr U sign = U(U(1) << (sizeof(U) * 8 - 1));
     RuntimeEncoding e;
-    if (is_floating(type)) {
-      const int mantissa_bits = type == KeyType::f16 ? 10 : type == KeyType::bf16 ? 7 : sizeof(U) == 4 ? 23 : 52;
-      e.sign_flip = sign;
-      e.float_flip = U(~U(0));
-      e.bias = U((U(1) << mantissa_bits) - 1);
-    } else if (is_signed_integer(type)) {
-      e.sign_flip = sign;
-    }
+    visit_key_type(type, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (sizeof(T) == sizeof(U)) {
+        if constexpr (key_traits<T>::is_float) {
+          e.sign_flip = sign;
+          e.float_flip = U(~U(0));
+          e.bias = detail::float_encoding<U, key_traits<T>::mantissa_bits>::negative_nan_count;
+        } else if constexpr (std::is_signed_v<T>) {
+          e.sign_flip = sign;
+        }
+      }
+    });
     return e;
   }
   RXM_HOST_DEVICE U operator()(U raw) const {
