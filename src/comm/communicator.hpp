@@ -1,0 +1,86 @@
+// The mesh's communication layer: one Communicator per Context, shaped like an NCCL communicator.
+//
+// Participants. A mesh has `size()` participants ("mesh devices"): GPUs, logical devices on one
+// GPU, or CPU devices (host threads or MPI ranks), numbered 0..size()-1 globally, rank-major. One
+// process drives `local_count()` consecutive participants starting at `first_local()`: all of
+// them for the threads and peer transports, one for MPI and NCCL (one process per device).
+//
+// Calling convention. Every operation is collective: each process calls it once, with one
+// argument entry per local participant (entry i belongs to participant first_local() + i), and it
+// returns when this process's part is complete. Small collectives (all_gather, all_reduce,
+// barrier) work on host memory. all_to_all_v moves host memory on CPU participants and device
+// memory on GPU participants; on GPUs it is ordered on each participant's stream (`stream`).
+//
+// Failure. An operation that cannot complete throws rxm::Error on every process that reaches it:
+// counts that disagree between senders and receivers, a receive buffer that is too small, a
+// participant that failed (see fail()), or a peer that did not arrive within timeout() (the
+// message names the participant or rank that is missing). No operation waits forever.
+#pragma once
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace radixmesh::comm {
+
+enum class Transport { automatic, peer, nccl, mpi, threads };
+const char* name_of(Transport t);
+Transport transport_from_name(const std::string& name);  // throws Error naming the choices
+
+// Where one participant's buffer lives.
+struct Location {
+  int cuda_device = -1;        // CUDA ordinal; -1: host memory
+  void* stream = nullptr;      // cudaStream_t of the participant, when cuda_device >= 0
+};
+
+// One local participant's side of an all-to-all-v. Counts and displacements are in elements of
+// elem_bytes bytes, one entry per participant (size() entries each). send_counts[j] elements
+// starting at send + send_displs[j] go to participant j, which receives them at its
+// recv + recv_displs[i] (i = this participant); recv_counts[i] there must equal send_counts[j]
+// here, which every transport checks before any byte moves.
+struct AllToAllV {
+  Location where;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  std::size_t recv_capacity = 0;  // elements recv can hold
+  std::span<const std::uint64_t> send_counts;
+  std::span<const std::uint64_t> send_displs;
+  std::span<const std::uint64_t> recv_counts;
+  std::span<const std::uint64_t> recv_displs;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual Transport transport() const = 0;
+  virtual int size() const = 0;
+  virtual int first_local() const = 0;
+  virtual int local_count() const = 0;
+
+  // out (size() * bytes_per_participant bytes, the same on every local participant's behalf)
+  // receives every participant's `local_in[i]` (each bytes_per_participant bytes) in
+  // participant order.
+  virtual void all_gather(std::span<const std::span<const std::byte>> local_in,
+                          std::span<std::byte> out) = 0;
+  // Element-wise sum of every participant's array into `out` (same length as each local_in[i]).
+  virtual void all_reduce_sum(std::span<const std::span<const std::uint64_t>> local_in,
+                              std::span<std::uint64_t> out) = 0;
+  virtual void barrier() = 0;
+  // Moves elem_bytes-sized elements; one entry per local participant.
+  virtual void all_to_all_v(std::span<const AllToAllV> local, std::size_t elem_bytes) = 0;
+
+  // Marks this process's participants as failed with `message`: the next collective on every
+  // process throws rxm::Error naming the failed participant and quoting the message, instead of
+  // waiting for it. Called by the mesh algorithms when a local step throws.
+  virtual void fail(const std::string& message) = 0;
+
+  std::chrono::milliseconds timeout() const { return timeout_; }
+  void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
+
+ private:
+  std::chrono::milliseconds timeout_{std::chrono::minutes(5)};  // RXM_COMM_TIMEOUT_S overrides
+};
+
+}  // namespace radixmesh::comm
