@@ -89,8 +89,6 @@ struct BucketSpec {
   const void* splitters = nullptr;                      // host memory, raw keys, m - 1 of them
 };
 
-BadBucket cpu_multisplit(const MultisplitArgs& args, BucketSource source, unsigned threads);
-BadBucket cuda_multisplit(Context& ctx, const MultisplitArgs& args, const BucketSpec& spec);
 // True when ptr is device memory (of any device); false for host memory or without CUDA.
 bool is_device_pointer(const void* ptr);
 
@@ -164,38 +162,29 @@ template <class K, class F> BucketSpec spec_of(const F& f, std::uint32_t m) {
   return spec;
 }
 
+// The type-erased half of every host-level multisplit (src/core/multisplit_dispatch.cpp).
+// validate_multisplit checks what does not depend on the key type (m, null keys);
+// multisplit_host picks the backend (the GPU for built-in bucket functions on a CUDA context or
+// device-resident keys, host threads otherwise) and returns the first bad bucket id, if any.
+void validate_multisplit(const MultisplitArgs& args);
+BadBucket multisplit_host(Context& ctx, const MultisplitArgs& args, BucketSource source, const BucketSpec& spec);
+
 template <class K, class F>
 void run_multisplit(Context& ctx, MultisplitArgs args, const F& bucket_fn) {
-  require(args.m >= 1 && args.m <= buckets::max_buckets,
-          "multisplit: m = " + std::to_string(args.m) + " buckets (bucket_offsets has " +
-              std::to_string(std::size_t(args.m) + 1) + " entries)",
-          "pass m + 1 offsets for 1 <= m <= 65536 buckets");
+  validate_multisplit(args);
   if constexpr (has_num_buckets<F>::value)
     require(bucket_fn.num_buckets() == args.m,
             "multisplit: the bucket function has " + std::to_string(bucket_fn.num_buckets()) +
                 " buckets but bucket_offsets has room for " + std::to_string(args.m),
             "pass a bucket_offsets span of num_buckets() + 1 entries");
-  require(args.n == 0 || args.keys_in != nullptr, "multisplit: keys_in is null", "pass the keys' storage");
   const BucketSpec spec = spec_of<K>(bucket_fn, args.m);
-
-  BadBucket bad;
-  const bool on_gpu = ctx.backend() == Backend::cuda &&
-                      (spec.kind != BucketSpec::Kind::user || is_device_pointer(args.keys_in));
-  if (on_gpu) {
-    require(spec.kind != BucketSpec::Kind::user,
-            "multisplit: a user bucket functor cannot run on device-resident keys through the host API",
-            "call radixmesh::device::multisplit (radixmesh/device/multisplit.cuh) from your .cu file, or "
-            "pass host-resident keys");
-    bad = cuda_multisplit(ctx, args, spec);
-  } else {
-    BucketSource source{&bucket_fn, [](const void* f, const void* keys, std::size_t begin, std::size_t count,
-                                       std::uint32_t* ids) {
-                          const F& fn = *static_cast<const F*>(f);
-                          const K* k = static_cast<const K*>(keys) + begin;
-                          for (std::size_t i = 0; i < count; ++i) ids[i] = std::uint32_t(fn(k[i]));
-                        }};
-    bad = cpu_multisplit(args, source, ctx.cpu_threads());
-  }
+  BucketSource source{&bucket_fn, [](const void* f, const void* keys, std::size_t begin, std::size_t count,
+                                     std::uint32_t* ids) {
+                        const F& fn = *static_cast<const F*>(f);
+                        const K* k = static_cast<const K*>(keys) + begin;
+                        for (std::size_t i = 0; i < count; ++i) ids[i] = std::uint32_t(fn(k[i]));
+                      }};
+  const BadBucket bad = multisplit_host(ctx, args, source, spec);
   if (bad.found())
     throw_error(ErrorCode::invalid_argument,
                 "multisplit: key " + describe_key(from_bits<K>(key_bits_t<K>(bad.key_bits))) + " at index " +

@@ -5,7 +5,9 @@
 
 #include "radixmesh/context.hpp"
 #include "radixmesh/key_types.hpp"
+#include "radixmesh/multisplit.hpp"
 #include "radixmesh/sort.hpp"
+#include "radixmesh/topk.hpp"
 
 namespace radixmesh::detail {
 
@@ -25,5 +27,11 @@ SortPlan validate_sort(KeyType type, std::size_t n, std::size_t value_bytes, con
 void cpu_sort(const SortPlan& plan, void* keys, void* values, unsigned threads);
 // src/cuda: host-resident input staged through the context's first device.
 void cuda_sort_host(Context& ctx, const SortPlan& plan, void* keys, void* values);
+
+// Multisplit (validated by multisplit_host in src/core/multisplit_dispatch.cpp).
+// src/cpu: host threads.
+BadBucket cpu_multisplit(const MultisplitArgs& args, BucketSource source, unsigned threads);
+// src/cuda/multisplit: built-in bucket functions, host- or device-resident keys.
+BadBucket cuda_multisplit(Context& ctx, const MultisplitArgs& args, const BucketSpec& spec);
 
 }  // namespace radixmesh::detail

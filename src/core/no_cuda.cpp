@@ -1,6 +1,7 @@
 // Stand-ins for the CUDA backend in a build without CUDA (RXM_ENABLE_CUDA=OFF).
 #include "core/backends.hpp"
 #include "core/context_state.hpp"
+#include "core/topk_plan.hpp"
 #include "radixmesh/error.hpp"
 #include "radixmesh/memory.hpp"
 
@@ -37,6 +38,14 @@ void sort_device(Context&, KeyType, void*, std::size_t, int, void*, std::size_t,
                  const SortOptions&) {
   no_cuda();
 }
+
+// Multisplit: device-resident keys cannot exist in this build, so no pointer is a device pointer.
+bool is_device_pointer(const void*) { return false; }
+BadBucket cuda_multisplit(Context&, const MultisplitArgs&, const BucketSpec&) { no_cuda(); }
+
+// Top-k's CUDA entry points: only device-resident offsets or a CUDA context could reach them.
+std::vector<std::uint64_t> copy_offsets_to_host(const std::uint64_t*, std::size_t) { no_cuda(); }
+void cuda_topk_host(Context&, const TopkPlan&, const TopkRequest&) { no_cuda(); }
 }  // namespace detail
 
 }  // namespace radixmesh

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "radixmesh/multisplit.hpp"
+#include "core/backends.hpp"
 
 namespace radixmesh::detail {
 namespace {
@@ -131,13 +131,5 @@ BadBucket cpu_multisplit(const MultisplitArgs& args, BucketSource source, unsign
   });
   return {};
 }
-
-#if !defined(RXM_HAS_CUDA)
-bool is_device_pointer(const void*) { return false; }
-BadBucket cuda_multisplit(Context&, const MultisplitArgs&, const BucketSpec&) {
-  throw_error(ErrorCode::unsupported, "multisplit: this build has no CUDA backend",
-              "rebuild with RXM_ENABLE_CUDA=ON or use a CPU context");
-}
-#endif
 
 }  // namespace radixmesh::detail

@@ -41,7 +41,7 @@
 #include <thread>
 #include <vector>
 
-#include "cpu/topk_plan.hpp"
+#include "core/topk_plan.hpp"
 
 namespace radixmesh::detail {
 

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backends.hpp"
 #include "cuda/multisplit/multisplit_digit.hpp"
 #include "cuda/multisplit/runtime_buckets.cuh"
 #include "cuda/multisplit/runtime_split.hpp"

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-#include "cpu/topk_plan.hpp"
+#include "core/topk_plan.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
 #include "radixmesh/device/topk.cuh"

@@ -28,6 +28,7 @@ struct TopkPlan {
 // problem and the fix.
 TopkPlan validate_topk(const TopkRequest& request, const std::uint64_t* host_offsets);
 
+// The backends' entry points (validated plans only; src/core/topk_dispatch.cpp calls them).
 // src/cpu: the reference. values/indices/outputs in host memory.
 void cpu_topk(const TopkPlan& plan, const void* values, const void* input_indices, void* out_values,
               void* out_indices, unsigned threads);

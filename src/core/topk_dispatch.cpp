@@ -1,7 +1,8 @@
 // Top-k's one entry point: validate, then run on the context's backend.
 #include <string>
 
-#include "cpu/topk_plan.hpp"
+#include "core/topk_plan.hpp"
+
 #include "radixmesh/error.hpp"
 
 namespace radixmesh::detail {
@@ -82,16 +83,5 @@ void topk_host(Context& ctx, const TopkRequest& rq) {
     cpu_topk(plan, rq.values, rq.input_indices, rq.out_values, rq.out_indices, ctx.cpu_threads());
   }
 }
-
-#if !defined(RXM_HAS_CUDA)
-std::vector<std::uint64_t> copy_offsets_to_host(const std::uint64_t*, std::size_t) {
-  throw_error(ErrorCode::unsupported, "topk: row offsets in device memory in a build without CUDA",
-              "pass host offsets, or rebuild with -DRXM_ENABLE_CUDA=ON");
-}
-void cuda_topk_host(Context&, const TopkPlan&, const TopkRequest&) {
-  throw_error(ErrorCode::unsupported, "topk: the CUDA backend is not in this build",
-              "use a CPU context, or rebuild with -DRXM_ENABLE_CUDA=ON");
-}
-#endif
 
 }  // namespace radixmesh::detail
