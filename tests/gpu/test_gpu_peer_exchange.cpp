@@ -1,0 +1,235 @@
+// The peer transport's all-to-all-v on logical devices (several participants on one GPU, each
+// with its own stream and buffers), and on distinct GPUs where the machine has them: byte-exact
+// against a CPU model of the exchange, receive buffers poisoned first (every element written,
+// nothing else touched), random counts with zeros and empty participants, element sizes 1, 4, 8
+// and 12, and one exchange of more than 2^31 elements. Bad counts and small buffers are refused
+// before any byte moves.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "comm/peer_transport.hpp"
+#include "common/gpu_skip.hpp"
+#include "common/random_keys.hpp"
+#include "cuda/runtime/cuda_check.hpp"
+#include "cuda/runtime/cuda_resources.hpp"
+#include "radixmesh/error.hpp"
+
+namespace rxm = radixmesh;
+using rxm::comm::AllToAllV;
+using rxm::comm::PeerParticipant;
+using rxm::comm::PeerTransport;
+
+namespace {
+
+constexpr unsigned char poison = 0xA5;
+
+// One participant's device buffers and stream.
+struct Side {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  void* send = nullptr;
+  void* recv = nullptr;
+  std::uint64_t send_elems = 0, recv_elems = 0;
+  std::vector<std::uint64_t> send_counts, send_displs, recv_counts, recv_displs;
+  std::vector<unsigned char> host_send;
+};
+
+struct Mesh {
+  std::vector<Side> sides;
+  ~Mesh() {
+    for (auto& s : sides) {
+      rxm::detail::DeviceGuard guard(s.device);
+      if (s.send) cudaFree(s.send);
+      if (s.recv) cudaFree(s.recv);
+      if (s.stream) cudaStreamDestroy(s.stream);
+    }
+  }
+};
+
+// counts[i][j]: elements participant i sends to j.
+void build(Mesh& mesh, const std::vector<int>& devices, const std::vector<std::vector<std::uint64_t>>& counts,
+           std::size_t elem, std::uint64_t seed) {
+  const std::size_t p = devices.size();
+  mesh.sides.resize(p);
+  std::mt19937_64 rng(seed);
+  for (std::size_t i = 0; i < p; ++i) {
+    Side& s = mesh.sides[i];
+    s.device = devices[i];
+    rxm::detail::DeviceGuard guard(s.device);
+    RXM_CUDA_CHECK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
+    s.send_counts = counts[i];
+    s.send_displs.assign(p, 0);
+    s.recv_counts.assign(p, 0);
+    s.recv_displs.assign(p, 0);
+    for (std::size_t j = 0; j < p; ++j) {
+      s.send_displs[j] = s.send_elems;
+      s.send_elems += counts[i][j];
+    }
+    for (std::size_t j = 0; j < p; ++j) {
+      s.recv_counts[j] = counts[j][i];
+      s.recv_displs[j] = s.recv_elems;
+      s.recv_elems += counts[j][i];
+    }
+    s.host_send.resize(s.send_elems * elem);
+    for (auto& b : s.host_send) b = static_cast<unsigned char>(rng());
+    RXM_CUDA_CHECK(cudaMalloc(&s.send, s.host_send.size() + 1));
+    RXM_CUDA_CHECK(cudaMalloc(&s.recv, s.recv_elems * elem + 1));
+    RXM_CUDA_CHECK(cudaMemcpy(s.send, s.host_send.data(), s.host_send.size(), cudaMemcpyHostToDevice));
+    RXM_CUDA_CHECK(cudaMemset(s.recv, poison, s.recv_elems * elem + 1));
+  }
+}
+
+std::vector<AllToAllV> entries(const Mesh& mesh) {
+  std::vector<AllToAllV> e;
+  for (const auto& s : mesh.sides)
+    e.push_back({{s.device, s.stream}, s.send, s.recv, s.recv_elems, s.send_counts, s.send_displs, s.recv_counts,
+                 s.recv_displs});
+  return e;
+}
+
+std::unique_ptr<PeerTransport> transport_of(const Mesh& mesh) {
+  std::vector<PeerParticipant> parts;
+  for (const auto& s : mesh.sides) parts.push_back({s.device, s.stream});
+  return std::make_unique<PeerTransport>(parts);
+}
+
+// The model: participant j's receive buffer is the concatenation over senders i of i's part for j.
+void expect_exchanged(const Mesh& mesh, std::size_t elem) {
+  const std::size_t p = mesh.sides.size();
+  for (std::size_t j = 0; j < p; ++j) {
+    const Side& r = mesh.sides[j];
+    rxm::detail::DeviceGuard guard(r.device);
+    RXM_CUDA_CHECK(cudaStreamSynchronize(r.stream));
+    std::vector<unsigned char> got(r.recv_elems * elem + 1);
+    RXM_CUDA_CHECK(cudaMemcpy(got.data(), r.recv, got.size(), cudaMemcpyDeviceToHost));
+    std::vector<unsigned char> expected;
+    for (std::size_t i = 0; i < p; ++i) {
+      const Side& s = mesh.sides[i];
+      const auto* from = s.host_send.data() + s.send_displs[j] * elem;
+      expected.insert(expected.end(), from, from + s.send_counts[j] * elem);
+    }
+    expected.push_back(poison);  // the byte past the buffer stays untouched
+    ASSERT_EQ(got.size(), expected.size());
+    std::size_t first = 0;
+    while (first < got.size() && got[first] == expected[first]) ++first;
+    ASSERT_EQ(first, got.size()) << "participant " << j << ": first wrong byte at " << first;
+  }
+}
+
+std::vector<int> logical_devices(std::size_t p) { return std::vector<int>(p, 0); }
+
+std::vector<std::vector<std::uint64_t>> random_counts(std::size_t p, std::uint64_t max, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<std::uint64_t>> c(p, std::vector<std::uint64_t>(p));
+  for (auto& row : c)
+    for (auto& x : row) x = rng() % 4 == 0 ? 0 : rng() % (max + 1);
+  return c;
+}
+
+}  // namespace
+
+TEST(GpuPeerExchange, LogicalDevicesRandomCountsEveryElementSize) {
+  RXM_REQUIRE_GPU();
+  const std::uint64_t seed = rxm::testing::test_seed();
+  SCOPED_TRACE(seed);
+  for (std::size_t p : {1u, 2u, 3u, 4u, 7u}) {
+    for (std::size_t elem : {1u, 4u, 8u, 12u}) {
+      SCOPED_TRACE(::testing::Message() << p << " participants, " << elem << "-byte elements");
+      auto counts = random_counts(p, 100003, seed + p * 31 + elem);
+      if (p > 2) {  // an empty participant: sends and receives nothing
+        for (auto& x : counts[1]) x = 0;
+        for (auto& row : counts) row[1] = 0;
+      }
+      Mesh mesh;
+      build(mesh, logical_devices(p), counts, elem, seed + elem);
+      auto t = transport_of(mesh);
+      auto e = entries(mesh);
+      t->all_to_all_v(e, elem);
+      // Twice on the same transport, the receive buffers poisoned again in between on their own
+      // streams: its events and copy streams are reused, and the copies wait for the poisoning.
+      for (const auto& s : mesh.sides) {
+        rxm::detail::DeviceGuard guard(s.device);
+        RXM_CUDA_CHECK(cudaMemsetAsync(s.recv, poison, s.recv_elems * elem + 1, s.stream));
+      }
+      t->all_to_all_v(e, elem);
+      expect_exchanged(mesh, elem);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(GpuPeerExchange, DistinctGpusWhereThereAreSeveral) {
+  RXM_REQUIRE_GPU();
+  int count = 0;
+  RXM_CUDA_CHECK(cudaGetDeviceCount(&count));
+  if (count < 2) GTEST_SKIP() << "one GPU: the logical-device tests cover the transport";
+  std::vector<int> devices(static_cast<std::size_t>(count));
+  std::iota(devices.begin(), devices.end(), 0);
+  for (std::size_t elem : {4u, 8u}) {
+    Mesh mesh;
+    build(mesh, devices, random_counts(devices.size(), 1 << 20, 7 + elem), elem, 11);
+    auto t = transport_of(mesh);
+    auto e = entries(mesh);
+    t->all_to_all_v(e, elem);
+    expect_exchanged(mesh, elem);
+  }
+}
+
+TEST(GpuPeerExchange, MoreThanTwoToThe31Elements) {
+  RXM_REQUIRE_GPU();
+  std::size_t free_bytes = 0, total = 0;
+  RXM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  const std::uint64_t per_pair = (std::uint64_t(1) << 29) + 7;  // 1-byte elements; 4 pairs: > 2^31 in all
+  if (free_bytes < 5 * 4 * per_pair) GTEST_SKIP() << "needs " << 5 * 4 * per_pair << " bytes of device memory";
+  std::vector<std::vector<std::uint64_t>> counts(2, std::vector<std::uint64_t>(2, per_pair));
+  Mesh mesh;
+  build(mesh, logical_devices(2), counts, 1, 3);
+  auto t = transport_of(mesh);
+  auto e = entries(mesh);
+  t->all_to_all_v(e, 1);
+  expect_exchanged(mesh, 1);
+}
+
+TEST(GpuPeerExchange, DisagreeingCountsAndSmallBuffersAreRefusedBeforeAnyByteMoves) {
+  RXM_REQUIRE_GPU();
+  auto counts = random_counts(3, 1000, 5);
+  counts[0][2] = 17;
+  Mesh mesh;
+  build(mesh, logical_devices(3), counts, 4, 9);
+  auto t = transport_of(mesh);
+  auto e = entries(mesh);
+  std::vector<std::uint64_t> wrong = mesh.sides[2].recv_counts;
+  wrong[0] += 1;
+  e[2].recv_counts = wrong;
+  try {
+    t->all_to_all_v(e, 4);
+    FAIL() << "disagreeing counts were accepted";
+  } catch (const rxm::Error& err) {
+    EXPECT_NE(std::string(err.what()).find("participant 0 sends 17 elements to participant 2, which expects 18"),
+              std::string::npos)
+        << err.what();
+  }
+  e = entries(mesh);
+  e[1].recv_capacity -= 1;
+  EXPECT_THROW(t->all_to_all_v(e, 4), rxm::Error);
+  // Nothing moved: every receive buffer still holds the poison.
+  for (const auto& s : mesh.sides) {
+    std::vector<unsigned char> got(s.recv_elems * 4);
+    RXM_CUDA_CHECK(cudaMemcpy(got.data(), s.recv, got.size(), cudaMemcpyDeviceToHost));
+    for (unsigned char b : got) ASSERT_EQ(b, poison);
+  }
+  t->fail("participant 1 ran out of memory");
+  e = entries(mesh);
+  try {
+    t->all_to_all_v(e, 4);
+    FAIL() << "a failed mesh went on";
+  } catch (const rxm::Error& err) {
+    EXPECT_NE(std::string(err.what()).find("ran out of memory"), std::string::npos) << err.what();
+  }
+}
