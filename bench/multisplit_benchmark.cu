@@ -15,7 +15,7 @@
 // Also times our counting pass alone (histogram only), to split our time into its two passes, and,
 // as diagnostics checked like ours, the other ranking method (ballots / __match_any_sync) and the
 // other number of scatter tile buffers, and at m <= 32 the other scatter passes (block tiles /
-// warp-owned parts / thread counters: the A/Bs of NOTES.md's sessions 4 and 5).
+// warp-owned parts / thread counters: the A/Bs behind docs/design/multisplit.md).
 //  - splitter buckets (m - 1 evenly spaced boundaries, m = 32 and 256 when in --m): ours
 //    (device::multisplit with buckets::splitters, the table searched in shared memory) vs RB-sort
 //    labelling with the same functor, like the delta case.
@@ -157,7 +157,7 @@ bool same_device_arrays(const void* a, const void* b, std::size_t bytes) {
   return found == 0;
 }
 
-// The scatter passes of m <= 32 and their names in the diagnostics (JSON lines since session 4).
+// The scatter passes of m <= 32 and their names in the diagnostics (as in multisplit.jsonl).
 namespace ms = rxm::device::multisplit_detail;
 constexpr ms::ScatterKernel scatter_kernels[] = {ms::ScatterKernel::block_tiles, ms::ScatterKernel::warp_owned,
                                                  ms::ScatterKernel::thread_counters};
@@ -416,7 +416,7 @@ int main(int argc, char** argv) {
         // ---- bucket functors vs RB-sort (label with the same functor, CUB SortPairs on the labels).
         // `fn` runs in our kernels and in RB-sort's label pass; `host_fn` is what the host API takes
         // (the same functor, or for splitters the boundaries in host memory). The other scatter
-        // passes are timed as diagnostics where `pass_diagnostics` (the delta case, since session 4).
+        // passes are timed as diagnostics where `pass_diagnostics` (the delta case).
         auto functor_case = [&](const std::string& kind, const auto& fn, const auto& host_fn, nlohmann::json params,
                                 bool pass_diagnostics) {
           params.update({{"n", n}, {"m", m}, {"buckets", kind}, {"value_bytes", value_bytes},

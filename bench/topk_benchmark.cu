@@ -9,14 +9,12 @@
 //   bench_topk                 every shape of issue 4
 //   bench_topk --sweep         also sweep the delegate subrange 2^alpha at n = 2^28
 //   bench_topk --only NAME     cases whose name contains NAME (or one of NAME's '|'-separated parts)
-//   bench_topk --ab-rescan     also the standard cases with session 3's delegate select grid
+//   bench_topk --ab-rescan     also the standard cases with the small delegate select grid
 //                              ("delegate-grid-small") and the delegate pass at 5 and 4 blocks
-//                              per SM ("delegate-pass-5-blocks", "-4-blocks"); --ab includes them. (Session 3's
-//                              rescan, "rescan-narrow", was deleted in session 4.)
+//                              per SM ("delegate-pass-5-blocks", "-4-blocks"); --ab includes them.
 //   bench_topk --ab-sample     also every single-row standard case with the sample-select path
 //                              forced off (" sample-off") and forced on (" sample-on"); every
-//                              line's params name the path ("path"). (Session 4's look-back full
-//                              read, " sample-on-typed-read", was deleted in session 5.)
+//                              line's params name the path ("path").
 //   bench_topk --ab            also the standard cases with scalar loads in the delegate pass,
 //                              with the multi-block select, and with the delegate select in one
 //                              block per row and in multi-block passes (ours only)
@@ -75,7 +73,7 @@ const char* start_name(rxm::device::TopkStart s) {
   return "unknown";
 }
 
-// The knobs a case sets away from their defaults, under the keys earlier sessions' JSON lines use.
+// The knobs a case sets away from their defaults, under the keys of bench/results/topk.jsonl.
 void add_tuning_params(const rxm::device::TopkTuning& t, nlohmann::json& params) {
   if (t.delegate_log2 >= 0) params["alpha"] = t.delegate_log2;
   if (t.block_select >= 0) params["block_select"] = t.block_select;
@@ -290,7 +288,7 @@ int main(int argc, char** argv) {
       }
     }
   }
-  if (ab || ab_rescan) {  // the second topk helper's switches against their defaults (ours only)
+  if (ab || ab_rescan) {  // the rescan and delegate-grid switches against their defaults (ours only)
     struct Variant {
       const char* suffix;
       rxm::device::TopkTuning tuning;  // replaces the standard case's default tuning
@@ -329,8 +327,8 @@ int main(int argc, char** argv) {
       };
       shapes.push_back(rows_case("raw block", 0, 1));
       shapes.push_back(rows_case("raw multi", 0, 0));
-      // Delegates only from kMinDelegateRow (2^13; it was 2^12 in the session-3 H200 run, whose
-      // lines measured them at 2^12 too, and 2^15 before).
+      // Delegates only from kMinDelegateRow (2^13); JSON lines of the sweep at other thresholds
+      // carry their own commit.
       if (length >= (std::size_t(1) << 13)) {
         shapes.push_back(rows_case("delegates block", -1, 1));
         shapes.push_back(rows_case("delegates multi", -1, 0));

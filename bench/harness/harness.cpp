@@ -152,8 +152,8 @@ std::string run_command(const std::string& command) {
 
 // The commit the measured code came from: RXM_COMMIT (set by scripts/gpu-check), else the COMMIT
 // file that scripts/gpu-pack writes beside the carried binaries (a benchmark started by hand on
-// the device: the tree there may hold a stale .git, which once named the session's first commit
-// for code built from a later one), else git in the source tree (+"-dirty" if tracked files
+// the device: the tree there may hold a stale .git, which would name an older commit than the
+// code built), else git in the source tree (+"-dirty" if tracked files
 // changed), else the commit at configure time, marked as such.
 std::string commit_beside_executable() {
   std::error_code ec;

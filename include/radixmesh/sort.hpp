@@ -24,7 +24,7 @@ enum class SortEngine {
 enum class FloatSortPath {
   automatic,  // CUB's native float sort plus an order fix-up where it applies (all bits, fewer
               // than 2^32 keys: src/cuda/sort/native_float.hpp), else encoded
-  encoded,    // encode to unsigned bits, sort, decode (session 1's path)
+  encoded,    // encode to unsigned bits, sort, decode (the path of integer keys)
 };
 
 // How host-resident input is staged through the GPU (ignored for device-resident input and by the

@@ -5,30 +5,24 @@
 // output is the same bit for bit however the work is split.
 //
 // Per row, one pass with a candidate buffer and a running threshold instead of nth_element over an
-// entry for every value (the earlier version: 410 ms for 2^24 f32, k = 1024, against
-// std::partial_sort's 149 ms on a 2-core EPYC). The buffer holds about 2k entries; once it has been
+// entry for every value (which takes 410 ms for 2^24 f32, k = 1024, against std::partial_sort's
+// 149 ms on a 2-core EPYC). The buffer holds about 2k entries; once it has been
 // cut down to the k best, its k-th best entry is the threshold. Positions are scanned in ascending
 // order, so a later value with the threshold's rank loses the tie: a value is a candidate only when
 // its rank is strictly above the threshold's -- one compare rejects the rest. When the buffer fills
 // it is cut to k again (nth_element) and the threshold rises. On random input about k ln(n/k)
-// values pass, so the cost is one read + one rank + one compare per value.
-// Expected (written before measuring): 2^24 k = 1024 from 410 ms to ~10-20 ms (the scan, split
-// over both cores), 2^22 k = 1000 from 79 to ~3-5 ms, 512 rows of 2^15 with k = 50 from 136 to
-// ~10-15 ms; k = n/2 about as before (the buffer is the whole row, one nth_element as before);
-// all-equal input: the first threshold rejects everything after the first 2k values (fast);
-// ascending input (every value beats the threshold, the adversarial case): one nth_element of 2k
-// entries per k values, i.e. a few times the scan, still far below a full-row nth_element.
+// values pass, so the cost is one read + one rank + one compare per value. All-equal input: the
+// first threshold rejects everything after the first 2k values.
 // A row where k is a large part of it (k = n/2) skips the filter: nth_element over the ranks
 // alone (4 bytes for f32 instead of a 16-byte entry) finds the k-th best rank, one scan in position
-// order takes the winners, so the unsorted output needs no sort by position. Expected for 2^22,
-// k = 2^21: from ~245 ms (measured before, under load) to ~50 ms.
-// Ascending input (largest-k) made every value a candidate: a long scan now starts from a floor
+// order takes the winners, so the unsorted output needs no sort by position.
+// Ascending input (largest-k) would make every value a candidate: a long scan starts from a floor
 // taken from a strided sample (sampled_floor), checked afterwards.
 // Measured (radixmesh bench topk --backend cpu, 2-core AMD EPYC, busy with other builds, f32,
-// before -> after, ms): 2^24 k=1024 263 -> 16.5; 2^22 k=1000 92 -> 3.5; 512 rows of 2^15 k=50
-// 143 -> 24; 2^22 k=2^21 249 -> 110; 2^22 k=1000 all-equal 87 -> 5.7; 2^22 k=2^21 all-equal
-// 115 -> 86 (std::nth_element: 37); 2^22 k=1000 ascending 87 -> 3.2; 2^22 k=2^21 sorted output
-// 294 -> 323 (the sort of k winners dominates both).
+// against nth_element over an entry per value, ms): 2^24 k=1024 16.5 (263); 2^22 k=1000 3.5 (92);
+// 512 rows of 2^15 k=50 24 (143); 2^22 k=2^21 110 (249); 2^22 k=1000 all-equal 5.7 (87); 2^22
+// k=2^21 all-equal 86 (115; std::nth_element: 37); 2^22 k=1000 ascending 3.2 (87); 2^22 k=2^21
+// sorted output 323 (294: the sort of k winners dominates both).
 //
 // Parallelism: rows over host threads; a row long enough compared with k (and when there are
 // fewer rows than threads) is split into chunks, each chunk's winners found on its own thread, and

@@ -457,7 +457,7 @@ template <class K> void adversarial_splitters(std::uint64_t seed) {
 
 }  // namespace
 
-// The prefix index over staged splitter tables (session 7) on tables that make its bins uneven,
+// The prefix index over staged splitter tables (splitter_index) on tables that make its bins uneven,
 // through the host API (every scatter pass) and the public functor at device level.
 TEST(GpuMultisplit, SplitterIndexOnAdversarialTables) {
   RXM_REQUIRE_GPU();

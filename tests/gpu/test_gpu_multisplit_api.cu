@@ -1,4 +1,4 @@
-// The public device-level surface of the multisplit (session 6, issue 3):
+// The public device-level surface of the multisplit (issue 3):
 //  - radixmesh::device::multisplit with buckets::radix_digit forwards digits of raw key bits to the
 //    digit engine (CUB's pass for wide digits) and keeps our passes elsewhere (floats, signed keys
 //    with the sign bit in the digit): same outputs as the CPU backend element by element, input

@@ -378,8 +378,8 @@ TYPED_TEST(GpuSortFloat, NativeOrderFixUpEveryShape) {
       check_native_paths(make_keys<T>(shape, 300'007, seed++), order, name_of(shape));
 }
 
-// A zero run of more than 1024 of the fix-up's 4096-key tiles: its one-block prefix scan carries
-// across rounds, and the partition crosses many blocks.
+// A zero run of more than 1024 of the fix-up's 4096-key tiles: its prefix scan spans many tiles,
+// and the partition crosses many blocks.
 TYPED_TEST(GpuSortFloat, NativeOrderFixUpZeroRunOfManyTiles) {
   RXM_REQUIRE_GPU();
   using T = TypeParam;

@@ -111,7 +111,7 @@ TEST(GpuTopk, UniformBatches) {
 
 // Rows just below and above kMinDelegateRow = 2^13 (topk_plan_gpu.hpp): 8191 takes the raw path
 // (one block per row), 8192 and 8193 the delegates (alpha = 3..6 for these k); 4095 and 4096
-// straddle 2^12 (raw now; delegates while the threshold was 2^12, as in the session-3 H200 run).
+// straddle 2^12 (raw here; the delegate path at that length is timed by bench_topk --rows-sweep).
 // Equal-length batches and one batch with offsets that mixes both paths; inputs with ties
 // (all-equal, few-distinct, U[128.6,128.7]) check the lowest-index rule.
 TEST(GpuTopk, RowsAroundTheDelegateThreshold) {

@@ -1,7 +1,8 @@
-// The GPU top-k at its limits and against its one known scheduling bug:
-// - GpuTopkSmall.*: large k on short rows, where the last block's bucket pick used to race (a
-//   warp that read the row state after the picking thread updated it wrote a second digit; seen
-//   only under compute-sanitizer racecheck, see src/cuda/topk/NOTES.md). "Small" in the name puts
+// The GPU top-k at its limits and against a scheduling race:
+// - GpuTopkSmall.*: large k on short rows, where the last block's bucket pick must read the row
+//   state before the picking thread updates it (a warp reading it after would write a second
+//   digit; visible only under compute-sanitizer racecheck, see docs/design/topk.md, "Correctness
+//   invariants"). "Small" in the name puts
 //   it in scripts/gpu-check's racecheck filter, so racecheck runs it every GPU check; one case
 //   also runs with RXM_TOPK_DEBUG=1, which checks every row's winner count.
 // - GpuTopkScale.MoreThan65535Rows: batches beyond one grid's y extent (launched in chunks).

@@ -1,6 +1,7 @@
 // The host-side copier of the GPU sort's staging pipe (src/cuda/sort/parallel_copy.hpp): every
 // byte copied for any team size, including sizes whose per-thread share is an exact page multiple
-// with a remainder (16 777 228 bytes over 16 threads once lost its last 12 bytes).
+// with a remainder (16 777 228 bytes over 16 threads: a share rounded down would lose the last
+// 12 bytes).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -34,7 +35,7 @@ TEST(SortStagingCopy, EveryByteForEveryTeamSize) {
   const std::size_t threshold = radixmesh::detail::ParallelCopier::team_threshold;
   const std::vector<std::size_t> sizes = {0, 1, 4095, threshold - 1, threshold, threshold + 1, threshold + 12,
                                           16 * 4096 * 64 + 12,   // share = 64 pages exactly, 12 bytes over
-                                          std::size_t(16777228),  // the size that lost 3 keys on the H200
+                                          std::size_t(16777228),  // 16 shares of whole pages + 12 bytes
                                           std::size_t(33554432)};
   for (unsigned team : {1u, 2u, 3u, 7u, 8u, 16u})
     for (std::size_t bytes : sizes) check_copies(team, bytes, rng);

@@ -31,13 +31,13 @@
 //     bucket land as contiguous, coalesced stores. The kernel is a template on the id class (5
 //     bits for m <= 32, 8 for m <= 256), so the ballots unroll with no run-time test.
 //     Keys-only splits with 3 <= m <= 32 take the thread-counter scatter pass instead
-//     (counter_scatter_pass.cuh, session 5: the same tiles ranked without ballots, each key by
-//     one shared atomic on a packed 16-bit counter that only its thread touches, then a raking
-//     scan; radix m = 32 0.99 ms against 1.17). Keys-only splits with m <= 2 take the warp-owned
+//     (counter_scatter_pass.cuh: the same tiles ranked without ballots, each key by
+//     one shared atomic on a packed 8-bit counter that only its thread touches, then a raking
+//     scan; radix m = 32 0.99 ms against 1.18). Keys-only splits with m <= 2 take the warp-owned
 //     scatter pass (warp_scatter_pass.cuh: each warp owns a contiguous eighth of the chunk, its
 //     bucket cursors in registers, ranks from ballots with no shared counter and no block
 //     barrier; the counting pass then writes one column of H per warp). Pairs keep the block-tile
-//     pass (ScatterKernel in common.cuh has the figures; NOTES.md sessions 4 and 5).
+//     pass (ScatterKernel in common.cuh has the figures; docs/design/multisplit.md).
 // plan.cuh cuts the input into chunks and launches one pass; bucket_functors.cuh stages a
 // splitter table in shared memory and says which functors are cheap to compute again; warp_match.cuh is the peers primitive; tile_copy.cuh moves
 // tiles to shared memory; common.cuh holds the shapes, the per-pass parameters and the tuning
@@ -45,29 +45,27 @@
 // Reading keys twice plus writing them once is the 12 B/key floor the paper counts; the chunk
 // size keeps H (written once, scanned, read once) to about 1/32 of the key traffic. A single pass
 // with decoupled look-back would move the same 12 B/key (it too needs every bucket's total before
-// it writes, so a histogram pass), see src/cuda/multisplit/NOTES.md.
+// it writes, so a histogram pass), see docs/design/multisplit.md.
 // m <= 256 is one pass. 256 < m <= 4096: two stable passes over 6-bit digits of the id (low,
 // then high: LSD) through a scratch copy, plus the counting pass over the full id for the
 // offsets (and the checked mode). m > 4096 (to 65536): two passes over 8-bit digits, offsets
 // from a histogram with warp-aggregated global atomics. Splitter functors (has_lookup_table)
 // are searched in shared memory: each block copies the boundaries there first (up to 32 KB).
-// Measured on an H200, 2^28 u32 keys, uniform (bench_multisplit; CUB or RB-sort in the same run;
-// floor 0.77 ms keys, 1.28 ms pairs at 4.2 TB/s), session 3 (the scatter pass as here, the
-// counting pass with per-thread counters at m <= 32):
-//   radix m = 2 keys 0.94 ms (CUB 1.42; session 4's warp-owned pass: 0.85), m = 32 1.17 (CUB
-//   1.47; session 5's thread-counter pass: 0.99), m = 256 2.08 (CUB 1.52), pairs
-//   m = 256 3.90 (CUB 2.29), delta m = 256 keys 2.43 (RB-sort 3.06, with the deleted scatter
-//   kernel). Counting pass 0.25 ms at m <= 32, 0.27 at m = 256, 0.39 at m = 4096. The m = 256
-//   scatter pass (1.8 ms) is latency-bound (ncu: issue 42 %, half the shared wavefronts bank
-//   conflicts); a redesign without its per-window counter chain measured slower (see
-//   scatter_pass.cuh). Budget, variants, predictions and evidence: src/cuda/multisplit/NOTES.md.
-// Radix digits go to the digit engine (session 6). With buckets::radix_digit on raw key bits
+// Measured on an H200, 2^28 u32 keys, uniform (bench_multisplit --m 2,32,64,256,4096 at
+// 6812eb98de4b; CUB or RB-sort in the same run; floor 0.77 ms keys, 1.29 ms pairs at 4.2 TB/s),
+// our passes: radix m = 2 keys 0.85 ms (warp-owned; CUB 1.42), m = 32 0.99 (thread counters; CUB
+// 1.48), m = 256 2.09 (block tiles; CUB 1.53), pairs m = 256 3.91 (CUB 2.30), delta m = 256 keys
+// 2.36 (RB-sort 3.06). Counting pass 0.25 ms at m <= 32, 0.27 at m = 256, 0.39 at m = 4096. The
+// m = 256 scatter pass (1.8 ms) is latency-bound (ncu: issue 42 %, half the shared wavefronts bank
+// conflicts); a variant without its per-window counter chain measured slower (see
+// scatter_pass.cuh). Budget, variants and evidence: docs/design/multisplit.md.
+// Radix digits go to the digit engine. With buckets::radix_digit on raw key bits
 // (integer keys: unsigned, or signed with the digit below the sign bit, the only bit their encoding
 // flips; m = 2^bits), both the temp-size query and the run forward to
 // cuda::multisplit_digit (radixmesh/device/multisplit_digit.hpp) with DigitEngine::automatic, the
 // split the host API and the benchmark use: it runs CUB's onesweep pass for wide digits, where it
 // measured faster (H200, 2^28 u32: m = 256 keys 1.53 against our passes' 2.08 ms, pairs 2.03
-// against 3.90; session 5), and our passes below. Same outputs bit for bit (both are stable splits
+// against 3.90; bench_multisplit), and our passes below. Same outputs bit for bit (both are stable splits
 // by the same digit; offsets m + 1), input untouched, temp_bytes is that engine's. Floating-point
 // keys keep our passes: CUB orders -0.0 as +0.0, so its split of a digit of the encoding would
 // differ (the host API's rule, splits_raw_digit in src/cuda/multisplit/multisplit_host.cu).

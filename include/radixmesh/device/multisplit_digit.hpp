@@ -2,11 +2,11 @@
 // one radix digit, the engine behind the LSD sort, the host API's radix digits and the
 // device-level entry radixmesh::device::multisplit with buckets::radix_digit (device/multisplit.cuh
 // forwards such digits here, so a device-level user gets CUB's pass where it measured faster).
-// Public (session 6) because that header template calls it; defined, with its one explicit
+// Public because that header template calls it; defined, with its one explicit
 // instantiation list, in the library (src/cuda/multisplit/multisplit_digit.cu). Plain C++: no
 // device code here, so host-only sources (the LSD engine) include it too.
 //
-// Signature (stable, committed early for gpusort):
+// Signature (stable: the sort's LSD engine calls it):
 //   template <int KeyBits, int ValueBytes>
 //   cudaError_t radixmesh::cuda::multisplit_digit(void* temp, std::size_t& temp_bytes,
 //       const Bits* keys_in, Bits* keys_out, const void* values_in, void* values_out, std::size_t n,
@@ -32,10 +32,10 @@
 // binary search per bucket of the output for the offsets (CUB's offset width per shape:
 // cub_uses_wide_offsets in cub_engine.hpp). `automatic` takes CUB on 4- and 8-byte keys for keys-only
 // digits of 8 bits or more and for pairs from 6 bits, where our scatter pass is slower, and ours
-// below (H200, 2^28 u32 uniform, session 5: keys m = 64 ours 1.36 ms against CUB 1.49, m = 256 2.09
-// against 1.52; pairs m = 64 ours 2.05 against CUB 1.95, m = 256 3.90 against 2.04; m = 32 keys
-// ours 0.99 against 1.47; session 6 at 485b627: keys m = 128 ours 1.493 against CUB's pass 1.532,
-// Zipf 1.484 against 1.520; pairs m = 128 ours 2.689 against 1.978).
+// below (H200, 2^28 u32 uniform, bench_multisplit --m 64,256 at 7067fb0: keys m = 64 ours 1.36 ms
+// against CUB 1.49, m = 256 2.09 against 1.52; pairs m = 64 ours 2.05 against CUB 1.95, m = 256
+// 3.90 against 2.04; m = 32 keys ours 0.99 against 1.48 at 6812eb98de4b; --m 128 at 485b627: keys
+// ours 1.493 against CUB's pass 1.532, Zipf 1.484 against 1.520; pairs ours 2.689 against 1.978).
 // The LSD sort engine forces `own`: it exists to be the multisplit-based sort CUB is compared with.
 #pragma once
 #include <cuda_runtime_api.h>

@@ -42,7 +42,7 @@ enum class TopkStart {
 // The top-k's tuning knobs, declared once: tests and benchmarks set fields of a TopkTuning and pass
 // it in TopkProblem::tuning; the plan (src/cuda/topk/topk_device.cu) reads them. Every setting
 // gives the same, exact result (topk.hpp's semantics); only the path and its cost differ. The
-// defaults are the automatic choices measured on an H200 (src/cuda/topk/NOTES.md): a default
+// defaults are the automatic choices measured on an H200 (docs/design/topk.md): a default
 // TopkTuning is what rxm::topk runs.
 struct TopkTuning {
   // log2 of the delegate subrange (Dr. Top-k's alpha); -1 chooses it from the row length and k,
@@ -63,7 +63,7 @@ struct TopkTuning {
   bool delegate_select_full_grid = true;
   // The delegate pass held to 48 registers so that 5 blocks per SM fit instead of 4 (it spills a
   // little, in fold branches the measured types do not take). -1 chooses it (16- and 32-bit keys:
-  // faster in every case the H200 timed, f32 and f16/bf16 at k = 16..2^20, sessions 3-4; 64-bit
+  // faster in every case the H200 timed, f32 and f16/bf16 at k = 16..2^20, bench_topk --ab; 64-bit
   // keys untimed, so unbounded), 0 never, 1 always.
   int delegate_pass_five_blocks = -1;
   // The sample-select path for single rows (src/cuda/topk/topk_sample_select.cuh): a strided

@@ -56,7 +56,7 @@ cudaError_t multisplit_digit(void* temp, std::size_t& temp_bytes, const digit_ke
   // Temp: CUB's (plus its alternate buffers when the digit takes it two passes, above 8 bits) or
   // ours, whichever is larger: a histogram-only run (keys_out == nullptr) takes our counting pass,
   // and the size must not depend on the pointers, which CUB-style callers often leave null in the
-  // query (session 6: the device-level entry forwards here). Checked here so that too little of it
+  // query (the device-level entry forwards here). Checked here so that too little of it
   // is cudaErrorInvalidValue with nothing written, and CUB's failures come back as codes
   // (cub_sort_copy throws rxm::Error).
   std::size_t needed = 0;

@@ -1,2 +1,2 @@
 #pragma once
-#include "radixmesh/device/multisplit_digit.hpp"  // moved there in session 6 (public: device/multisplit.cuh calls it)
+#include "radixmesh/device/multisplit_digit.hpp"  // public: device/multisplit.cuh calls it

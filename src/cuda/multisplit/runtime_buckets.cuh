@@ -3,9 +3,10 @@
 // (and, for the generic shape, the function) is chosen at run time; every branch calls the same
 // code as the public functors in buckets.hpp (and the encodings of keys.hpp), so CPU and GPU agree.
 //
-// Why shapes: the generic functor's per-key switch over key type and function made the host API
-// 1.3-1.8x slower than the device-level entry with a compiled functor (session 6, H200, 2^28 u32:
-// delta m = 2 keys 2.50 against 1.36 ms, m = 256 3.07 against 2.36). The shapes for 4- and 8-byte
+// Why shapes: the generic functor's per-key switch over key type and function makes the host API
+// 1.3-1.8x slower than the device-level entry with a compiled functor (H200, 2^28 u32,
+// bench_multisplit at c7accdbd06f8: delta m = 2 keys 2.50 against 1.36 ms, m = 256 3.07 against
+// 2.36). The shapes for 4- and 8-byte
 // keys (delta over integers, splitters) compute the order-preserving encoding without a branch
 // (RuntimeEncoding) and have one function each; 1- and 2-byte keys keep the generic shape, which
 // halves the kernels compiled.

@@ -1,15 +1,16 @@
 // Scratch device memory of host-level calls (rxm::sort on device spans, rxm::multisplit), reused
 // from call to call through a stream-ordered memory pool that the context keeps per device.
 //
-// Why: a host-level call used to cudaMalloc its scratch (for a sort of 2^28 u32 keys, a 1 GiB
-// double-buffer half plus the engine's temp) and cudaFree it on return, and cudaFree synchronizes
-// the device. On the H200 that made rxm::sort(ctx, device_span) 7.40 ms against CUB SortKeys'
-// 6.32 (0.85x; pairs 9.63 against 7.45, 0.77x) while the device-level entry with caller-provided
-// temp ran at 1.00x CUB. A ScratchBuffer takes its memory with cudaMallocFromPoolAsync and gives
+// Why: a host-level call that cudaMallocs its scratch (for a sort of 2^28 u32 keys, a 1 GiB
+// double-buffer half plus the engine's temp) and cudaFrees it on return synchronizes the device
+// in cudaFree. On the H200 that made rxm::sort(ctx, device_span) 7.40 ms against CUB SortKeys'
+// 6.32 (0.85x; pairs 9.63 against 7.45, 0.77x; bench_sort_cuda --type u32) while the device-level
+// entry with caller-provided temp ran at 1.00x CUB. A ScratchBuffer takes its memory with cudaMallocFromPoolAsync and gives
 // it back with cudaFreeAsync, both on the context's stream for the device: once the pool holds
 // the memory, a call in a loop pays a few microseconds for it instead of an allocation and a
-// device synchronization. Prediction (not yet measured): most of the 1.08 ms gap at 2^28 u32 keys
-// closes (what is left: the encode/decode and copy-back the host API does around the engine).
+// device synchronization. Measured with the pool (H200, bench_sort_cuda --type u32 --values 0|4 at
+// 6812eb98de4b): u32 keys 5.944 ms against the device-level entry's 5.456, pairs 8.370 against
+// 7.453.
 //
 // Footprint. The pool keeps what calls gave back up to a release threshold of a quarter of the
 // device's memory (scratch_keep_fraction); above it the driver releases the rest at the next

@@ -4,7 +4,7 @@
 //   x {double-buffer, copy} = 48 dispatches, ascending only (descending is an encoding).
 // The offset width per shape is cub_uses_wide_offsets (measured; 64-bit always from 2^32 items).
 // The calls themselves are in cub_radix_sort.cuh, shared with the native float sort. Compile time
-// of this file is reported in src/cuda/sort/README.md.
+// of this file is reported in docs/design/sort.md.
 #include <cstdint>
 #include <limits>
 
@@ -39,9 +39,9 @@ template <class F> void with_widths(const EncodedSortShape& s, F&& f) {
 
 // Measured on the H200, 2^28 keys, uniform unless said, ms (CUB called with an int count, then
 // with a size_t count, same run):
-// - one keys-only 8-bit pass of u32 keys (session 5, bench_multisplit): 1.73-1.76 / 1.49-1.52;
+// - one keys-only 8-bit pass of u32 keys (bench_multisplit --m 64,256): 1.73-1.76 / 1.49-1.52;
 //   pairs the other way: 1.95-2.04 / 2.21-2.29;
-// - full sorts (session 6, bench_sort_cuda --suite --device-only at 485b627): u32 keys 6.370 /
+// - full sorts (bench_sort_cuda --suite --device-only at 485b627): u32 keys 6.370 /
 //   5.468 (Zipf 6.164 / 5.288), f32 keys as u32 bits 6.209 / 5.314; u32/u32 pairs 7.453 / 8.561,
 //   f32/u32 pairs 7.204 / 8.307; u64 keys 16.532 / 16.507, u64/u64 pairs 24.837 / 24.870; u16
 //   keys 2.691 / 2.705.

@@ -4,9 +4,9 @@
 // 32-bit, 64-bit} x {ascending, descending} x {copy, double-buffer}, 32-bit offsets only = 36
 // dispatches. Kept out of cub_engine.cu so that the two compile in parallel.
 // 32-bit offsets only, although keys-only encoded sorts take 64-bit ones (cub_uses_wide_offsets):
-// session 6 tried them here for keys only and reverted it (H200, 2^28 f32: 5.744 against 5.670 ms,
-// and the in-place double-buffer path then gave a wrong order from element 15342, cause not found;
-// bench/results/gpu-check/bench_sort_f32_0-c7accdbd06f8.log).
+// with them for keys only, 2^28 f32 keys took 5.744 against 5.670 ms and the in-place
+// double-buffer path gave a wrong order from element 15342, cause not found (H200,
+// bench_sort_cuda --type f32 at c7accdbd06f8; docs/design/sort.md).
 #include <cuda_fp16.h>  // before CUB, so that its __half traits are defined
 
 #include <cstdint>

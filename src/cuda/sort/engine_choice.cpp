@@ -1,20 +1,20 @@
 // The automatic engine choice, and the switch from an engine to its code.
 //
-// automatic = CUB onesweep for every shape (session 6: keys-only shapes now run CUB's 64-bit-offset
-// tuning, cub_engine.cu: u32 keys 5.45 ms, f32 keys see cub_native_float.cu). Measured on an NVIDIA
-// H200 before that change, 2^28 uniform keys,
+// automatic = CUB onesweep for every shape (keys-only shapes on CUB's 64-bit-offset tuning,
+// cub_engine.cu; float keys on CUB's native float sort, cub_native_float.cu). Measured on an NVIDIA
+// H200, 2^28 uniform keys,
 // device-resident, device-level API, median of 10 (bench_sort_cuda --suite --device-only at
-// 08c8c22, bench/results/sort.jsonl):
+// 485b627, bench/results/sort.jsonl; docs/design/sort.md):
 //                   cub_onesweep   multisplit_lsd (8-bit digits)
-//   u32 keys          6.31 ms        8.35 ms   (Zipf(1.0): 6.11 vs 7.17)
-//   u32/u32 pairs     7.41 ms       17.08 ms
-//   f32 keys          5.63 ms        8.63 ms   (CUB: native float sort + fix-up; LSD: encode/decode)
-//   f32/u32 pairs     7.48 ms       15.57 ms
-//   f16 keys          2.98 ms        3.41 ms
-//   f64 keys         16.33 ms       28.73 ms
-//   u64 keys         16.44 ms       29.78 ms
-//   u64/u64 pairs    24.58 ms       63.21 ms
-// The LSD engine needs its 8-bit multisplit pass under ~1.58 ms (keys; CUB's 6.31 ms / 4 passes)
+//   u32 keys          5.44 ms        8.42 ms   (Zipf(1.0): 5.26 vs 7.23)
+//   u32/u32 pairs     7.45 ms       15.52 ms
+//   f32 keys          5.67 ms        8.67 ms   (CUB: native float sort + fix-up; LSD: encode/decode)
+//   f32/u32 pairs     7.55 ms       14.46 ms
+//   f16 keys          3.03 ms        3.37 ms
+//   f64 keys         16.47 ms       29.00 ms
+//   u64 keys         16.46 ms       30.06 ms
+//   u64/u64 pairs    24.81 ms       56.56 ms
+// The LSD engine needs its 8-bit multisplit pass under ~1.36 ms (keys; CUB's 5.44 ms / 4 passes)
 // to win; it stays selectable (SortEngine::multisplit_lsd) and tested, and this is the place to
 // switch once the multisplit kernels get there.
 #include "cuda/sort/engine.hpp"

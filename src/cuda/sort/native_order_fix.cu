@@ -13,8 +13,8 @@
 //            as in a decoupled look-back). Keys of a saved zero run are left to the next step.
 //   restore: the NaN group from scratch to its end, and the saved zero run from scratch as a
 //            stable partition by sign (rank = tile prefix + block scan).
-// Session 2 copied all n keys and values to scratch and scattered all n back whenever anything
-// moved (two passes over everything); now a NaN costs one pass and two zero signs cost the run.
+// So a NaN costs one pass over everything and two zero signs cost the run, not a copy of all n
+// keys and values to scratch and a scatter of all n back (docs/design/sort.md has the figures).
 // The zero run's tiles are tiles of the whole array, so that count and restore agree on them.
 #include <cstdint>
 #include <cub/block/block_reduce.cuh>

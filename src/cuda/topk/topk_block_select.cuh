@@ -67,8 +67,8 @@ __global__ void __launch_bounds__(kThreads) block_select(Params<U> p, const Inde
   if constexpr (Scaled) {
     // RadiK's scaling: the select over the scaled ranks first (W bits, no index digits), then the
     // main select below inside its group. (Separate instantiation: the group check on every
-    // element made the default select 1.6-1.9x slower on raw rows when it was compiled into it,
-    // H200 rows sweep of session 3.)
+    // element, compiled into the default select, made it 1.6-1.9x slower on raw rows: H200,
+    // bench_topk --rows-sweep.)
     sv = scaled_view(p, r, src);
     const RowState<U> g = block_passes<U>(s, src.count, p.W, 0, p.digit_bits, smem_hist, shared_state, scan_storage,
                                           [&](std::uint64_t i, U& key, std::uint64_t& nidx) {

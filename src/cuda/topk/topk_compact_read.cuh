@@ -1,9 +1,9 @@
-// Sample select's full read without a serial chain across tiles (session 4, round 2): the only
-// full read of the sample-select path.
+// Sample select's full read without a serial chain across tiles: the only full read of the
+// sample-select path.
 //
-// Why: the look-back filter (stable_filter) as the full read ran at ~1.1 TB/s on the H200 (0.66-0.76
-// ms at 2^28 f32 with the key type compiled in; deleted in session 5): a decoupled
-// look-back and a block scan per 16 KiB round, ~50 instructions per element. Candidates are rare
+// Why: a look-back filter (as stable_filter) as the full read ran at ~1.1 TB/s on the H200 (0.66-0.76
+// ms at 2^28 f32 with the key type compiled in, bench_topk --ab-sample; docs/design/topk.md): a
+// decoupled look-back and a block scan per 16 KiB of tile, ~50 instructions per element. Candidates are rare
 // (k (1 + eps) / n of the row), so here the common case is a compare only:
 // 1. compact_read (one wave of blocks, grid-stride over 32 KiB tiles): 8 x 16-byte loads in flight
 //    per thread, the rank transform of the one key type compiled in, rank >= L as one compare

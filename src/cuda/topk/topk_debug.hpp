@@ -2,7 +2,7 @@
 // after every launch (its own kernels and CUB's) and names the stage that failed, and checks that
 // every row selected exactly min(k, length) winners before they are ordered and written. Off by
 // default (the device-level entry never synchronizes); the tests run cases with it on. A
-// miscounted select (the symptom of the racecheck finding, NOTES.md) then fails with a message
+// miscounted select (the symptom of a race in the bucket pick, docs/design/topk.md) then fails with a message
 // instead of returning unwritten places.
 #pragma once
 #include <cuda_runtime_api.h>

@@ -15,9 +15,9 @@
 //   disjoint subranges) and e_i has the lower index. k elements beating w: w is no winner.
 // - So candidates = the elements of the qualifying subranges whose rank reaches the k-th
 //   delegate's resolved rank bits (gather_candidates_wide): at most k * S, and a superset of the winners,
-//   on which the exact select runs. (Up to session 3 the delegate was the best (rank, lowest
-//   index) element, which cost a compare-and-select chain per element: 1.6x the byte floor for
-//   f32, 3x for 16-bit keys; see NOTES.md.)
+//   on which the exact select runs. (Taking the best (rank, lowest index) element as the delegate
+//   costs a compare-and-select chain per element: 0.41 ms against 0.26 for f16/bf16 at n = 2^28,
+//   k = 1024, H200, bench_topk; see docs/design/topk.md.)
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -297,7 +297,7 @@ template <class U> __global__ void __launch_bounds__(kThreads) delegate_pass(Par
 // The same pass held to 48 registers (5 blocks per SM instead of 4; TopkTuning::
 // delegate_pass_five_blocks): ptxas (sm_90) spills 236-684 bytes per thread there (40 registers,
 // 6 blocks: 524-2072), yet the H200 measured it faster for f32 and f16/bf16 at every k timed
-// (sessions 3 and 4, NOTES.md): the default for 16- and 32-bit keys since session 4.
+// (bench_topk --ab-rescan, docs/design/topk.md): the default for 16- and 32-bit keys.
 constexpr int kDelegatePassBoundedBlocks = 5;
 template <class U>
 __global__ void __launch_bounds__(kThreads, kDelegatePassBoundedBlocks) delegate_pass_bounded(Params<U> p) {

@@ -166,9 +166,10 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
                             (tuning.delegate_block_select == 1 ||
                              (tuning.delegate_block_select < 0 && delegates_per_row <= kBlockDelegateSelectMax));
   // One wave of the delegate pass (the kernel that reads everything): as many blocks as fit on the
-  // device at once, split evenly over the rows, rounded DOWN. (Up to session 3: 8 blocks per SM,
-  // rounded up per row, so 64 rows got 17 x 64 = 1088 blocks for 1056 places: a second wave of
-  // 32 blocks, each with a full block's share of the row, nearly doubled the pass.)
+  // device at once, split evenly over the rows, rounded DOWN. (Rounded up per row, 64 rows would
+  // get 17 x 64 = 1088 blocks for 1056 places: a second wave of 32 blocks, each with a full
+  // block's share of the row; 64x2^22 k = 512 took 0.729 ms that way against 0.596, H200,
+  // bench_topk.)
   g.five_blocks = g.beta == 1 && (tuning.delegate_pass_five_blocks == 1 ||
                                   (tuning.delegate_pass_five_blocks < 0 && g.W <= 32));
   const std::uint64_t target_blocks = resident_blocks(device, g.W, g.five_blocks);
@@ -190,8 +191,8 @@ GpuPlan plan_gpu(const device::TopkProblem& pr, int device) {
     // Expected candidates ~(r + slack / 2) n / s; the capacity is twice the most (relative
     // spread ~1 / sqrt(r)), at least k, at most n, and at least n / 16: ties at the bound (16-bit
     // keys, U[128.6,128.7]) put far more than r samples at L when its bucket cannot be split
-    // (device run 1: f16/bf16 and U[128.6,128.7] at k = 1024 overflowed 2 r n / s and fell back
-    // to the raw select, 13-21 ms). n / 16 is what the delegate path took at k = 65536 (k 2^8).
+    // (H200, bench_topk --ab-sample: f16/bf16 and U[128.6,128.7] at k = 1024 overflow 2 r n / s
+    // and fall back to the raw select, 13-21 ms). n / 16 is what the delegate path took at k = 65536 (k 2^8).
     const std::uint64_t per_sample = (n + g.sample_count - 1) / g.sample_count;
     const std::uint64_t expected = (g.sample_r + g.sample_slack) * per_sample;
     g.cand_cap = std::min<std::uint64_t>(n, std::max({std::uint64_t(pr.k), 2 * expected + 4096, n / 16}));
@@ -441,9 +442,9 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
       debug.after_launch("delegate_pass");
       // The delegates are beta n / 2^alpha: as many blocks as give each thread ~16 of them.
       const std::uint64_t delegates_per_row = ((g.max_len >> g.alpha) + 1) * std::uint64_t(g.beta);
-      // Passes 2+ of the delegate select: on the pass's own grid by default (session 3, second
-      // helper: the delegates' maxima share their top bits, so a few bins take every shared atomic;
-      // 8x the blocks spread that over every SM), or on one block per ~4096 delegates (the A/B).
+      // Passes 2+ of the delegate select: on the pass's own grid by default (the delegates'
+      // maxima share their top bits, so a few bins take every shared atomic; 8x the blocks spread
+      // that over every SM), or on one block per ~4096 delegates (the A/B).
       const dim3 small_grid(pr.tuning.delegate_select_full_grid
                                 ? g.grid_x
                                 : unsigned(std::clamp<std::uint64_t>(delegates_per_row / (kThreads * 16), 1, g.grid_x)),

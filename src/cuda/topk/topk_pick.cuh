@@ -70,12 +70,12 @@ __device__ void merge_and_pick(unsigned* smem_hist, int bins, unsigned long long
   unsigned long long local[kBinsPerThread];
   const unsigned long long sum = load_my_bins(bins, local, [&](int b) { return __ldcg(hist + b); });
   // Every thread reads the row's state BEFORE the barrier below, and the one thread whose bins
-  // hold the k_left-th best writes it only AFTER it. Without that barrier (the code up to
-  // adefc27 read it after the scan) a warp scheduled late could read the state that the
-  // picking thread had already updated, find the new, smaller k_left inside its own bins and
-  // write a second, wrong digit: too few winners, unwritten output places. It showed only under
-  // compute-sanitizer racecheck, which reorders warps, and racecheck could not report it (a race
-  // on global memory). See NOTES.md, "The racecheck finding".
+  // hold the k_left-th best writes it only AFTER it. Without that barrier (reading the state
+  // after the scan) a warp scheduled late could read the state that the picking thread had
+  // already updated, find the new, smaller k_left inside its own bins and write a second, wrong
+  // digit: too few winners, unwritten output places. Such a race shows only under
+  // compute-sanitizer racecheck, which reorders warps, and racecheck cannot report it (a race on
+  // global memory). See docs/design/topk.md, "Correctness invariants".
   RowState<U> s = *state;
   unsigned long long above;
   BinScan(scan_storage).ExclusiveSum(sum, above);

@@ -9,34 +9,32 @@
 
 namespace radixmesh::detail::topk_gpu {
 
-// Rows shorter than this never take the delegate path. Rows sweeps on an H200 (k = 50, 2^27
-// values, NOTES.md): session 2 (<= 2^14 raw only) raw one-block 2.05 / 1.77 / 1.68 ms at 2^12 /
-// 2^13 / 2^14; session 3 (delegates down to 2^12) delegates 2.43-2.98 / 1.39-1.65 / 0.93-1.04 ms.
-// From 2^13 the delegates win against either run's raw figures; at 2^12 only against the same
-// run's raw rows, whose one-block select was then measured slower than session 2's (restored
-// since): 2^13, not the 2^12 first guessed.
+// Rows shorter than this never take the delegate path. Rows sweeps on an H200 (bench_topk
+// --rows-sweep, k = 50, 2^27 values; docs/design/topk.md): raw one-block rows 2.05 / 1.77 / 1.68 ms
+// at 2^12 / 2^13 / 2^14, delegates 2.43-2.98 / 1.39-1.65 / 0.93-1.04 ms: the delegates win from
+// 2^13.
 constexpr std::uint64_t kMinDelegateRow = std::uint64_t(1) << 13;
 // The per-row kernels take the row from blockIdx.y: a launch covers at most this many rows.
 constexpr std::size_t kMaxChunkRows = 65535;
-// The one-block select's automatic choice (k <= 2048), from the lead's rows sweep on an H200
-// (session 4, k = 50, 2^27 values, /work/notes/s4/lead_run1.md; NOTES.md "Session 4"): raw rows
-// take it up to kBlockSelectMaxRow (one block 2.19 / 2.11 ms at 2^13 / 2^14 against multi-block
-// 2.54 / 2.41; from 2^15 multi-block wins, 2.36 vs 2.93; it was a guessed 2^16), rows with
+// The one-block select's automatic choice (k <= 2048), from a rows sweep on an H200
+// (bench_topk --only rows --rows-sweep at 14fd175, k = 50, 2^27 values; docs/design/topk.md): raw
+// rows take it up to kBlockSelectMaxRow (one block 2.19 / 2.11 ms at 2^13 / 2^14 against
+// multi-block 2.54 / 2.41; from 2^15 multi-block wins, 2.36 vs 2.93), rows with
 // delegates from kBlockSelectMinDelegateRow (multi-block 1.113 / 0.744 ms at 2^13 / 2^14 against
 // 1.185 / 0.757; one block from 2^15: 0.495 vs 0.514, 0.402 vs 0.430 at 2^16).
 constexpr std::uint64_t kBlockSelectMaxRow = std::uint64_t(1) << 14;
 constexpr std::uint64_t kBlockSelectMinDelegateRow = std::uint64_t(1) << 15;
 
 // Rows with at most this many delegates run their delegate select in one block per row
-// (block_delegate_select); more, in multi-block passes. H200, device run 1 of session 3 (NOTES.md):
+// (block_delegate_select); more, in multi-block passes. H200, bench_topk --ab (docs/design/topk.md):
 // one block wins at 2^10 delegates per row (4096x32768 k=50: 0.516 vs 0.555 ms) and loses at 2^15
 // (16x2^22 k=512: 0.293 vs 0.210; 64x2^22: 0.794 vs 0.719); 2^12 lies between, unmeasured.
 constexpr std::uint64_t kBlockDelegateSelectMax = std::uint64_t(1) << 12;
 
 // The sample-select path's automatic choice (TopkTuning::sample_select = -1): single rows of at
-// least kSampleSelectMinRow values with k >= kSampleSelectMinK (every width: the rule of session
-// 4's first round), and 32-bit keys in rows of at least kSampleSelectMinRow32 with k >=
-// kSampleSelectMinK32. Measured (H200, round 2, binaries of 021b82b, f32 n = 2^28, bench_topk
+// least kSampleSelectMinRow values with k >= kSampleSelectMinK (every width), and 32-bit keys in
+// rows of at least kSampleSelectMinRow32 with k >= kSampleSelectMinK32. Measured (H200, binaries
+// of 021b82b, f32 n = 2^28, bench_topk
 // --ab-sample, sample path with the tile-compaction read vs delegates): k = 16 0.376 vs 0.325,
 // 1024 0.378 vs 0.368, 4096 0.384 vs 0.421, 65536 0.415 vs 0.649, 2^20 0.539 vs 1.324 ms;
 // U[128.6,128.7] k = 1024 0.383 vs 0.375; f16 / bf16 k = 1024 0.390 / 0.417 vs 0.224 / 0.227 (so

@@ -1,4 +1,4 @@
-// Sample select (session 4): the large-k path for single rows. Instead of delegates, a strided
+// Sample select: the large-k path for single rows. Instead of delegates, a strided
 // sample of the row gives a lower bound L on the k-th best rank; ONE full read compacts every
 // element with rank >= L, stably (index order), into the candidate list; the existing select passes
 // find the exact k-th composite (rank, ~index) among those ~k(1 + eps) candidates; and a stable
@@ -32,7 +32,7 @@
 
 namespace radixmesh::detail::topk_gpu {
 
-// s = 2^14 samples (fewer only for rows shorter than that; round 2, was 2^16: a quarter of
+// s = 2^14 samples (fewer only for rows shorter than that; against 2^16: a quarter of
 // sample_bound's work for ~25 % more candidates at k = 2^20, 12 bytes each in a 1 GiB read).
 constexpr int kSampleLog2 = 14;
 constexpr int kSampleBoundThreads = 1024;  // the one block of sample_bound
@@ -110,8 +110,8 @@ template <class U> __global__ void __launch_bounds__(kSampleBoundThreads) sample
                                                                  (std::uint64_t(prefix) >> (W - resolved)));
         const unsigned digit = match ? unsigned(std::uint64_t(x[u]) >> shift) & (kBins - 1) : unsigned(kBins);
         // The first passes put most samples of a warp in lane 0's bin: one add for those (a ballot),
-        // plain shared atomics for the rest (round 2: `__match_any_sync` per sample made the kernel
-        // take 115 us at s = 2^16 in run 2's ncu).
+        // plain shared atomics for the rest (`__match_any_sync` per sample made the kernel take
+        // 115 us at s = 2^16 under ncu, against 22 us like this; H200, bench_topk --ab-sample).
         const unsigned lead = __shfl_sync(0xffffffffu, digit, 0);
         const unsigned same = __ballot_sync(0xffffffffu, digit == lead);
         if (digit == lead) {
@@ -149,10 +149,9 @@ template <class U> __global__ void __launch_bounds__(kSampleBoundThreads) sample
 // is the 16 bytes at (j kFilterThreads + t) V of the tile, so (j, t, v) is the index order, and
 // one block scan of the 4 per-group counts packed into 16-bit fields of a 64-bit word gives every
 // group's place in it. It filters ~k candidates (or, after a fallback, the row): the full read of
-// the row is compact_read's (topk_compact_read.cuh). Session 4 ran the full read through this
-// kernel too, with 8 rounds of such tiles per look-back step: 0.66-0.76 ms with the key type
-// compiled in, ~0.97 without, against compact_read's 0.37-0.54 (H200, f32 n = 2^28, k = 16..2^20);
-// that variant is deleted.
+// the row is compact_read's (topk_compact_read.cuh): this kernel as the full read, with 8 tiles
+// per look-back step, measured 0.66-0.76 ms with the key type compiled in, ~0.97 without, against
+// compact_read's 0.37-0.54 (H200, f32 n = 2^28, k = 16..2^20, bench_topk --ab-sample).
 constexpr int kFilterThreads = 256, kFilterLoads = 4;
 template <class U> constexpr int kFilterVector = int(16 / sizeof(U));
 template <class U> constexpr std::uint64_t kFilterTile = std::uint64_t(kFilterThreads) * kFilterLoads * kFilterVector<U>;
@@ -269,8 +268,8 @@ __global__ void __launch_bounds__(kFilterThreads, 4) stable_filter(Params<U> p, 
   };
   auto rank_of_bits = [&](U b) -> U { return list ? b : rank_of<U>(b, p.type, p.options); };
   // The first ticket has its own word: the loop's first statement writes s_next while slower
-  // threads may still be reading the first ticket (racecheck found exactly that, session 4's
-  // closing run, when it was one word); every later s_next is read before a barrier that comes
+  // threads may still be reading the first ticket (a race that compute-sanitizer racecheck
+  // reports when both share one word); every later s_next is read before a barrier that comes
   // before the next write.
   if (threadIdx.x == 0) s_first = atomicAdd(lane.ticket, 1u);
   __syncthreads();

@@ -23,10 +23,9 @@ template <class U> __device__ __forceinline__ U scaled_rank(U rank, U sample, Ke
     if constexpr (key_traits<T>::is_float && sizeof(T) >= 4) {
       const T x = from_bits<T>(key_bits_t<T>(raw_of_rank<U>(rank, t, o)));
       // A NaN keeps its own rank: every NaN rank lies in the NaN block, beyond every number's, so
-      // this stays monotone. Subtracting would not: the H200 run (device run of session 3) failed
-      // GpuTopkStart.F64 with include_nan and a NaN on top, as an f64 NaN - c keeps the NaN's
-      // payload and quiets it, which reorders NaNs among themselves (f32 gives one canonical NaN,
-      // a tie group, and passed).
+      // this stays monotone. Subtracting would not: an f64 NaN - c keeps the NaN's payload and
+      // quiets it, which reorders NaNs among themselves (GpuTopkStart.F64 with include_nan and a
+      // NaN on top fails that way on an H200; f32 gives one canonical NaN, a tie group).
       if (x != x) return rank;
       const T c = from_bits<T>(key_bits_t<T>(sample));
       return U(topk_rank(T(x - c), o));

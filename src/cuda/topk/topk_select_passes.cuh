@@ -117,11 +117,10 @@ template <class U, bool Groups> __global__ void __launch_bounds__(kThreads) list
 }
 
 // The rescan of the listed subranges, compacting their elements >= T' into the row's candidates
-// (at most k * 2^alpha, the capacity), with many loads in flight (session 3, second helper).
-// Session 3's kernel, one listed subrange per warp (`gather_candidates`, deleted in session 4
-// after the lead's A/B: within 1 % at large k, 17 % slower at k = 16), took 34 us for f32
-// n = 2^28 k = 1024 (1024 subranges x 1024 elements, 4 MB): one subrange per warp, 32 elements a
-// load, read twice, so 64 dependent round trips per warp: latency-bound. Here the listed
+// (at most k * 2^alpha, the capacity), with many loads in flight. One listed subrange per warp
+// takes 34 us for f32 n = 2^28 k = 1024 under ncu (1024 subranges x 1024 elements, 4 MB: 32
+// elements a load, read twice, so 64 dependent round trips per warp: latency-bound; 17 % slower
+// at k = 16 than this kernel, within 1 % at large k; H200, bench_topk --ab-rescan). Here the listed
 // subranges form one concatenated range of listed x 2^alpha positions, cut into steps of
 // kGatherStep; lane l's u-th element of a step is position step + 32u + l (a load instruction
 // still reads 32 consecutive elements of one subrange when 2^alpha >= 32), and all kGatherLoads
@@ -204,12 +203,12 @@ __global__ void __launch_bounds__(kThreads, 4) gather_candidates_wide(Params<U> 
 // Which select a pass belongs to: over the delegates (delegate_groups: beta > 1 per subrange), over
 // the scaled ranks (RadiK's scaling), the main one over the row's source, or the main one inside
 // the scaled group (RadiK's scaling). The opt-in stages are separate instantiations, so that the
-// default passes (delegates, main) stay the code measured in session 2.
+// default passes (delegates, main) carry none of the opt-ins' checks.
 enum class Stage { delegates, delegate_groups, scaled, main, grouped };
 
 // One pass of a select: the next digit below the bits resolved so far. (Warp-aggregating the
-// shared-memory adds with __match_any_sync was measured slower on H200 than plain adds: see the
-// notes.)
+// shared-memory adds with __match_any_sync measured slower on an H200 than plain adds, k = 1024
+// 0.45 -> 0.50 ms with bench_topk: docs/design/topk.md.)
 template <class U, Stage St>
 __global__ void __launch_bounds__(kThreads) select_pass(Params<U> p) {
   __shared__ unsigned smem_hist[kMaxBins];

@@ -1,6 +1,6 @@
-// radixmesh/device/multisplit/counter_scatter_pass.cuh — pass 3 of a split for m <= 32 (session 5):
+// radixmesh/device/multisplit/counter_scatter_pass.cuh — pass 3 of a split for m <= 32:
 // the block-tile pass's tiles, chunks and H, but each key ranked by a shared counter that only
-// its own thread touches (the counting pass's fix of session 3, applied to the scatter pass).
+// its own thread touches (as the counting pass counts at m <= 32, applied to the scatter pass).
 //
 // This is the classic "basic" block radix rank (the rank of CUB's pre-onesweep downsweep, written
 // here from its description): no ballots, no peers, no per-window chain through a warp counter.
@@ -10,7 +10,7 @@
 //     that step 2's 16-byte reads are free of bank conflicts.
 //  2. Thread t takes the tile's slots [items * t, items * (t + 1)) (blocked: consecutive slots,
 //     which is what makes the rank stable) with 16-byte loads.
-//  3. Counters (m <= 32, session 6): 8-bit, four ids per 32-bit word; word j of thread t counts
+//  3. Counters (m <= 32): 8-bit, four ids per 32-bit word; word j of thread t counts
 //     ids j, j + 8, j + 16, j + 24 (bytes 0-3), stored [word][thread] (each thread's word j in the
 //     thread's own bank). Per key one shared atomic with return on the thread's own word
 //     (same-thread atomics to one address stay in program order): the old byte is the key's rank
@@ -29,23 +29,14 @@
 //     shuffle from the lane that holds it.
 //  7. The count words are zeroed for the next tile.
 // Pairs: values are read blocked with the keys and placed at the keys' slots.
-// Measured (H200, 2^28 u32 uniform, total with the counting pass, session 5 run 1): keys radix
-// m = 32 0.987 ms (block-tile pass 1.173, CUB 1.471), delta m = 32 1.600 (1.801): the default for
-// keys-only 3 <= m <= 32 (common.cuh). ncu (m = 32, 2^26 keys): 52.5 instructions per window of 32
-// keys at 60 % issue, no spills, ~0.72 ms of scatter at 2^28 against the 0.64 the 0.90 ms target
-// needs. The limit is the shared-memory pipe, not issue (round 3's warp states: short-scoreboard and
-// MIO-throttle stalls lead, l1tex at 72-74 % of peak, ~14.7 shared wavefronts per window), so
-// removing ALU work does not pay: a round-2 version (counter reads before the placement stores,
-// full-tile loop copies, 16-byte raking over swizzled counters, one-barrier scan, keys re-read after
-// the scan; 2122e2c48009) measured 1.008 ms, and a round-3 one (counters addressed by the raw
-// digit's bits, old counter word added to the scanned one, no clamp; cf0985a64693) cut the
-// instructions to 46.4 per window but measured 1.008 ms too (0.989 for this kernel in the same
-// run). Both were reverted to this one (NOTES.md, session 5).
-// Session 6 (this kernel): 8-bit counts with the slot layout over the same words (13.4 shared
-// wavefronts per window instead of 14.7), the shift by a shuffle, the slot read as one 16-bit load
-// with a packed index, full-tile loop copies: radix m = 32 keys 0.982-0.985 ms (even with the
-// session-5 kernel), delta m = 32 keys 1.582 (1.600), thread-counter pairs 1-3 % faster; the pass is
-// now balanced between ALU (63 %), the shared pipe (68 %), L2 (74 %) and barriers (NOTES.md).
+// Measured (H200, 2^28 u32 uniform, total with the counting pass, bench_multisplit --m 2,32,64,256,4096
+// at 6812eb98de4b): keys radix m = 32 0.991 ms (block-tile pass 1.178, CUB 1.475), delta m = 32
+// 1.585 (1.819): the default for keys-only 3 <= m <= 32 (common.cuh). ncu (m = 32, 2^26 keys):
+// 186.7 us, 55.5 instructions per window of 32 keys, 13.45 shared wavefronts per window; the pass
+// is balanced between ALU (63 %), the shared pipe (68 %), L2 (74 %) and its barriers, so cutting
+// one of them alone does not pay: versions with fewer ALU instructions (46.4 per window: counters
+// addressed by the raw digit's bits; cf0985a64693) or 16-bit counters (14.7 wavefronts per window)
+// measured within 1-2 % of this one. Figures and leads: docs/design/multisplit.md.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -63,7 +54,7 @@ namespace radixmesh::device::multisplit_detail {
 // Counter words per thread for m ids: 1 (m <= 2) or 16 (m <= 32); two ids per word.
 __host__ __device__ constexpr int counter_words_for(std::uint32_t m) { return m <= 2 ? 1 : 16; }
 
-// The counters, [row][thread] (row r of thread t at word r * 256 + t), seen two ways (session 6):
+// The counters, [row][thread] (row r of thread t at word r * 256 + t), seen two ways:
 //  - Words = 1 (m <= 2): one row; the halves of thread t's word count ids 0 and 1, then the raking
 //    scan overwrites them with the tile slots of thread t's first key of each id.
 //  - Words = 16 (m <= 32): the *count view*, 8 rows of 8-bit counters (byte b of row j counts id
@@ -73,7 +64,8 @@ __host__ __device__ constexpr int counter_words_for(std::uint32_t m) { return m 
 //    Counting in bytes halves the words the scan reads and the zeroing writes (9 + 9 per thread per
 //    tile instead of 17 + 17, and the 9 raked words stay in registers across the block scan instead
 //    of being read twice): 34 words per thread per tile instead of 68, about 2.1 fewer shared-memory
-//    wavefronts per window of 32 keys (the pass is bound by the shared-memory pipe: NOTES.md).
+//    wavefronts per window of 32 keys (the shared-memory pipe is one of its limits:
+//    docs/design/multisplit.md).
 template <int Words> constexpr int count_rows = Words == 1 ? 1 : 9;  // words each thread rakes
 template <int Words> constexpr int slot_rows = Words == 1 ? 1 : 16;
 static_assert(count_rows<16> * block_threads <= slot_rows<16> * block_threads);
@@ -275,7 +267,7 @@ __global__ void __launch_bounds__(block_threads, counter_scatter_min_blocks<Valu
 
     // Step 6: write out in slot order. Lane b holds bucket b's shift (2 Words <= 32 buckets) and
     // each key takes its bucket's from it by a shuffle: one shared read per thread and tile
-    // instead of one per key (session 6).
+    // instead of one per key.
     const std::uint32_t lane_shift = slot_shift[(threadIdx.x % 32) & (2 * Words - 1)];
     K* const keys_out = p.keys_out + threadIdx.x;  // + j * 256 + shift of the slot's id
     V* const values_out = ValueBytes != 0 ? static_cast<V*>(p.values_out) + threadIdx.x : nullptr;

@@ -24,7 +24,8 @@ namespace radixmesh::device::multisplit_detail {
 // Measured (H200, 2^28 u32 keys, the counting pass alone): m = 2 and 32 take 0.25 ms with the
 // per-thread counters, against 0.53-0.55 ms with the paper's Alg. 2 (five ballots per window,
 // lane b counting bucket b in a register; ~25 instructions per window against ~4: it was
-// issue-bound) that sessions 1-2 used; m = 256 takes 0.27 ms (ncu: DRAM 87-92 % in both).
+// issue-bound); m = 256 takes 0.27 ms (ncu: DRAM 87-92 % in both). bench_multisplit's
+// "counting pass only" diagnostic times it.
 constexpr std::uint32_t max_thread_counter_buckets = 32;
 
 __host__ __device__ inline std::uint32_t upsweep_copies(std::uint32_t m) {

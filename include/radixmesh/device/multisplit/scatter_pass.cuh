@@ -8,12 +8,12 @@
 // bucket-major scan of the warps x m counters gives each key its slot in the tile sorted by id;
 // keys (and values) are reordered in shared memory (§4.7, §5.6) and written out in slot order.
 //
-// Session 3 measured a redesign against this kernel and deleted it (src/cuda/multisplit/NOTES.md,
-// "Session 3"): 16 keys per thread loaded straight into registers, all windows of a warp ranked
-// with one predicated shared atomic per id and window (no per-window read/__syncwarp/write chain),
-// values staged by cp.async. It was slower in every case on the H200 (m = 256: 2.17 against
-// 2.08 ms keys, 4.74 against 3.90 pairs; m = 32: 1.19 against 1.17), at 87 instructions per
-// window and 39 % issue against this kernel's 94 and 42 %.
+// A variant without the per-window read/__syncwarp/write chain (16 keys per thread loaded straight
+// into registers, all windows of a warp ranked with one predicated shared atomic per id and
+// window, values staged by cp.async) measured slower in every case (H200, 2^28 u32,
+// bench_multisplit: m = 256 2.17 against 2.08 ms keys, 4.74 against 3.90 pairs; m = 32 1.19
+// against 1.17), at 87 instructions per window and 39 % issue against this kernel's 94 and 42 %
+// (docs/design/multisplit.md).
 #pragma once
 #include <cuda_runtime.h>
 

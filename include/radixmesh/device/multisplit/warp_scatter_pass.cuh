@@ -1,4 +1,4 @@
-// radixmesh/device/multisplit/warp_scatter_pass.cuh — pass 3 of a split for m <= 32 (session 4):
+// radixmesh/device/multisplit/warp_scatter_pass.cuh — pass 3 of a split for m <= 32:
 // every warp owns a contiguous part of its block's chunk and writes it out alone, with its 32
 // global cursors in registers (lane b: bucket b) and no block barrier after the start.
 //
@@ -18,10 +18,11 @@
 // stored beside the key at placement.
 // The counting pass counts per warp part to match (Pass::columns_per_chunk = block_warps: one
 // column of H per warp).
-// Measured (H200, 2^28 u32, session 4 run 2, total with the counting pass): faster than the
-// block-tile pass for keys at m = 2 (radix 0.851 against 0.947 ms, delta 1.361 against 1.580), so
-// the default there; slower at m = 32 keys (1.98 against 1.17: latency-bound per warp, 35 % issue,
-// runs of ~16 keys per bucket per sub-tile) and for every pairs case (NOTES.md, session 4).
+// Measured (H200, 2^28 u32, total with the counting pass, bench_multisplit --m 2,32,17): faster
+// than the block-tile pass for keys at m = 2 (radix 0.851 against 0.947 ms, delta 1.361 against
+// 1.580), so the default there; slower at m = 32 keys (1.98 against 1.17: latency-bound per warp,
+// 35 % issue, runs of ~16 keys per bucket per sub-tile) and for every pairs case
+// (docs/design/multisplit.md).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -65,10 +66,10 @@ constexpr std::size_t warp_scatter_shared_bytes() {
 // block_warps). IdBits: 1 (m <= 2) or 5 (m <= 32), the ballots per window. One-pass splits only
 // (p.id_shift == 0, p.id_mask all ones): the id is min(f(key), m - 1).
 //
-// Run 1 of session 4 (ncu, m = 32, 2^26 keys): 84 instructions per window at 42 % issue, the SM's
-// busiest pipe at 60 %: the integer ALU pipe, which issues a warp instruction every other cycle
-// on Hopper, held most of them (bit tests, ballot selects, ANDs, the id twice with the pass's
-// shift and mask, the packing). Hence: the peers of a key are the lane-bucket mask of the lane
+// A straightforward version of this kernel ran 84 instructions per window at 42 % issue (ncu, m =
+// 32, 2^26 keys), the SM's busiest pipe at 60 %: the integer ALU pipe, which issues a warp
+// instruction every other cycle on Hopper, held most of them (bit tests, ballot selects, ANDs, the
+// id twice with the pass's shift and mask, the packing). Hence: the peers of a key are the lane-bucket mask of the lane
 // its id names (one shuffle instead of a select and an AND per bit), the id has no pass
 // shift/mask, id and rank are packed so that the packed word is the shuffle's lane index (the
 // shuffle reads its low 5 bits), and the output address is one wide multiply-add per store.
