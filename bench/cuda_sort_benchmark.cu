@@ -357,7 +357,7 @@ SortBenchResult run_typed(const SortBenchOptions& o, const RunInfo& info, Contex
       DeviceBuffer encoded_temp(device, encoded_bytes);
       Stats encoded =
           time_device(stream, {}, [&] { ours(encoded_temp.data(), encoded_bytes, encoded_path); }, warmup, reps);
-      dev_case.add_diagnostic("ours, encode/decode path (session 1's; FloatSortPath::encoded)", encoded);
+      dev_case.add_diagnostic("ours, encode/decode path (FloatSortPath::encoded)", encoded);
       if (o.verify) {
         auto got_keys = download<K>(keys_out.data(), n);
         auto got_values = pairs ? download<V>(values_out.data(), n) : std::vector<V>{};

@@ -348,7 +348,7 @@ void check_delegate_folds(std::size_t n, std::vector<int> alphas, std::vector<st
         SCOPED_TRACE(describe(what + " offsets", n, k, o));
         const auto want = rxm::topk_batched(cpu(), std::span<const T>(v), rxm::Rows::from_offsets(offsets), k, o);
         for (bool new_settings : {true, false}) {
-          SCOPED_TRACE(new_settings ? "full delegate grid" : "session-3 delegate grid");
+          SCOPED_TRACE(new_settings ? "full delegate grid" : "delegate select on one block per 4096 delegates");
           const TopkTuning t{.delegate_log2 = 4, .delegate_block_select = 0, .delegate_select_full_grid = new_settings};
           expect_equal(device_topk(v, 2, offsets, k, o, {t}), want);
         }
