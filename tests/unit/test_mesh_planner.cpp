@@ -305,7 +305,7 @@ TEST(MeshPlanner, Dgx1MaxFlowByHand) {
 TEST(MeshPlanner, Dgx1SinglePairUsesEveryLane) {
   // 0 -> 5 alone: split over its routes in proportion to their rates, the link time is
   // b / 150 GB/s (GPU 0's six lanes all busy); the store-and-forward fill adds at most
-  // (relays <= 3) x 1 MiB / 25 GB/s.
+  // (relays <= 3) x 1 MiB / (route rate >= 25 GB/s).
   const LinkGraph g = dgx1_hybrid_cube_mesh();
   const std::uint64_t b = 6ull << 30;
   SendMatrix m(8);

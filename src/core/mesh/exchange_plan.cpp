@@ -69,9 +69,8 @@ void time_step(Step& step, const std::vector<const RouteShare*>& shares, const L
   for (std::size_t k = 0; k < shares.size(); ++k) {
     const RouteShare& s = *shares[k];
     if (s.route.edges.empty()) continue;
-    const double rate = double(s.bytes) / link_seconds;
-    step.transfers[k].bytes_per_s = rate;
-    fill = std::max(fill, double(s.route.via.size()) * double(s.chunk_bytes) / rate);
+    step.transfers[k].bytes_per_s = double(s.bytes) / link_seconds;
+    fill = std::max(fill, double(s.route.via.size()) * double(s.chunk_bytes) / double(s.route.rate));
   }
   step.link_seconds = link_seconds;
   step.seconds = link_seconds + fill;
@@ -82,19 +81,49 @@ struct RoundPlan {
   Step step;
 };
 
-RoundPlan plan_round(const std::vector<std::pair<int, int>>& pairs, const SendMatrix& bytes, RouteFinder& finder,
-                     std::size_t max_routes, const LinkGraph& graph, const PlanOptions& options,
-                     std::vector<double>& load) {
-  RoundPlan round;
+// Times a round whose pair k uses shares[k].
+void time_round(RoundPlan& round, const std::vector<std::pair<int, int>>& pairs, const LinkGraph& graph,
+                std::vector<double>& load) {
   std::vector<const RouteShare*> scheduled;
-  for (const auto& [from, to] : pairs)
-    round.shares.push_back(split(bytes.at(from, to), finder.routes(from, to), max_routes, options));
+  round.step = Step{};
   for (std::size_t k = 0; k < pairs.size(); ++k)
     for (std::size_t s = 0; s < round.shares[k].size(); ++s) {
       round.step.transfers.push_back(Transfer{pairs[k].first, pairs[k].second, int(s), round.shares[k][s].bytes, 0.0});
       scheduled.push_back(&round.shares[k][s]);
     }
   time_step(round.step, scheduled, graph, load);
+}
+
+// Starts with every pair on its first route, then, slowest pair first, moves a pair onto all its
+// routes wherever that shortens the round; finally compares with every pair on all its routes.
+RoundPlan plan_round(const std::vector<std::pair<int, int>>& pairs, const SendMatrix& bytes, RouteFinder& finder,
+                     bool multipath, const LinkGraph& graph, const PlanOptions& options, std::vector<double>& load) {
+  RoundPlan round;
+  std::vector<std::vector<RouteShare>> spread;
+  for (const auto& [from, to] : pairs) {
+    const PairRoutes& routes = finder.routes(from, to);
+    round.shares.push_back(split(bytes.at(from, to), routes, 1, options));
+    spread.push_back(split(bytes.at(from, to), routes, std::numeric_limits<std::size_t>::max(), options));
+  }
+  time_round(round, pairs, graph, load);
+  if (!multipath) return round;
+  std::vector<std::size_t> order(pairs.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  auto alone = [&](std::size_t k) {
+    const RouteShare& s = round.shares[k][0];
+    return s.route.rate == 0 ? 0.0 : double(s.bytes) / double(s.route.rate);
+  };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return alone(a) > alone(b); });
+  for (std::size_t k : order) {
+    if (spread[k].size() < 2) continue;
+    RoundPlan trial = round;
+    trial.shares[k] = spread[k];
+    time_round(trial, pairs, graph, load);
+    if (trial.step.seconds < round.step.seconds) round = std::move(trial);
+  }
+  RoundPlan everywhere{spread, Step{}};
+  time_round(everywhere, pairs, graph, load);
+  if (everywhere.step.seconds < round.step.seconds) round = std::move(everywhere);
   return round;
 }
 
@@ -121,11 +150,7 @@ ExchangePlan plan_exchange(const SendMatrix& bytes, const LinkGraph& graph, cons
     for (int i = 0; i < p; ++i)
       if (bytes.at(i, (i + r) % p) > 0) pairs.emplace_back(i, (i + r) % p);
     if (pairs.empty()) continue;
-    RoundPlan round = plan_round(pairs, bytes, finder, 1, graph, options, load);
-    if (r > 0 && options.allow_multipath) {
-      RoundPlan multi = plan_round(pairs, bytes, finder, std::numeric_limits<std::size_t>::max(), graph, options, load);
-      if (multi.step.seconds < round.step.seconds) round = std::move(multi);
-    }
+    RoundPlan round = plan_round(pairs, bytes, finder, r > 0 && options.allow_multipath, graph, options, load);
     for (std::size_t k = 0; k < pairs.size(); ++k) {
       const auto [from, to] = pairs[k];
       PairPlan& pair = plan.pairs[std::size_t(from) * std::size_t(p) + std::size_t(to)];

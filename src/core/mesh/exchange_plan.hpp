@@ -10,14 +10,15 @@
 //   (bytes the step sends across the link) / (link capacity); each transfer runs at bytes / T, so
 //   the summed rate on every link stays within its capacity and every transfer ends at T.
 // - A route through k managed vertices (relay GPUs, staging CPUs) stores and forwards chunk by
-//   chunk: its last chunk arrives k * chunk / rate after the link time. A step's time is T plus the
-//   largest such fill.
+//   chunk: its last chunk arrives k * chunk / (the route's max-flow rate) after the link time. A
+//   step's time is T plus the largest such fill.
 // - Local copies cross no link: their rate is not modelled (0) and they add no time.
 // - Routes per pair come from max-flow (routes.hpp). A pair's bytes are split over its routes in
 //   proportion to the routes' rates, at most one route per chunk of bytes, so small pairs stay on
 //   their first route. Routes that add capacity to a pair alone borrow links the other pairs of
-//   the round need, so each round is modelled twice, every pair on all its routes and every pair
-//   on its first route only, and the faster is kept.
+//   the round need, so a round starts with every pair on its first route and, slowest pair first,
+//   moves a pair onto all its routes where that shortens the modelled round; every pair on all its
+//   routes is tried as well, and the fastest of these is kept.
 // - The plan's modelled time is the sum of its steps' times; its floor is the largest, over links,
 //   of all bytes the plan sends across the link over its capacity.
 #pragma once
