@@ -5,6 +5,7 @@
 
 #include "radixmesh/context.hpp"
 #include "radixmesh/key_types.hpp"
+#include "radixmesh/links.hpp"
 #include "radixmesh/multisplit.hpp"
 #include "radixmesh/sort.hpp"
 #include "radixmesh/topk.hpp"
@@ -33,5 +34,8 @@ void cuda_sort_host(Context& ctx, const SortPlan& plan, void* keys, void* values
 BadBucket cpu_multisplit(const MultisplitArgs& args, BucketSource source, unsigned threads);
 // src/cuda/multisplit: built-in bucket functions, host- or device-resident keys.
 BadBucket cuda_multisplit(Context& ctx, const MultisplitArgs& args, const BucketSpec& spec);
+
+// The link graph of a CUDA context's devices (src/cuda/mesh/machine_links.cpp).
+LinkReport cuda_link_report(const Context& ctx, bool measure);
 
 }  // namespace radixmesh::detail

@@ -46,6 +46,7 @@ BadBucket cuda_multisplit(Context&, const MultisplitArgs&, const BucketSpec&) { 
 // Top-k's CUDA entry points: only device-resident offsets or a CUDA context could reach them.
 std::vector<std::uint64_t> copy_offsets_to_host(const std::uint64_t*, std::size_t) { no_cuda(); }
 void cuda_topk_host(Context&, const TopkPlan&, const TopkRequest&) { no_cuda(); }
+LinkReport cuda_link_report(const Context&, bool) { no_cuda(); }
 }  // namespace detail
 
 }  // namespace radixmesh

@@ -8,6 +8,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "radixmesh/links.hpp"
 
 #if RXM_CLI_HAS_BENCH
 #include "harness/harness.hpp"  // cpu_model_name(): the one /proc/cpuinfo reader
@@ -108,11 +109,35 @@ void print_info(const CudaDiscovery& cuda) {
 
 }  // namespace
 
+// --links: the link graph of every visible GPU (or of --devices, logical devices included) and
+// the bandwidth between them; --measure times the links now instead of using nominal figures.
+void print_links(const OutputFlags& output, const std::vector<int>& devices, bool measure) {
+  const Context ctx = Context::local(devices);
+  const LinkReport r = link_report(ctx, measure);
+  if (output.json) {
+    std::printf("%s\n", r.json.c_str());
+    return;
+  }
+  std::printf("links (%s):\n%s", r.source.c_str(), r.text.c_str());
+  if (!r.notes.empty()) std::printf("notes: %s\n", r.notes.c_str());
+}
+
+struct InfoFlags {
+  bool links = false, measure = false;
+  std::vector<int> devices;
+};
+
 std::vector<Command> register_info(CLI::App& root, const Invocation&) {
   auto output = std::make_shared<OutputFlags>();
+  auto flags = std::make_shared<InfoFlags>();
   CLI::App* cmd = root.add_subcommand("info", "Show the CPU, memory, CUDA build, GPUs and their peer links");
   add_output_flags(*cmd, *output);
-  return {{cmd, [output] {
+  cmd->add_flag("--links", flags->links, "print the link graph of the GPUs and the bandwidth between them");
+  cmd->add_flag("--measure", flags->measure, "with --links: measure the links now (and cache the rates)");
+  cmd->add_option("--devices", flags->devices, "with --links: these CUDA ordinals (repeat one for logical devices)")
+      ->delimiter(',');
+  return {{cmd, [output, flags] {
+             if (flags->links || flags->measure) return print_links(*output, flags->devices, flags->measure);
              const CudaDiscovery cuda = discover_cuda();
              if (output->json) print_json(info_json(cuda));
              else print_info(cuda);

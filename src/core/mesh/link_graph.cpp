@@ -33,7 +33,8 @@ std::uint64_t nominal_bytes_per_s(const Link& link) {
     case LinkKind::nvlink: return nvlink_bytes_per_s(link.generation, link.lanes);
     case LinkKind::pcie: return pcie_bytes_per_s(link.generation, link.lanes);
     case LinkKind::network:
-    case LinkKind::host_memory: break;
+    case LinkKind::host_memory:
+    case LinkKind::device_memory: break;
   }
   throw_error(ErrorCode::invalid_argument, "a " + to_string(link.kind) + " link has no nominal capacity",
               "pass its capacity in bytes per second when adding the link");
@@ -47,6 +48,7 @@ std::string to_string(VertexKind kind) {
     case VertexKind::nvswitch: return "nvswitch";
     case VertexKind::nic: return "nic";
     case VertexKind::network: return "network";
+    case VertexKind::device_memory: return "device_memory";
   }
   return "?";
 }
@@ -57,6 +59,7 @@ std::string to_string(LinkKind kind) {
     case LinkKind::pcie: return "pcie";
     case LinkKind::network: return "network";
     case LinkKind::host_memory: return "host_memory";
+    case LinkKind::device_memory: return "device_memory";
   }
   return "?";
 }
@@ -67,6 +70,7 @@ std::string describe(const Link& link) {
     case LinkKind::pcie: return "PCIe" + std::to_string(link.generation) + " x" + std::to_string(link.lanes);
     case LinkKind::network: return "network";
     case LinkKind::host_memory: return "host memory";
+    case LinkKind::device_memory: return "device memory";
   }
   return "?";
 }

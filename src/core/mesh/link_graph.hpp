@@ -9,13 +9,14 @@
 namespace radixmesh::mesh {
 
 // GPUs and CPUs are managed vertices (they hold buffers, so a route through one stores and
-// forwards); switches, NICs and the network only forward.
-enum class VertexKind { gpu, cpu, pcie_switch, nvswitch, nic, network };
+// forwards); switches, NICs, the network and a GPU's memory only forward. A GPU's memory is the
+// vertex that logical devices of one GPU (several participants on it) exchange through.
+enum class VertexKind { gpu, cpu, pcie_switch, nvswitch, nic, network, device_memory };
 
 // What a link is made of. nvlink: generation and lane count; pcie: generation and width;
 // network: a NIC's port into the fabric; host_memory: a CPU's memory path or a socket-to-socket
-// link (QPI/UPI/xGMI).
-enum class LinkKind { nvlink, pcie, network, host_memory };
+// link (QPI/UPI/xGMI); device_memory: a logical device's path into its GPU's memory.
+enum class LinkKind { nvlink, pcie, network, host_memory, device_memory };
 
 struct Link {
   LinkKind kind = LinkKind::pcie;
