@@ -54,7 +54,11 @@ namespace detail { struct ContextState; }
 class Context {
  public:
   // All visible GPUs (or the listed CUDA ordinals), else the CPU backend. With
-  // backend == cuda the absence of a GPU is an error instead of a fallback.
+  // backend == cuda the absence of a GPU is an error instead of a fallback. An ordinal listed
+  // more than once gives logical devices: several devices of the context on one GPU, each with
+  // its own stream and memory, so that multi-device code runs on a machine with one GPU
+  // (Context::local({0, 0, 0, 0}) is four devices on GPU 0). Peer access is enabled between
+  // every pair of distinct GPUs that allows it; topology().peers says where it does not.
   static Context local(const std::vector<int>& device_ids = {}, Backend backend = Backend::automatic);
   // The CPU backend on `threads` host threads (0: all hardware threads).
   static Context cpu(unsigned threads = 0);

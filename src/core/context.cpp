@@ -68,10 +68,9 @@ Context Context::local(const std::vector<int>& device_ids, Backend backend) {
       if (it == found.topology.devices.end())
         throw_error(ErrorCode::invalid_argument, "unknown CUDA device id " + std::to_string(id),
                     "use one of the visible devices: " + list_ids(found.topology.devices));
-      int pos = int(it - found.topology.devices.begin());
-      require(std::find(chosen.begin(), chosen.end(), pos) == chosen.end(),
-              "CUDA device id " + std::to_string(id) + " listed twice", "list each device once");
-      chosen.push_back(pos);
+      // A device listed again is a logical device: another mesh device on the same GPU, with its
+      // own stream and scratch pool (CudaResources makes one entry per listed device).
+      chosen.push_back(int(it - found.topology.devices.begin()));
     }
   }
   for (int i : chosen) s->topology.devices.push_back(found.topology.devices[std::size_t(i)]);

@@ -26,6 +26,11 @@ struct CudaResources {
   ~CudaResources();
 };
 
+// Enables peer access from every GPU of `topology` to every other that allows it (pairs without
+// it keep topology.peers[i][j].access false: copies between them go through host memory). Called
+// when a context is made; enabling is per process and stays on.
+void enable_peer_access(const Topology& topology);
+
 // The resources of a CUDA context; throws if the context is on the CPU backend.
 CudaResources& cuda_resources(const Context& ctx);
 

@@ -40,7 +40,23 @@ std::shared_ptr<CudaResources> make_cuda_resources(const Topology& topology) {
     RXM_CUDA_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
     d.scratch_pool = make_scratch_pool(info.id, info.total_memory);
   }
+  enable_peer_access(topology);
   return r;
+}
+
+void enable_peer_access(const Topology& topology) {
+  for (std::size_t i = 0; i < topology.devices.size(); ++i)
+    for (std::size_t j = 0; j < topology.devices.size(); ++j) {
+      const int from = topology.devices[i].id, to = topology.devices[j].id;
+      if (from == to || !topology.peers[i][j].access) continue;
+      DeviceGuard guard(from);
+      const cudaError_t status = cudaDeviceEnablePeerAccess(to, 0);
+      if (status == cudaErrorPeerAccessAlreadyEnabled) {
+        cudaGetLastError();  // enabled by an earlier context: not an error
+        continue;
+      }
+      RXM_CUDA_CHECK(status);
+    }
 }
 
 void throw_device_allocation_failure(int device, std::size_t bytes) {
