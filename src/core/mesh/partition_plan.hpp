@@ -39,7 +39,9 @@ struct PartitionInput {
 };
 
 struct PartitionOptions {
-  double epsilon = 0.005;        // RMG §1: 0.5 % of the chunk let uniform keys finish in one pass
+  // RMG pads each end of a device's chunk by 0.5 % of the chunk, which let uniform keys finish in
+  // one pass (papers/NOTES-rmg-sort.md §1); ε here counts both ends.
+  double epsilon = 0.01;
   double fusion_fraction = 0.01; // RMG §1: buckets under 1 % of the chunk were fused
 };
 
@@ -60,7 +62,9 @@ struct PartitionPlan {
   int buckets = 0;
   std::vector<BucketGroup> groups;        // the non-empty buckets in digit order
   std::vector<std::size_t> spanning;      // indices into groups: buckets for the next pass
-  std::vector<std::uint64_t> cuts;        // devices + 1 global positions, after ε-padding
+  // devices + 1 global positions, after ε-padding: destination d takes [cuts[d], cuts[d+1]). Only
+  // the cuts inside this plan's range [first_position, ...) are its own; the others are the targets'.
+  std::vector<std::uint64_t> cuts;
   std::vector<std::uint64_t> send;        // devices x devices: keys i sends to j (resolved groups)
   std::vector<std::uint64_t> received;    // per destination: keys it receives (resolved groups)
 
