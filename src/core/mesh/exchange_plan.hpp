@@ -1,6 +1,6 @@
 // The exchange planner: which bytes go from which participant to which, by which routes of the
 // link graph, in which order, and how long that takes in a simple link model. Plans are values,
-// printed by --explain (text) and --json.
+// printable as text and JSON (plan_text, plan_json) for --explain and --json.
 //
 // The schedule model:
 // - Steps are rounds of a shifted all-to-all: round r carries every pair (i, (i + r) mod P), so each

@@ -1,6 +1,7 @@
 // The link graph (MGI's GPU Infrastructure Graph): the devices that produce or forward data on
 // one or several hosts, and the links between them with a per-direction capacity. The exchange
-// planner (exchange_plan.hpp) routes bytes over it; `radixmesh info --links` prints it.
+// planner (exchange_plan.hpp) routes bytes over it; links_text and links_json print it (the forms
+// meant for `radixmesh info --links`).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -93,7 +94,7 @@ class LinkGraph {
   std::vector<std::vector<int>> out_;
 };
 
-// Printable forms for `radixmesh info --links`: one line per vertex and per edge (capacities in
+// Printable forms: one line per vertex and per edge (capacities in
 // GB/s), and the same as one JSON object {"vertices": [...], "edges": [...]}.
 std::string links_text(const LinkGraph& graph);
 std::string links_json(const LinkGraph& graph);
