@@ -1,0 +1,115 @@
+#include "comm/threads_transport.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "comm/collective_checks.hpp"
+#include "radixmesh/error.hpp"
+
+namespace radixmesh::comm {
+namespace {
+// Below this many bytes in one exchange, a single thread copies faster than starting others.
+constexpr std::uint64_t parallel_copy_bytes = std::uint64_t(1) << 22;
+}  // namespace
+
+ThreadsTransport::ThreadsTransport(int participants, unsigned copy_threads)
+    : size_(participants), copy_threads_(std::max(1u, copy_threads)) {
+  require(participants >= 1, "a mesh of " + std::to_string(participants) + " CPU devices",
+          "ask for at least one device");
+}
+
+void ThreadsTransport::require_entries(const char* op, std::size_t entries) const {
+  require(entries == std::size_t(size_),
+          std::string(op) + ": " + std::to_string(entries) + " entries for " + std::to_string(size_) +
+              " local participants",
+          "pass one entry per local participant (local_count())");
+}
+
+void ThreadsTransport::take_failures(const char* op) {
+  if (failed_.empty()) return;
+  auto first = std::move(failed_.front());
+  failed_.clear();
+  throw_participant_failed(op, first.first, size_, first.second);
+}
+
+void ThreadsTransport::fail(int participant, const std::string& message) {
+  require(participant >= 0 && participant < size_,
+          "fail: participant " + std::to_string(participant) + " is not in this mesh of " + std::to_string(size_),
+          "name a local participant");
+  failed_.emplace_back(participant, message);
+}
+
+void ThreadsTransport::all_gather(std::span<const std::span<const std::byte>> local_in, std::span<std::byte> out) {
+  take_failures("all_gather");
+  require_entries("all_gather", local_in.size());
+  const std::size_t each = local_in[0].size();
+  for (const auto& in : local_in)
+    require(in.size() == each, "all_gather: participants pass arrays of different lengths",
+            "pass the same number of bytes from every participant");
+  require(out.size() == each * std::size_t(size_),
+          "all_gather: the output has " + std::to_string(out.size()) + " bytes for " + std::to_string(size_) +
+              " arrays of " + std::to_string(each),
+          "pass an output of size() * bytes_per_participant bytes");
+  for (std::size_t p = 0; p < local_in.size(); ++p)
+    if (each) std::memcpy(out.data() + p * each, local_in[p].data(), each);
+}
+
+void ThreadsTransport::all_reduce_sum(std::span<const std::span<const std::uint64_t>> local_in,
+                                      std::span<std::uint64_t> out) {
+  take_failures("all_reduce_sum");
+  require_entries("all_reduce_sum", local_in.size());
+  for (const auto& in : local_in)
+    require(in.size() == out.size(),
+            "all_reduce_sum: an input of " + std::to_string(in.size()) + " entries for an output of " +
+                std::to_string(out.size()),
+            "pass arrays of the output's length from every participant");
+  std::fill(out.begin(), out.end(), 0);
+  for (const auto& in : local_in)
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] += in[i];
+}
+
+void ThreadsTransport::barrier() { take_failures("barrier"); }
+
+void ThreadsTransport::all_to_all_v(std::span<const AllToAllV> local, std::size_t elem_bytes) {
+  take_failures("all_to_all_v");
+  require_entries("all_to_all_v", local.size());
+  const std::size_t n = std::size_t(size_);
+  std::vector<std::uint64_t> rows;
+  rows.reserve(n * declaration_row_length(size_));
+  for (const AllToAllV& a : local) {
+    const auto row = declaration_row(a, size_, elem_bytes);
+    rows.insert(rows.end(), row.begin(), row.end());
+  }
+  check_declarations(rows, size_);
+
+  // Receiver j pulls its chunk from every sender: receivers write disjoint memory, so they run in
+  // parallel.
+  std::uint64_t total = 0;
+  for (const AllToAllV& a : local)
+    for (std::uint64_t c : a.send_counts) total += c;
+  auto receive = [&](std::size_t j) {
+    auto* recv = static_cast<std::byte*>(local[j].recv);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t count = local[i].send_counts[j];
+      if (count == 0) continue;
+      const auto* send = static_cast<const std::byte*>(local[i].send);
+      std::memcpy(recv + local[j].recv_displs[i] * elem_bytes, send + local[i].send_displs[j] * elem_bytes,
+                   count * elem_bytes);
+    }
+  };
+  const unsigned threads =
+      total * elem_bytes < parallel_copy_bytes ? 1u : unsigned(std::min<std::size_t>(copy_threads_, n));
+  if (threads == 1) {
+    for (std::size_t j = 0; j < n; ++j) receive(j);
+    return;
+  }
+  std::vector<std::thread> workers;
+  for (unsigned t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      for (std::size_t j = t; j < n; j += threads) receive(j);
+    });
+  for (auto& w : workers) w.join();
+}
+
+}  // namespace radixmesh::comm
