@@ -173,6 +173,25 @@ RXM_HOST_DEVICE std::uint32_t delta_of_value(double x, double lo, double scale, 
 }
 }  // namespace detail
 
+// m buckets by a well-mixed hash of the key's raw bits (splitmix64's finalizer over the bits
+// widened to 64), modulo m: equal keys share a bucket and any key distribution spreads evenly
+// over the buckets, the bucket function of hash joins and group-by. Keys hash by their bits, so
+// +0.0 and -0.0 (and NaNs of different payloads) are different keys.
+struct hash {
+  std::uint32_t m = 1;
+  RXM_HOST_DEVICE std::uint32_t num_buckets() const { return m; }
+  RXM_HOST_DEVICE static std::uint64_t mix(std::uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+  }
+  template <class K> RXM_HOST_DEVICE std::uint32_t operator()(K key) const {
+    return std::uint32_t(mix(std::uint64_t(to_bits(key))) % (m == 0 ? 1 : m));
+  }
+};
+
 // m equal-width ranges over [lo, hi) in the key's value domain (the paper's delta-buckets, §1):
 // integers get width ceil((hi - lo) / m) and id = (key - lo) / width; floats get
 // id = floor((key - lo) * m / (hi - lo)) in double precision. Keys below lo go to bucket 0, keys at

@@ -4,6 +4,12 @@
 // topology: device names, memory, SM counts, and peer access with its performance rank between
 // every pair. With no GPU (or no driver), Context::local() falls back to the CPU backend and says
 // why in cpu_fallback_reason().
+//
+// The mesh. A context is also a mesh of mesh_size() participants ("mesh devices") that the
+// multi-device operations (rxm::shuffle) spread over, numbered globally; this process drives
+// local_mesh_devices() of them. Context::local() and Context::cpu() are a mesh of one;
+// Context::cpu_mesh(n) is n CPU devices in this process; Context::mpi(comm) (radixmesh/mpi.hpp)
+// is one participant per MPI rank.
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -51,6 +57,12 @@ CudaDiscovery discover_cuda();
 
 namespace detail { struct ContextState; }
 
+// The participants of a mesh that this process drives: first, first + 1, ..., first + count - 1.
+struct MeshDevices {
+  int first = 0;
+  int count = 1;
+};
+
 class Context {
  public:
   // All visible GPUs (or the listed CUDA ordinals), else the CPU backend. With
@@ -62,12 +74,26 @@ class Context {
   static Context local(const std::vector<int>& device_ids = {}, Backend backend = Backend::automatic);
   // The CPU backend on `threads` host threads (0: all hardware threads).
   static Context cpu(unsigned threads = 0);
+  // A mesh of n CPU devices in this process (the CI stand-in for n GPUs): each device runs its
+  // local steps on threads_per_device host threads (0: the hardware threads shared out, at least
+  // one each), and they exchange data by host memory copies.
+  static Context cpu_mesh(unsigned n, unsigned threads_per_device = 0);
+  // One participant per rank of an MPI communicator (the communicator is duplicated, so
+  // radixmesh's messages never meet the caller's). Declared here, defined in radixmesh/mpi.hpp:
+  // include that header (it includes <mpi.h>) to call it. In a build without MPI
+  // (RXM_ENABLE_MPI=OFF) it throws rxm::Error(unsupported).
+  template <class MpiComm> static Context mpi(MpiComm comm, Backend backend = Backend::automatic);
 
   Backend backend() const;                      // cpu or cuda, never automatic
   const std::vector<DeviceInfo>& devices() const;  // the CUDA devices in use; empty on cpu
   const Topology& topology() const;
   unsigned cpu_threads() const;                 // host threads the CPU backend uses
   const std::string& cpu_fallback_reason() const;  // why CUDA is not used; empty when it is
+
+  int mesh_size() const;                   // participants of the mesh, over every process
+  int mesh_rank() const;                   // this process's rank: 0 unless made by mpi()
+  MeshDevices local_mesh_devices() const;  // the participants this process drives
+  Backend mesh_backend(int participant) const;  // cpu or cuda
 
   // Scratch memory kept between calls. rxm::sort and rxm::multisplit on a CUDA context take their
   // temporary device memory from a stream-ordered pool per device that the context keeps, so a
@@ -84,6 +110,8 @@ class Context {
 
  private:
   explicit Context(std::shared_ptr<detail::ContextState> s) : state_(std::move(s)) {}
+  // Context::mpi's body: comm points at an MPI_Comm of comm_bytes bytes (src/comm/mpi_context.cpp).
+  static Context mpi_from_handle(const void* comm, std::size_t comm_bytes, Backend backend);
   std::shared_ptr<detail::ContextState> state_;
 };
 

@@ -10,5 +10,6 @@
 #include "radixmesh/keys.hpp"
 #include "radixmesh/memory.hpp"
 #include "radixmesh/multisplit.hpp"
+#include "radixmesh/shuffle.hpp"
 #include "radixmesh/sort.hpp"
 #include "radixmesh/topk.hpp"

@@ -14,7 +14,9 @@
 // Failure. An operation that cannot complete throws rxm::Error on every process that reaches it:
 // counts that disagree between senders and receivers, a receive buffer that is too small, a
 // participant that failed (see fail()), or a peer that did not arrive within timeout() (the
-// message names the participant or rank that is missing). No operation waits forever.
+// message names the participant or rank that is missing). No operation waits forever. Every
+// operation first agrees on these verdicts, so every process throws at the same step and the
+// communicator stays usable afterwards; only a timeout leaves it broken (later calls throw).
 #pragma once
 #include <chrono>
 #include <cstddef>
@@ -71,16 +73,21 @@ class Communicator {
   // Moves elem_bytes-sized elements; one entry per local participant.
   virtual void all_to_all_v(std::span<const AllToAllV> local, std::size_t elem_bytes) = 0;
 
-  // Marks this process's participants as failed with `message`: the next collective on every
-  // process throws rxm::Error naming the failed participant and quoting the message, instead of
-  // waiting for it. Called by the mesh algorithms when a local step throws.
-  virtual void fail(const std::string& message) = 0;
+  // Marks local participant `participant` (a global number in [first_local(), first_local() +
+  // local_count())) as failed with `message`: the next collective, on every process, throws
+  // rxm::Error naming the participant and quoting the message instead of running. The failing
+  // process still makes that call (it is how the others learn), then throws its own error. Called
+  // by the mesh algorithms when a local step throws. The failure is consumed by that collective.
+  virtual void fail(int participant, const std::string& message) = 0;
 
+  // How long a collective waits for the other processes before it throws, naming who is missing.
   std::chrono::milliseconds timeout() const { return timeout_; }
   void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
+  // 300 s, or the environment variable RXM_COMM_TIMEOUT_S (seconds, may be fractional).
+  static std::chrono::milliseconds default_timeout();
 
  private:
-  std::chrono::milliseconds timeout_{std::chrono::minutes(5)};  // RXM_COMM_TIMEOUT_S overrides
+  std::chrono::milliseconds timeout_ = default_timeout();
 };
 
 }  // namespace radixmesh::comm

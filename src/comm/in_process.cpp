@@ -1,104 +1,80 @@
 #include "comm/in_process.hpp"
 
+#include <algorithm>
 #include <cstring>
 
+#include "comm/collective_checks.hpp"
 #include "radixmesh/error.hpp"
 
 namespace radixmesh::comm {
 
-namespace {
-std::string str(std::uint64_t x) { return std::to_string(x); }
-}  // namespace
-
-InProcessCommunicator::InProcessCommunicator(int participants) : participants_(participants) {
-  require(participants >= 1, "a mesh of " + std::to_string(participants) + " participants",
-          "make a context of at least one device");
+InProcessCommunicator::InProcessCommunicator(int participants, const char* what) : size_(participants) {
+  require(participants >= 1, "a mesh of " + std::to_string(participants) + " " + what,
+          "ask for at least one device");
 }
 
-void InProcessCommunicator::throw_if_failed(const char* call) const {
-  if (failure_)
-    throw_error(ErrorCode::device, std::string(call) + ": a participant of this process failed: " + *failure_,
-                "fix the failure reported first; the mesh cannot go on after it");
+void InProcessCommunicator::require_entries(const char* op, std::size_t entries) const {
+  require(entries == std::size_t(size_),
+          std::string(op) + ": " + std::to_string(entries) + " entries for " + std::to_string(size_) +
+              " local participants",
+          "pass one entry per local participant (local_count())");
 }
 
-void InProcessCommunicator::all_gather(std::span<const std::span<const std::byte>> local_in,
-                                       std::span<std::byte> out) {
-  throw_if_failed("all_gather");
-  require(local_in.size() == std::size_t(participants_),
-          "all_gather: " + str(local_in.size()) + " inputs for " + str(participants_) + " participants",
-          "pass one input per local participant");
-  const std::size_t each = local_in.empty() ? 0 : local_in[0].size();
-  for (std::size_t i = 0; i < local_in.size(); ++i)
-    require(local_in[i].size() == each,
-            "all_gather: participant " + str(i) + " gives " + str(local_in[i].size()) + " bytes, participant 0 " +
-                str(each),
-            "give the same number of bytes on every participant");
-  require(out.size() == each * local_in.size(),
-          "all_gather: the output holds " + str(out.size()) + " bytes for " + str(each * local_in.size()),
-          "pass an output of size() * bytes per participant");
-  for (std::size_t i = 0; i < local_in.size(); ++i)
-    if (each) std::memcpy(out.data() + i * each, local_in[i].data(), each);
+void InProcessCommunicator::take_failures(const char* op) {
+  if (failed_.empty()) return;
+  auto first = std::move(failed_.front());
+  failed_.clear();
+  throw_participant_failed(op, first.first, size_, first.second);
+}
+
+void InProcessCommunicator::fail(int participant, const std::string& message) {
+  require(participant >= 0 && participant < size_,
+          "fail: participant " + std::to_string(participant) + " is not in this mesh of " + std::to_string(size_),
+          "name a local participant");
+  failed_.emplace_back(participant, message);
+}
+
+void InProcessCommunicator::all_gather(std::span<const std::span<const std::byte>> local_in, std::span<std::byte> out) {
+  take_failures("all_gather");
+  require_entries("all_gather", local_in.size());
+  const std::size_t each = local_in[0].size();
+  for (const auto& in : local_in)
+    require(in.size() == each, "all_gather: participants pass arrays of different lengths",
+            "pass the same number of bytes from every participant");
+  require(out.size() == each * std::size_t(size_),
+          "all_gather: the output has " + std::to_string(out.size()) + " bytes for " + std::to_string(size_) +
+              " arrays of " + std::to_string(each),
+          "pass an output of size() * bytes_per_participant bytes");
+  for (std::size_t p = 0; p < local_in.size(); ++p)
+    if (each) std::memcpy(out.data() + p * each, local_in[p].data(), each);
 }
 
 void InProcessCommunicator::all_reduce_sum(std::span<const std::span<const std::uint64_t>> local_in,
-                                           std::span<std::uint64_t> out) {
-  throw_if_failed("all_reduce_sum");
-  require(local_in.size() == std::size_t(participants_),
-          "all_reduce_sum: " + str(local_in.size()) + " inputs for " + str(participants_) + " participants",
-          "pass one input per local participant");
-  for (std::size_t i = 0; i < local_in.size(); ++i)
-    require(local_in[i].size() == out.size(),
-            "all_reduce_sum: participant " + str(i) + " gives " + str(local_in[i].size()) + " values for an output of " +
-                str(out.size()),
-            "give arrays of the output's length on every participant");
-  for (std::size_t e = 0; e < out.size(); ++e) {
-    std::uint64_t sum = 0;
-    for (const auto& in : local_in) sum += in[e];
-    out[e] = sum;
-  }
+                                      std::span<std::uint64_t> out) {
+  take_failures("all_reduce_sum");
+  require_entries("all_reduce_sum", local_in.size());
+  for (const auto& in : local_in)
+    require(in.size() == out.size(),
+            "all_reduce_sum: an input of " + std::to_string(in.size()) + " entries for an output of " +
+                std::to_string(out.size()),
+            "pass arrays of the output's length from every participant");
+  std::fill(out.begin(), out.end(), 0);
+  for (const auto& in : local_in)
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] += in[i];
 }
 
-void InProcessCommunicator::barrier() { throw_if_failed("barrier"); }
+void InProcessCommunicator::barrier() { take_failures("barrier"); }
 
-void InProcessCommunicator::fail(const std::string& message) {
-  if (!failure_) failure_ = message;
-}
-
-void InProcessCommunicator::check_all_to_all(std::span<const AllToAllV> local, std::size_t elem_bytes,
-                                             const char* call) const {
-  throw_if_failed(call);
-  const std::size_t p = std::size_t(participants_);
-  require(elem_bytes > 0, std::string(call) + ": elements of 0 bytes", "pass the element size in bytes");
-  require(local.size() == p, std::string(call) + ": " + str(local.size()) + " entries for " + str(p) + " participants",
-          "pass one entry per local participant");
-  for (std::size_t i = 0; i < p; ++i) {
-    const AllToAllV& e = local[i];
-    require(e.send_counts.size() == p && e.send_displs.size() == p && e.recv_counts.size() == p &&
-                e.recv_displs.size() == p,
-            std::string(call) + ": participant " + str(i) + "'s count or displacement arrays do not have " + str(p) +
-                " entries",
-            "pass one count and one displacement per participant");
+void InProcessCommunicator::begin_all_to_all(std::span<const AllToAllV> local, std::size_t elem_bytes) {
+  take_failures("all_to_all_v");
+  require_entries("all_to_all_v", local.size());
+  std::vector<std::uint64_t> rows;
+  rows.reserve(local.size() * declaration_row_length(size_));
+  for (const AllToAllV& a : local) {
+    const auto row = declaration_row(a, size_, elem_bytes);
+    rows.insert(rows.end(), row.begin(), row.end());
   }
-  for (std::size_t i = 0; i < p; ++i) {
-    for (std::size_t j = 0; j < p; ++j) {
-      const std::uint64_t sent = local[i].send_counts[j], expected = local[j].recv_counts[i];
-      require(sent == expected,
-              std::string(call) + ": participant " + str(i) + " sends " + str(sent) + " elements to participant " +
-                  str(j) + ", which expects " + str(expected),
-              "exchange the counts first (all_gather of the send counts) and take the receive counts from them");
-      const AllToAllV& r = local[j];
-      const std::uint64_t end = r.recv_displs[i] + expected;
-      require(end >= r.recv_displs[i] && end <= r.recv_capacity,
-              std::string(call) + ": participant " + str(j) + " receives elements [" + str(r.recv_displs[i]) + ", " +
-                  str(end) + ") from participant " + str(i) + " into a buffer of " + str(r.recv_capacity) +
-                  " elements (" + str(end * elem_bytes) + " bytes needed, " + str(r.recv_capacity * elem_bytes) +
-                  " there)",
-              "allocate receive buffers of the summed receive counts");
-      require(sent == 0 || (local[i].send != nullptr && r.recv != nullptr),
-              std::string(call) + ": a null buffer between participants " + str(i) + " and " + str(j),
-              "pass the send and receive storage");
-    }
-  }
+  check_declarations(rows, size_);
 }
 
 }  // namespace radixmesh::comm

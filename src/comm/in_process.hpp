@@ -1,10 +1,12 @@
-// The part of a Communicator that every in-process transport shares: all participants live in
-// this process (size() == local_count()), so the small collectives are host copies and sums,
-// barrier has nothing to wait for, and an all-to-all-v's counts can be checked against each other
-// before any byte moves. The threads and peer transports add only how bytes move.
+// What every in-process transport shares: all participants live in this process (size() ==
+// local_count()), so a collective is one call with every participant's entry, the small
+// collectives are host copies and sums, barrier has nothing to wait for, and the failures that
+// fail() records are thrown by the next collective. The threads and peer transports add only how
+// an all-to-all-v's bytes move.
 #pragma once
-#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "comm/communicator.hpp"
 
@@ -12,30 +14,29 @@ namespace radixmesh::comm {
 
 class InProcessCommunicator : public Communicator {
  public:
-  explicit InProcessCommunicator(int participants);
+  explicit InProcessCommunicator(int participants, const char* what);
 
-  int size() const override { return participants_; }
+  int size() const override { return size_; }
   int first_local() const override { return 0; }
-  int local_count() const override { return participants_; }
+  int local_count() const override { return size_; }
 
   void all_gather(std::span<const std::span<const std::byte>> local_in, std::span<std::byte> out) override;
-  void all_reduce_sum(std::span<const std::span<const std::uint64_t>> local_in,
-                      std::span<std::uint64_t> out) override;
+  void all_reduce_sum(std::span<const std::span<const std::uint64_t>> local_in, std::span<std::uint64_t> out) override;
   void barrier() override;
-  void fail(const std::string& message) override;
+  void fail(int participant, const std::string& message) override;
 
  protected:
-  // Throws rxm::Error, naming the participants and the fix, unless every local entry is present,
-  // its four count arrays have size() entries, every send count equals its receiver's receive
-  // count, and every receive range lies within its receiver's capacity. Also throws when fail()
-  // was called. Called before any byte moves.
-  void check_all_to_all(std::span<const AllToAllV> local, std::size_t elem_bytes, const char* call) const;
-  // Throws the error recorded by fail(), if any.
-  void throw_if_failed(const char* call) const;
+  // The start of every all_to_all_v: throws a recorded failure, then checks every participant's
+  // declaration against the others (collective_checks.hpp) before any byte moves.
+  void begin_all_to_all(std::span<const AllToAllV> local, std::size_t elem_bytes);
 
  private:
-  int participants_;
-  std::optional<std::string> failure_;
+  // Throws the first recorded failure (and forgets all of them: the step has been taken).
+  void take_failures(const char* op);
+  void require_entries(const char* op, std::size_t entries) const;
+
+  int size_;
+  std::vector<std::pair<int, std::string>> failed_;
 };
 
 }  // namespace radixmesh::comm

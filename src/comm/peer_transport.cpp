@@ -6,7 +6,7 @@
 namespace radixmesh::comm {
 
 PeerTransport::PeerTransport(std::vector<PeerParticipant> participants)
-    : InProcessCommunicator(int(participants.size())), participants_(std::move(participants)) {
+    : InProcessCommunicator(int(participants.size()), "GPU devices"), participants_(std::move(participants)) {
   const std::size_t p = participants_.size();
   copy_streams_.assign(p * p, nullptr);
   copied_.assign(p * p, nullptr);
@@ -41,7 +41,7 @@ void PeerTransport::release() noexcept {
 }
 
 void PeerTransport::all_to_all_v(std::span<const AllToAllV> local, std::size_t elem_bytes) {
-  check_all_to_all(local, elem_bytes, "all_to_all_v");
+  begin_all_to_all(local, elem_bytes);
   const std::size_t p = participants_.size();
   for (std::size_t i = 0; i < p; ++i) {
     detail::DeviceGuard guard(participants_[i].cuda_device);

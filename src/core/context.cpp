@@ -38,6 +38,16 @@ Context Context::cpu(unsigned threads) {
   return Context(std::move(s));
 }
 
+Context Context::cpu_mesh(unsigned n, unsigned threads_per_device) {
+  require(n >= 1 && n <= 4096, "cpu_mesh: a mesh of " + std::to_string(n) + " CPU devices",
+          "ask for 1 to 4096 devices");
+  Context c = cpu(threads_per_device ? threads_per_device : std::max(1u, hardware_threads() / n));
+  c.state_->mesh.size = int(n);
+  c.state_->mesh.local = {0, int(n)};
+  c.state_->mesh.backends.assign(n, Backend::cpu);
+  return c;
+}
+
 Context Context::local(const std::vector<int>& device_ids, Backend backend) {
   if (backend == Backend::cpu) {
     require(device_ids.empty(), "--devices was given with the CPU backend",
@@ -79,6 +89,10 @@ Context Context::local(const std::vector<int>& device_ids, Backend backend) {
     for (int j : chosen) row.push_back(found.topology.peers[std::size_t(i)][std::size_t(j)]);
     s->topology.peers.push_back(std::move(row));
   }
+  // Every device of the context is a mesh device of this process (logical devices included).
+  s->mesh.size = int(chosen.size());
+  s->mesh.local = {0, int(chosen.size())};
+  s->mesh.backends.assign(chosen.size(), Backend::cuda);
   s->cuda = detail::make_cuda_resources(s->topology);
   return Context(std::move(s));
 }
@@ -88,6 +102,16 @@ const std::vector<DeviceInfo>& Context::devices() const { return state_->topolog
 const Topology& Context::topology() const { return state_->topology; }
 unsigned Context::cpu_threads() const { return state_->cpu_threads; }
 const std::string& Context::cpu_fallback_reason() const { return state_->cpu_fallback_reason; }
+int Context::mesh_size() const { return state_->mesh.size; }
+int Context::mesh_rank() const { return state_->mesh.process_rank; }
+MeshDevices Context::local_mesh_devices() const { return state_->mesh.local; }
+Backend Context::mesh_backend(int participant) const {
+  require(participant >= 0 && participant < state_->mesh.size,
+          "participant " + std::to_string(participant) + " is not in this mesh of " +
+              std::to_string(state_->mesh.size),
+          "name a participant in [0, mesh_size())");
+  return state_->mesh.backends[std::size_t(participant)];
+}
 
 // The pools live in the CUDA backend; a build without it never has a CUDA context.
 std::size_t Context::scratch_bytes() const {

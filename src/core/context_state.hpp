@@ -4,12 +4,28 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "radixmesh/context.hpp"
 
 namespace radixmesh::detail {
 
 struct CudaResources;  // src/cuda/runtime/cuda_resources.hpp
+}  // namespace radixmesh::detail
+namespace radixmesh::comm {
+class Communicator;  // src/comm/communicator.hpp
+}
+namespace radixmesh::detail {
+
+// The mesh a context spans: participants, the ones this process drives, and the Communicator
+// between them (made on first use for one-process meshes, at construction for MPI).
+struct MeshState {
+  int size = 1;
+  int process_rank = 0;
+  MeshDevices local;
+  std::vector<Backend> backends = {Backend::cpu};  // per participant
+  std::shared_ptr<comm::Communicator> communicator;
+};
 
 struct ContextState {
   Backend backend = Backend::cpu;
@@ -17,8 +33,13 @@ struct ContextState {
   unsigned cpu_threads = 1;
   std::string cpu_fallback_reason;
   std::shared_ptr<CudaResources> cuda;  // streams per device; null on the CPU backend
+  MeshState mesh;
   ~ContextState();
 };
+
+// The context's Communicator: the one it was made with, else a threads transport over its
+// one-process mesh, made now (src/comm/context_communicator.cpp).
+comm::Communicator& communicator(const Context& ctx);
 
 // Made by the CUDA backend (or the no-CUDA stub): streams for every device in `topology`.
 std::shared_ptr<CudaResources> make_cuda_resources(const Topology& topology);

@@ -10,10 +10,10 @@ rules=(
   "include/radixmesh|core/ cpu/ cuda/ io/ comm/ mesh/"
   "src/core|cpu/ cuda/ io/ comm/ mesh/"
   "src/io|cpu/ cuda/ comm/ mesh/"
-  "src/cpu|cuda/ comm/ mesh/"
-  "src/cuda|cpu/ comm/ mesh/"
+  "src/cpu|cuda/"
+  "src/cuda|cpu/"
   "src/comm|cpu/ mesh/"
-  "src/mesh|cpu/ cuda/"
+  "src/mesh|cpu/ cuda/ io/"
 )
 for rule in "${rules[@]}"; do
   dir=${rule%%|*}

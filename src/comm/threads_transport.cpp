@@ -1,0 +1,51 @@
+#include "comm/threads_transport.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "radixmesh/error.hpp"
+
+namespace radixmesh::comm {
+namespace {
+// Below this many bytes in one exchange, a single thread copies faster than starting others.
+constexpr std::uint64_t parallel_copy_bytes = std::uint64_t(1) << 22;
+}  // namespace
+
+ThreadsTransport::ThreadsTransport(int participants, unsigned copy_threads)
+    : InProcessCommunicator(participants, "CPU devices"), copy_threads_(std::max(1u, copy_threads)) {}
+
+void ThreadsTransport::all_to_all_v(std::span<const AllToAllV> local, std::size_t elem_bytes) {
+  begin_all_to_all(local, elem_bytes);
+  const std::size_t n = std::size_t(size());
+
+  // Receiver j pulls its chunk from every sender: receivers write disjoint memory, so they run in
+  // parallel.
+  std::uint64_t total = 0;
+  for (const AllToAllV& a : local)
+    for (std::uint64_t c : a.send_counts) total += c;
+  auto receive = [&](std::size_t j) {
+    auto* recv = static_cast<std::byte*>(local[j].recv);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t count = local[i].send_counts[j];
+      if (count == 0) continue;
+      const auto* send = static_cast<const std::byte*>(local[i].send);
+      std::memcpy(recv + local[j].recv_displs[i] * elem_bytes, send + local[i].send_displs[j] * elem_bytes,
+                   count * elem_bytes);
+    }
+  };
+  const unsigned threads =
+      total * elem_bytes < parallel_copy_bytes ? 1u : unsigned(std::min<std::size_t>(copy_threads_, n));
+  if (threads == 1) {
+    for (std::size_t j = 0; j < n; ++j) receive(j);
+    return;
+  }
+  std::vector<std::thread> workers;
+  for (unsigned t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      for (std::size_t j = t; j < n; j += threads) receive(j);
+    });
+  for (auto& w : workers) w.join();
+}
+
+}  // namespace radixmesh::comm

@@ -1,0 +1,52 @@
+// The CPU mesh device: host memory, the host multisplit, memcpy.
+#include <cstring>
+
+#include "mesh/device_backend.hpp"
+#include "radixmesh/error.hpp"
+
+namespace radixmesh::mesh {
+namespace {
+
+// The user's bucket function followed by the remap table (ids >= m pass through unchanged).
+struct RemappedSource {
+  detail::BucketSource inner;
+  const std::uint32_t* remap;
+  std::uint32_t m;
+  static void ids(const void* self, const void* keys, std::size_t begin, std::size_t count, std::uint32_t* out) {
+    const auto& s = *static_cast<const RemappedSource*>(self);
+    s.inner.ids(s.inner.functor, keys, begin, count, out);
+    for (std::size_t i = 0; i < count; ++i)
+      if (out[i] < s.m) out[i] = s.remap[out[i]];
+  }
+};
+
+class CpuDeviceBackend final : public DeviceBackend {
+ public:
+  explicit CpuDeviceBackend(unsigned threads) : threads_(threads) {}
+  comm::Location location(int) const override { return {}; }
+  std::shared_ptr<std::byte> allocate(int, std::size_t bytes, const char* what) override {
+    require_host_memory(bytes, what);
+    return std::shared_ptr<std::byte>(new std::byte[bytes ? bytes : 1], std::default_delete<std::byte[]>());
+  }
+  detail::BadBucket split(int, const LocalSplit& split) override {
+    RemappedSource source{split.source, split.remap, split.args.m};
+    return detail::cpu_multisplit(split.args, {&source, &RemappedSource::ids}, threads_);
+  }
+  void copy_chunks(int, const void* src, void* dst, std::span<const Chunk> chunks, std::size_t elem_bytes) override {
+    const auto* from = static_cast<const std::byte*>(src);
+    auto* to = static_cast<std::byte*>(dst);
+    for (const Chunk& c : chunks)
+      if (c.count) std::memcpy(to + c.to * elem_bytes, from + c.from * elem_bytes, c.count * elem_bytes);
+  }
+
+ private:
+  unsigned threads_;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceBackend> make_cpu_device_backend(unsigned threads) {
+  return std::make_unique<CpuDeviceBackend>(threads);
+}
+
+}  // namespace radixmesh::mesh

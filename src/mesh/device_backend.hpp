@@ -1,0 +1,54 @@
+// What the mesh algorithms need from one mesh device, whatever it is: memory, a stable local
+// multisplit, and chunked copies. src/cpu implements it on host threads; a GPU backend
+// implements it with kernels and copies on the device's stream. The algorithms in src/mesh see
+// only this and the Communicator.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "comm/communicator.hpp"
+#include "radixmesh/context.hpp"
+#include "radixmesh/multisplit.hpp"
+
+namespace radixmesh::mesh {
+
+// A local multisplit whose bucket ids are remapped: key k goes to bucket remap[f(k)] (f's ids
+// >= m are left as they are, so the checked mode still reports them).
+struct LocalSplit {
+  detail::MultisplitArgs args;  // args.m buckets, offsets m + 1 entries (host memory)
+  detail::BucketSource source;  // f on the host
+  detail::BucketSpec spec;      // f as plain data, for backends that run it elsewhere
+  const std::uint32_t* remap = nullptr;  // m entries, host memory
+};
+
+// One contiguous copy of `count` elements.
+struct Chunk {
+  std::uint64_t from = 0, to = 0, count = 0;  // in elements
+};
+
+class DeviceBackend {
+ public:
+  virtual ~DeviceBackend() = default;
+  // Where local device `local`'s buffers live, for the Communicator.
+  virtual comm::Location location(int local) const = 0;
+  // `bytes` of memory on local device `local`; throws out_of_memory naming needed and free.
+  virtual std::shared_ptr<std::byte> allocate(int local, std::size_t bytes, const char* what) = 0;
+  // Stable multisplit on local device `local`; returns the first bad bucket id (checked mode).
+  virtual detail::BadBucket split(int local, const LocalSplit& split) = 0;
+  // dst[c.to + e] = src[c.from + e] for every chunk, elements of elem_bytes bytes.
+  virtual void copy_chunks(int local, const void* src, void* dst, std::span<const Chunk> chunks,
+                           std::size_t elem_bytes) = 0;
+};
+
+// The backend of ctx's local mesh devices.
+std::unique_ptr<DeviceBackend> device_backend_for(const Context& ctx);
+
+// src/cpu: host memory and host threads (threads per device).
+std::unique_ptr<DeviceBackend> make_cpu_device_backend(unsigned threads);
+// src/cuda/mesh: device memory, the GPU multisplit and copies on each device's stream (a build
+// without CUDA throws unsupported: src/core/no_cuda.cpp).
+std::unique_ptr<DeviceBackend> make_cuda_device_backend(const Context& ctx);
+
+}  // namespace radixmesh::mesh
