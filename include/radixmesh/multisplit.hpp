@@ -82,7 +82,7 @@ struct BucketSource {
 
 // The built-in bucket functions as plain data, for the CUDA backend's precompiled kernels.
 struct BucketSpec {
-  enum class Kind { user, radix_digit, identity, delta, splitters } kind = Kind::user;
+  enum class Kind { user, radix_digit, identity, delta, splitters, hash } kind = Kind::user;
   int shift = 0, bits = 0;                             // radix_digit
   std::uint64_t delta_lo_encoded = 0, delta_width = 1;  // delta over integers
   double delta_lo_value = 0, delta_scale = 0;           // delta over floats
@@ -132,6 +132,8 @@ template <class K, class F> BucketSpec spec_of(const F& f, std::uint32_t m) {
     spec.bits = f.bits;
   } else if constexpr (std::is_same_v<F, buckets::identity>) {
     spec.kind = BucketSpec::Kind::identity;
+  } else if constexpr (std::is_same_v<F, buckets::hash>) {
+    spec.kind = BucketSpec::Kind::hash;
   } else if constexpr (std::is_same_v<F, buckets::delta<K>>) {
     require(key_less<K>{}(f.lo, f.hi), "multisplit: delta buckets need lo < hi",
             "pass a range [lo, hi) with lo below hi");

@@ -120,6 +120,7 @@ template <class U> struct RuntimeBucketParams {
             return buckets::detail::delta_of_value(buckets::detail::float_value(key), delta_lo_value, delta_scale, m);
           else
             return buckets::detail::delta_of_encoded(encode_key(key), delta_lo_encoded, delta_width, delta_reciprocal, m);
+        case Kind::hash: return buckets::hash{m}(key);
         default: return splitter_rank(encode_key(key));  // splitters, searched on their encodings
       }
     });
