@@ -143,6 +143,7 @@ const std::vector<int>& LinkGraph::out_edges(int v) const {
 }
 
 int LinkGraph::edge_between(int from, int to) const {
+  check_vertex(from, "source");
   for (int e : out_[from])
     if (edges_[e].to == to) return e;
   return -1;
