@@ -13,9 +13,15 @@
 // every bucket starts; buckets the device does not own are empty.
 //
 // Bucket functions: those of rxm::multisplit (radix_digit, identity, delta, splitters, a user
-// functor) and buckets::hash. m comes from the function's num_buckets(), else from
-// bucket_owner.size(); 1 <= m <= 65536. Keys are host spans on CPU mesh devices. Values (4 or 8
-// bytes, any trivially copyable type) move with their keys.
+// functor, on CPU mesh devices only) and buckets::hash. m comes from the function's num_buckets(),
+// else from bucket_owner.size(); 1 <= m <= 65536. Values (4 or 8 bytes, any trivially copyable
+// type) move with their keys.
+//
+// Where the data lives: host spans on CPU mesh devices (Context::cpu_mesh, Context::mpi with the
+// CPU backend), with the result in host vectors (ShuffleResult); device_spans on GPU mesh devices
+// (Context::local({0, 1, 2, 3}), logical devices such as Context::local({0, 0, 0, 0}), or
+// Context::mpi with GPUs), with the result in device memory of each device (DeviceShuffleResult).
+// The call returns when the result is complete.
 //
 // Collective: every process of the mesh calls it, with its own local devices' shards. Bad input
 // on one device (owners outside the mesh, lengths that differ, a bucket id >= m with
@@ -30,6 +36,8 @@
 
 #include "radixmesh/buckets.hpp"
 #include "radixmesh/context.hpp"
+#include "radixmesh/device_span.hpp"
+#include "radixmesh/memory.hpp"
 #include "radixmesh/multisplit.hpp"
 
 namespace radixmesh {
@@ -53,6 +61,19 @@ template <class K, class V = no_values> struct ShuffleResult {
   std::vector<Shard> shards;  // one per local mesh device, in order
 };
 
+// The result of a shuffle of device-resident shards: each shard in device memory of its mesh
+// device (keys and values), the bucket offsets on the host.
+template <class K, class V = no_values> struct DeviceShuffleResult {
+  struct Shard {
+    int participant = 0;                        // the mesh device this shard belongs to
+    int device = -1;                            // its CUDA ordinal
+    DeviceArray<K> keys;                        // grouped by bucket, stable
+    DeviceArray<V> values;                      // with their keys; empty for a keys-only shuffle
+    std::vector<std::uint64_t> bucket_offsets;  // m + 1 entries, host memory
+  };
+  std::vector<Shard> shards;  // one per local mesh device, in order
+};
+
 namespace detail {
 
 // One shuffle call, type-erased: src/mesh/shuffle.cpp runs it.
@@ -67,6 +88,7 @@ struct ShuffleArgs {
   BucketSpec spec;
   std::string bucket_fn_error;  // the bucket function's own check failed: every process is told
   bool checked = true;
+  bool device_resident = false;  // shards are device_spans (GPU mesh devices), else host spans
 };
 
 // Where the result goes: shape(result, local, n, m, &keys, &values, &offsets) makes local device
@@ -79,10 +101,9 @@ struct ShuffleSink {
 
 void run_shuffle(Context& ctx, const ShuffleArgs& args, const ShuffleSink& sink);
 
-template <class K, class V, class F>
-ShuffleResult<K, V> shuffle_typed(Context& ctx, std::span<const std::span<const K>> shards,
-                                  std::span<const std::span<const V>> values, const F& bucket_fn,
-                                  std::span<const int> bucket_owner, const ShuffleOptions& options) {
+template <class K, class V, class F, class KeySpan, class ValueSpan>
+ShuffleArgs shuffle_args(std::span<const KeySpan> shards, std::span<const ValueSpan> values, const F& bucket_fn,
+                         std::span<const int> bucket_owner, const ShuffleOptions& options) {
   ShuffleArgs args;
   args.type = key_type_v<K>;
   if constexpr (!std::is_same_v<V, no_values>) args.value_bytes = sizeof(V);
@@ -112,7 +133,16 @@ ShuffleResult<K, V> shuffle_typed(Context& ctx, std::span<const std::span<const 
     args.bucket_fn_error = e.what();
   }
   args.checked = options.checked;
+  return args;
+}
 
+// Host-resident shards (CPU mesh devices): the result in host vectors.
+template <class K, class V, class F>
+ShuffleResult<K, V> shuffle_typed(Context& ctx, std::span<const std::span<const K>> shards,
+                                  std::span<const std::span<const V>> values, const F& bucket_fn,
+                                  std::span<const int> bucket_owner, const ShuffleOptions& options) {
+  ShuffleArgs args = shuffle_args<K, V>(shards, values, bucket_fn, bucket_owner, options);
+  args.device_resident = false;
   ShuffleResult<K, V> result;
   const MeshDevices local = ctx.local_mesh_devices();
   result.shards.resize(std::size_t(local.count));
@@ -124,6 +154,36 @@ ShuffleResult<K, V> shuffle_typed(Context& ctx, std::span<const std::span<const 
                      *keys = shard.keys.data();
                      if constexpr (!std::is_same_v<V, no_values>) {
                        shard.values.resize(n);
+                       *vals = shard.values.data();
+                     }
+                     shard.bucket_offsets.assign(m + 1, 0);
+                     *offsets = shard.bucket_offsets.data();
+                   }};
+  run_shuffle(ctx, args, sink);
+  return result;
+}
+
+// Device-resident shards (GPU mesh devices): the result in device memory of each shard's device.
+template <class K, class V, class F>
+DeviceShuffleResult<K, V> shuffle_typed(Context& ctx, std::span<const device_span<const K>> shards,
+                                        std::span<const device_span<const V>> values, const F& bucket_fn,
+                                        std::span<const int> bucket_owner, const ShuffleOptions& options) {
+  ShuffleArgs args = shuffle_args<K, V>(shards, values, bucket_fn, bucket_owner, options);
+  args.device_resident = true;
+  DeviceShuffleResult<K, V> result;
+  const MeshDevices local = ctx.local_mesh_devices();
+  result.shards.resize(std::size_t(local.count));
+  for (int i = 0; i < local.count; ++i) {
+    result.shards[std::size_t(i)].participant = local.first + i;
+    result.shards[std::size_t(i)].device = ctx.devices().at(std::size_t(i)).id;
+  }
+  ShuffleSink sink{&result, [](void* r, int i, std::size_t n, std::size_t m, void** keys, void** vals,
+                               std::uint64_t** offsets) {
+                     auto& shard = static_cast<DeviceShuffleResult<K, V>*>(r)->shards[std::size_t(i)];
+                     shard.keys = DeviceArray<K>(shard.device, n);
+                     *keys = shard.keys.data();
+                     if constexpr (!std::is_same_v<V, no_values>) {
+                       shard.values = DeviceArray<V>(shard.device, n);
                        *vals = shard.values.data();
                      }
                      shard.bucket_offsets.assign(m + 1, 0);
@@ -162,6 +222,23 @@ ShuffleResult<K, V> shuffle(Context& ctx, const std::vector<std::span<const K>>&
                             std::span<const int> bucket_owner, const ShuffleOptions& options = {}) {
   return shuffle(ctx, std::span<const std::span<const K>>(shards), std::span<const std::span<const V>>(values),
                  bucket_fn, bucket_owner, options);
+}
+
+// Device-resident keys (GPU mesh devices, logical devices included): one device_span per local
+// mesh device, each on that device's GPU. The result stays on the devices.
+template <class K, class F>
+DeviceShuffleResult<K> shuffle(Context& ctx, std::span<const device_span<const K>> shards, const F& bucket_fn,
+                               std::span<const int> bucket_owner, const ShuffleOptions& options = {}) {
+  return detail::shuffle_typed<K, no_values>(ctx, shards, std::span<const device_span<const no_values>>{}, bucket_fn,
+                                             bucket_owner, options);
+}
+template <class K, class V, class F>
+DeviceShuffleResult<K, V> shuffle(Context& ctx, std::span<const device_span<const K>> shards,
+                                  std::span<const device_span<const V>> values, const F& bucket_fn,
+                                  std::span<const int> bucket_owner, const ShuffleOptions& options = {}) {
+  static_assert(sizeof(V) == 4 || sizeof(V) == 8, "radixmesh::shuffle: values must be 4 or 8 bytes wide");
+  static_assert(std::is_trivially_copyable_v<V>, "radixmesh::shuffle: values must be trivially copyable");
+  return detail::shuffle_typed<K, V>(ctx, shards, values, bucket_fn, bucket_owner, options);
 }
 
 }  // namespace radixmesh

@@ -1,6 +1,7 @@
 // The CPU mesh device: host memory, the host multisplit, memcpy.
 #include <cstring>
 
+#include "core/backends.hpp"
 #include "mesh/device_backend.hpp"
 #include "radixmesh/error.hpp"
 
@@ -32,6 +33,7 @@ class CpuDeviceBackend final : public DeviceBackend {
     RemappedSource source{split.source, split.remap, split.args.m};
     return detail::cpu_multisplit(split.args, {&source, &RemappedSource::ids}, threads_);
   }
+  void synchronize(int) override {}
   void copy_chunks(int, const void* src, void* dst, std::span<const Chunk> chunks, std::size_t elem_bytes) override {
     const auto* from = static_cast<const std::byte*>(src);
     auto* to = static_cast<std::byte*>(dst);

@@ -40,6 +40,9 @@ class DeviceBackend {
   // dst[c.to + e] = src[c.from + e] for every chunk, elements of elem_bytes bytes.
   virtual void copy_chunks(int local, const void* src, void* dst, std::span<const Chunk> chunks,
                            std::size_t elem_bytes) = 0;
+  // Waits until every step queued for local device `local` is done (GPU devices queue their
+  // steps on their stream; CPU devices run them at once).
+  virtual void synchronize(int local) = 0;
 };
 
 // The backend of ctx's local mesh devices.

@@ -71,6 +71,12 @@ void run_shuffle(Context& ctx, const ShuffleArgs& a, const ShuffleSink& sink) {
           "shuffle: " + std::to_string(a.values.size()) + " value spans for " + std::to_string(a.keys.size()) +
               " shards",
           "pass one value span per shard");
+  const bool gpu_mesh = ctx.mesh_backend(first) == Backend::cuda;
+  require(a.device_resident == gpu_mesh,
+          std::string("shuffle: ") + (a.device_resident ? "device_span shards on CPU mesh devices"
+                                                        : "host spans on GPU mesh devices"),
+          a.device_resident ? "pass host spans on a CPU mesh (Context::cpu_mesh), or use a context of GPUs"
+                            : "pass one device_span per GPU mesh device (data already on the devices)");
   auto backend = mesh::device_backend_for(ctx);
   const std::size_t key_bytes = size_of(a.type);
   mesh::LocalErrors errors(comm);
@@ -159,6 +165,7 @@ void run_shuffle(Context& ctx, const ShuffleArgs& a, const ShuffleSink& sink) {
     backend->copy_chunks(i, recv_keys[std::size_t(i)].get(), keys, l.regroup, key_bytes);
     if (a.value_bytes) backend->copy_chunks(i, recv_values[std::size_t(i)].get(), values, l.regroup, a.value_bytes);
   }
+  for (int i = 0; i < locals; ++i) backend->synchronize(i);  // the result is complete on return
 }
 
 }  // namespace radixmesh::detail

@@ -56,6 +56,9 @@ class CudaDeviceBackend final : public DeviceBackend {
     require(split.spec.kind != detail::BucketSpec::Kind::user,
             "a user bucket functor cannot run on GPU mesh devices through the host API",
             "use a built-in bucket function (radix_digit, identity, delta, splitters, hash) or a CPU mesh");
+    // cuda_multisplit queues on the context's stream of the GPU, which for logical devices is not
+    // this device's stream: what this device queued before must be done first.
+    synchronize(local);
     const detail::MultisplitArgs& a = split.args;
     const std::uint32_t m = a.m;
     bool identity = true;
@@ -103,6 +106,12 @@ class CudaDeviceBackend final : public DeviceBackend {
     detail::ScratchBuffer table;
     if (detail::copy_pieces_needs_table(pieces)) table = detail::ScratchBuffer(d, detail::pieces_table_bytes(pieces));
     detail::copy_pieces(src, dst, pieces, table.data(), d.stream);
+  }
+
+  void synchronize(int local) override {
+    const auto& d = device(local);
+    detail::DeviceGuard guard(d.device);
+    RXM_CUDA_CHECK(cudaStreamSynchronize(d.stream));
   }
 
  private:
