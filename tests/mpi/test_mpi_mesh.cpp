@@ -9,6 +9,7 @@
 #include <random>
 
 #include "comm/mpi_transport.hpp"
+#include "common/error_text.hpp"
 #include "common/exchange_case.hpp"
 #include "common/shuffle_model.hpp"
 #include "radixmesh/error.hpp"
@@ -38,15 +39,6 @@ std::uint64_t shared_seed() {
   if (const char* pinned = std::getenv("RXM_TEST_SEED")) seed = std::strtoull(pinned, nullptr, 10);
   MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   return seed;
-}
-
-std::string error_of(auto&& call) {
-  try {
-    call();
-  } catch (const rxm::Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace
@@ -107,7 +99,7 @@ TEST(MpiMesh, CountsThatDisagreeAreAnErrorOnEveryRank) {
   }
   const auto before = side.recv;
   std::vector<AllToAllV> args = {side.args()};
-  const std::string what = error_of([&] { comm.all_to_all_v(args, 4); });
+  const std::string what = rxm::testing::error_text([&] { comm.all_to_all_v(args, 4); });
   EXPECT_NE(what.find("participant 0 of"), std::string::npos) << what;
   EXPECT_NE(what.find("to participant 1, which expects"), std::string::npos) << what;
   EXPECT_EQ(side.recv, before) << "nothing moves";
@@ -128,7 +120,7 @@ TEST(MpiMesh, ReceiveBufferTooSmallIsAnErrorOnEveryRank) {
     side.recv.assign(8 * std::size_t(comm.size() - 1), std::byte{0});  // one element short
   }
   std::vector<AllToAllV> args = {side.args()};
-  const std::string what = error_of([&] { comm.all_to_all_v(args, 8); });
+  const std::string what = rxm::testing::error_text([&] { comm.all_to_all_v(args, 8); });
   EXPECT_NE(what.find("receive buffer of participant " + std::to_string(comm.size() - 1)), std::string::npos) << what;
   EXPECT_NE(what.find("needed"), std::string::npos) << what;
 }
@@ -174,7 +166,7 @@ TEST(MpiMesh, ARankWhoseStepThrowsStopsTheOthers) {
   std::vector<std::uint32_t> keys = {0, 1, 2, rank == 1 ? 77u : 3u};
   std::vector<std::span<const std::uint32_t>> mine = {keys};
   std::vector<int> owner(4, 0);
-  const std::string what = error_of([&] {
+  const std::string what = rxm::testing::error_text([&] {
     rxm::shuffle(ctx, mine, rxm::buckets::identity{.m = 4}, std::span<const int>(owner));
   });
   if (rank == 1) {
@@ -195,7 +187,7 @@ TEST(MpiMesh, ARankThatNeverArrivesIsNamedAfterTheTimeout) {
   comm.set_timeout(std::chrono::milliseconds(1500));
   const auto start = std::chrono::steady_clock::now();
   if (comm.first_local() != 1) {
-    const std::string what = error_of([&] { comm.barrier(); });
+    const std::string what = rxm::testing::error_text([&] { comm.barrier(); });
     EXPECT_NE(what.find("participant 1 of"), std::string::npos) << what;
     EXPECT_NE(what.find("did not arrive within 1500 ms"), std::string::npos) << what;
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));

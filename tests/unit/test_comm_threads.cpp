@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "comm/threads_transport.hpp"
+#include "common/error_text.hpp"
 #include "common/exchange_case.hpp"
 #include "common/random_keys.hpp"
 #include "core/context_state.hpp"
@@ -18,15 +19,6 @@ using rxm::testing::ExchangeCase;
 using rxm::testing::ExchangeSide;
 
 namespace {
-
-std::string error_of(auto&& call) {
-  try {
-    call();
-  } catch (const rxm::Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 void exchange(ThreadsTransport& comm, std::vector<ExchangeSide>& sides, std::size_t elem_bytes) {
   std::vector<AllToAllV> args;
@@ -73,7 +65,7 @@ TEST(MeshContext, CpuMeshHasNLocalCpuDevices) {
 TEST(Communicator, TransportNames) {
   EXPECT_EQ(rxm::comm::transport_from_name("mpi"), rxm::comm::Transport::mpi);
   EXPECT_STREQ(rxm::comm::name_of(rxm::comm::Transport::threads), "threads");
-  const std::string what = error_of([] { rxm::comm::transport_from_name("carrier-pigeon"); });
+  const std::string what = rxm::testing::error_text([] { rxm::comm::transport_from_name("carrier-pigeon"); });
   EXPECT_NE(what.find("carrier-pigeon"), std::string::npos) << what;
   EXPECT_NE(what.find("fix:"), std::string::npos) << what;
 }
@@ -121,7 +113,7 @@ TEST(ThreadsTransport, WrongNumberOfEntriesIsAnError) {
   ThreadsTransport comm(3, 1);
   std::vector<std::span<const std::byte>> two(2);
   std::vector<std::byte> out;
-  const std::string what = error_of([&] { comm.all_gather(two, out); });
+  const std::string what = rxm::testing::error_text([&] { comm.all_gather(two, out); });
   EXPECT_NE(what.find("local participants"), std::string::npos) << what;
 }
 
@@ -158,7 +150,7 @@ TEST(ThreadsTransport, CountsThatDisagreeAreAnErrorAndMoveNothing) {
   sides[2].recv.resize(sides[2].recv.size() + 64);
   sides[2].expected = sides[2].recv;
   auto before = sides;
-  const std::string what = error_of([&] { exchange(comm, sides, 4); });
+  const std::string what = rxm::testing::error_text([&] { exchange(comm, sides, 4); });
   EXPECT_NE(what.find("participant 1 of 3 sends"), std::string::npos) << what;
   EXPECT_NE(what.find("participant 2"), std::string::npos) << what;
   for (int p = 0; p < n; ++p) EXPECT_EQ(sides[std::size_t(p)].recv, before[std::size_t(p)].recv);
@@ -197,7 +189,7 @@ TEST(ThreadsTransport, MalformedCountSpansAreAnError) {
   ExchangeCase c(3, 2, 4);
   auto sides = sides_of(c, 2);
   sides[1].send_displs.pop_back();
-  const std::string what = error_of([&] { exchange(comm, sides, 4); });
+  const std::string what = rxm::testing::error_text([&] { exchange(comm, sides, 4); });
   EXPECT_NE(what.find("participant 1 of 2"), std::string::npos) << what;
   EXPECT_NE(what.find("mesh size 2"), std::string::npos) << what;
 }
@@ -205,7 +197,7 @@ TEST(ThreadsTransport, MalformedCountSpansAreAnError) {
 TEST(ThreadsTransport, FailedParticipantStopsTheNextCollectiveOnly) {
   ThreadsTransport comm(4, 1);
   comm.fail(2, "bad key at index 5");
-  const std::string what = error_of([&] { comm.barrier(); });
+  const std::string what = rxm::testing::error_text([&] { comm.barrier(); });
   EXPECT_NE(what.find("participant 2 of 4 failed"), std::string::npos) << what;
   EXPECT_NE(what.find("bad key at index 5"), std::string::npos) << what;
   EXPECT_NO_THROW(comm.barrier()) << "the failure is consumed by the step it stopped";

@@ -6,6 +6,7 @@
 
 #include <random>
 
+#include "common/error_text.hpp"
 #include "common/random_keys.hpp"
 #include "common/shuffle_model.hpp"
 #include "radixmesh/context.hpp"
@@ -138,42 +139,31 @@ TEST(ShuffleCpu, ContextOfOneDevice) {
   EXPECT_EQ(got.shards[0].bucket(3).size(), 2u);
 }
 
-namespace {
-std::string shuffle_error(int size, auto&& call) {
-  try {
-    call(size);
-  } catch (const rxm::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-}  // namespace
-
 TEST(ShuffleCpu, BadInputIsAClearErrorNamingTheDevice) {
   auto ctx = rxm::Context::cpu_mesh(3, 1);
   std::vector<std::vector<std::uint32_t>> keys = {{1, 2}, {3}, {4, 5, 6}};
   auto shards = spans_of(keys);
   const rxm::buckets::hash f{.m = 4};
   std::vector<int> owner = {0, 1, 2, 3};  // 3 is outside the mesh
-  std::string what = shuffle_error(3, [&](int) { rxm::shuffle(ctx, shards, f, std::span<const int>(owner)); });
+  std::string what = rxm::testing::error_text([&] { rxm::shuffle(ctx, shards, f, std::span<const int>(owner)); });
   EXPECT_NE(what.find("bucket 3 is owned by mesh device 3"), std::string::npos) << what;
   EXPECT_NE(what.find("fix:"), std::string::npos) << what;
 
   std::vector<int> short_owner = {0, 1, 2};
-  what = shuffle_error(3, [&](int) { rxm::shuffle(ctx, shards, f, std::span<const int>(short_owner)); });
+  what = rxm::testing::error_text([&] { rxm::shuffle(ctx, shards, f, std::span<const int>(short_owner)); });
   EXPECT_NE(what.find("bucket_owner has 3 entries for m = 4"), std::string::npos) << what;
 
   owner = {0, 1, 2, 0};
   std::vector<std::vector<std::uint32_t>> values = {{1, 2}, {3, 4}, {4, 5, 6}};
-  what = shuffle_error(3, [&](int) { rxm::shuffle(ctx, shards, spans_of(values), f, std::span<const int>(owner)); });
+  what = rxm::testing::error_text([&] { rxm::shuffle(ctx, shards, spans_of(values), f, std::span<const int>(owner)); });
   EXPECT_NE(what.find("mesh device 1 has 1 keys and 2 values"), std::string::npos) << what;
 
   auto shards_two = std::vector<std::span<const std::uint32_t>>(shards.begin(), shards.begin() + 2);
-  what = shuffle_error(3, [&](int) { rxm::shuffle(ctx, shards_two, f, std::span<const int>(owner)); });
+  what = rxm::testing::error_text([&] { rxm::shuffle(ctx, shards_two, f, std::span<const int>(owner)); });
   EXPECT_NE(what.find("2 shards for 3 local mesh devices"), std::string::npos) << what;
 
   // A bucket id >= m on device 2 (identity of its first key, 4, with m = 4).
-  what = shuffle_error(3, [&](int) {
+  what = rxm::testing::error_text([&] {
     rxm::shuffle(ctx, shards, rxm::buckets::identity{.m = 4}, std::span<const int>(owner));
   });
   EXPECT_NE(what.find("mesh device 2"), std::string::npos) << what;
@@ -181,7 +171,7 @@ TEST(ShuffleCpu, BadInputIsAClearErrorNamingTheDevice) {
 
   // Unsorted splitters: the bucket function's own check.
   const std::vector<std::uint32_t> bad_bounds = {5, 1, 9};
-  what = shuffle_error(3, [&](int) {
+  what = rxm::testing::error_text([&] {
     rxm::shuffle(ctx, shards, rxm::buckets::splitters<std::uint32_t>{bad_bounds.data(), 3}, std::span<const int>(owner));
   });
   EXPECT_NE(what.find("not sorted"), std::string::npos) << what;
