@@ -42,8 +42,18 @@
 
 namespace radixmesh {
 
+// Wall-clock time of each step of one shuffle on this process, in milliseconds, for benchmarks:
+// asking for it waits for every local device at the end of each step, which costs a little.
+struct ShufflePhases {
+  double split_ms = 0;     // the local multisplits
+  double counts_ms = 0;    // the all_gather of per-bucket counts, and the layouts
+  double exchange_ms = 0;  // the all_to_all_v of keys and values
+  double regroup_ms = 0;   // received (source-major) chunks into bucket-major order
+};
+
 struct ShuffleOptions {
-  bool checked = true;  // bucket ids >= m throw (as in MultisplitOptions)
+  bool checked = true;             // bucket ids >= m throw (as in MultisplitOptions)
+  ShufflePhases* phases = nullptr;  // when set, filled with the time of each step
 };
 
 struct no_values {};
@@ -89,6 +99,7 @@ struct ShuffleArgs {
   std::string bucket_fn_error;  // the bucket function's own check failed: every process is told
   bool checked = true;
   bool device_resident = false;  // shards are device_spans (GPU mesh devices), else host spans
+  ShufflePhases* phases = nullptr;
 };
 
 // Where the result goes: shape(result, local, n, m, &keys, &values, &offsets) makes local device
@@ -133,6 +144,7 @@ ShuffleArgs shuffle_args(std::span<const KeySpan> shards, std::span<const ValueS
     args.bucket_fn_error = e.what();
   }
   args.checked = options.checked;
+  args.phases = options.phases;
   return args;
 }
 

@@ -2,6 +2,7 @@
 // local shard by bucket position (owner-major, so each destination's keys are contiguous), gather
 // every device's counts per position (so each receiver knows what it receives), all_to_all_v the
 // keys and then the values, and regroup the received (source, bucket) chunks bucket-major.
+#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -52,6 +53,28 @@ std::string bad_bucket_message(const BadBucket& bad, std::uint32_t m, int partic
          ". fix: fix the bucket function or m (or pass checked = false to send such keys to bucket m - 1)";
 }
 
+// Times the steps of one shuffle when the caller asked for them: each mark waits for every local
+// device, then reads the host clock.
+class PhaseClock {
+ public:
+  PhaseClock(ShufflePhases* out, mesh::DeviceBackend& backend, int locals) : out_(out), backend_(backend), locals_(locals) {
+    start_ = std::chrono::steady_clock::now();
+  }
+  void mark(double ShufflePhases::*field) {
+    if (!out_) return;
+    for (int i = 0; i < locals_; ++i) backend_.synchronize(i);
+    const auto now = std::chrono::steady_clock::now();
+    out_->*field = std::chrono::duration<double, std::milli>(now - start_).count();
+    start_ = now;
+  }
+
+ private:
+  ShufflePhases* out_;
+  mesh::DeviceBackend& backend_;
+  int locals_;
+  std::chrono::steady_clock::time_point start_;
+};
+
 // One local device's split shard.
 struct Split {
   std::shared_ptr<std::byte> keys, values;
@@ -84,6 +107,7 @@ void run_shuffle(Context& ctx, const ShuffleArgs& a, const ShuffleSink& sink) {
   errors.run(first, [&] { validate_common(a, size); });
   for (int i = 0; i < locals; ++i) errors.run(first + i, [&] { validate_shard(a, std::size_t(i), first + i); });
 
+  PhaseClock clock(a.phases, *backend, locals);
   mesh::BucketOrder order;
   errors.run(first, [&] { order = mesh::order_buckets(a.bucket_owner, size); });
   std::vector<Split> splits(static_cast<std::size_t>(locals));
@@ -114,6 +138,7 @@ void run_shuffle(Context& ctx, const ShuffleArgs& a, const ShuffleSink& sink) {
       if (bad.found()) throw Error(ErrorCode::invalid_argument, bad_bucket_message(bad, a.m, first + i));
     });
 
+  clock.mark(&ShufflePhases::split_ms);
   // Every device's count per bucket position, so that each receiver knows what it receives.
   const std::size_t m = a.m;
   std::vector<std::vector<std::uint64_t>> own(static_cast<std::size_t>(locals), std::vector<std::uint64_t>(m, 0));
@@ -153,8 +178,10 @@ void run_shuffle(Context& ctx, const ShuffleArgs& a, const ShuffleSink& sink) {
     split_keys.push_back(s.keys);
     split_values.push_back(s.values);
   }
+  clock.mark(&ShufflePhases::counts_ms);
   errors.collective([&] { exchange(split_keys, recv_keys, key_bytes); });
   if (a.value_bytes) exchange(split_values, recv_values, a.value_bytes);
+  clock.mark(&ShufflePhases::exchange_ms);
 
   for (int i = 0; i < locals; ++i) {
     const mesh::ShuffleLayout& l = layouts[std::size_t(i)];
@@ -166,6 +193,7 @@ void run_shuffle(Context& ctx, const ShuffleArgs& a, const ShuffleSink& sink) {
     if (a.value_bytes) backend->copy_chunks(i, recv_values[std::size_t(i)].get(), values, l.regroup, a.value_bytes);
   }
   for (int i = 0; i < locals; ++i) backend->synchronize(i);  // the result is complete on return
+  clock.mark(&ShufflePhases::regroup_ms);
 }
 
 }  // namespace radixmesh::detail

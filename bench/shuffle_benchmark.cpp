@@ -1,0 +1,219 @@
+// bench_shuffle: rxm::shuffle of device-resident u32 keys over GPU mesh devices (logical devices
+// of one GPU by default), beside its parts measured alone in the same run: every device's local
+// multisplit (rxm::multisplit on its shard, the same bucket function) and an all_to_all_v of the
+// same number of keys (the Communicator alone). The target compares the shuffle with the
+// larger of the two. Every step prints its time and its floor.
+//
+//   bench_shuffle [--devices 0,0,0,0] [--keys 2^30] [--buckets 1024] [--reps 5]
+//
+// Floors (bytes over the device-to-device copy traffic measured in this run, reads plus writes):
+// the split reads every key twice and writes it once (12 bytes a key), the exchange and the
+// regroup read and write every key once (8 bytes a key each); on logical devices of one GPU every
+// step shares that GPU's memory, so the floors add up.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "core/context_state.hpp"
+#include "cuda/runtime/cuda_check.hpp"
+#include "cuda/runtime/cuda_resources.hpp"
+#include "harness/harness.hpp"
+#include "radixmesh/radixmesh.hpp"
+#include "radixmesh/shuffle.hpp"
+
+namespace rxm = radixmesh;
+
+namespace {
+
+struct Options {
+  std::vector<int> devices{0, 0, 0, 0};
+  std::uint64_t keys = std::uint64_t(1) << 30;
+  std::uint32_t buckets = 1024;
+  int reps = 5;
+};
+
+std::uint64_t parse_count(const std::string& s) {
+  if (s.rfind("2^", 0) == 0) return std::uint64_t(1) << std::stoi(s.substr(2));
+  return std::uint64_t(std::stod(s));
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      rxm::require(i + 1 < argc, a + " needs a value", "see --help");
+      return argv[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      std::puts("bench_shuffle [--devices 0,0,0,0] [--keys 2^30] [--buckets 1024] [--reps 5]");
+      std::exit(0);
+    } else if (a == "--devices") {
+      o.devices.clear();
+      const std::string list = value();
+      for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t comma = list.find(',', at);
+        o.devices.push_back(std::stoi(list.substr(at, comma - at)));
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+      }
+    } else if (a == "--keys") {
+      o.keys = parse_count(value());
+    } else if (a == "--buckets") {
+      o.buckets = std::uint32_t(std::stoul(value()));
+    } else if (a == "--reps") {
+      o.reps = std::stoi(value());
+    } else {
+      rxm::throw_error(rxm::ErrorCode::invalid_argument, "unknown argument " + a, "see --help");
+    }
+  }
+  return o;
+}
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void sync_devices(const rxm::Context& ctx) {
+  for (const auto& d : rxm::detail::cuda_resources(ctx).devices) {
+    rxm::detail::DeviceGuard guard(d.device);
+    RXM_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+}
+
+rxm::bench::Stats time_ms(const std::function<void()>& run, int reps) {
+  run();  // warm-up: module load, pools, peer mappings
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    const double start = now_ms();
+    run();
+    t.push_back(now_ms() - start);
+  }
+  return rxm::bench::summarize(t);
+}
+
+int run(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  auto ctx = rxm::Context::local(o.devices, rxm::Backend::cuda);
+  const int p = ctx.mesh_size();
+  const std::uint64_t per_device = o.keys / std::uint64_t(p);
+  const std::uint64_t total = per_device * std::uint64_t(p);
+
+  // Inputs: random u32 keys, one shard per device.
+  std::vector<rxm::DeviceArray<std::uint32_t>> shards;
+  std::vector<rxm::device_span<const std::uint32_t>> spans;
+  {
+    std::vector<std::uint32_t> host(per_device);
+    for (int d = 0; d < p; ++d) {
+      rxm::generate(std::span(host), {.distribution = rxm::Distribution::uniform, .seed = std::uint64_t(d + 1)});
+      shards.emplace_back(ctx.devices()[std::size_t(d)].id, per_device);
+      RXM_CUDA_CHECK(cudaMemcpy(shards.back().data(), host.data(), per_device * 4, cudaMemcpyHostToDevice));
+    }
+  }
+  for (const auto& s : shards) spans.emplace_back(s);
+  std::vector<int> owner(o.buckets);
+  for (std::uint32_t b = 0; b < o.buckets; ++b) owner[b] = int(b % std::uint32_t(p));
+  const rxm::buckets::hash fn{.m = o.buckets};
+
+  // The shuffle, whole, then once more with its steps timed.
+  auto ours = time_ms([&] {
+    auto r = rxm::shuffle(ctx, std::span<const rxm::device_span<const std::uint32_t>>(spans), fn,
+                          std::span<const int>(owner));
+  }, o.reps);
+  rxm::ShufflePhases phases;
+  {
+    auto r = rxm::shuffle(ctx, std::span<const rxm::device_span<const std::uint32_t>>(spans), fn,
+                          std::span<const int>(owner), {.phases = &phases});
+    std::uint64_t received = 0;
+    for (const auto& s : r.shards) received += s.keys.size();
+    rxm::require(received == total, "bench_shuffle: the shuffle returned " + std::to_string(received) + " keys of " +
+                                        std::to_string(total),
+                 "report this as a bug");
+  }
+
+  // The local multisplit alone: every shard split by the same function, one after the other.
+  std::vector<rxm::DeviceArray<std::uint32_t>> outs;
+  for (int d = 0; d < p; ++d) outs.emplace_back(ctx.devices()[std::size_t(d)].id, per_device);
+  std::vector<std::size_t> offsets(o.buckets + 1);
+  auto split = time_ms([&] {
+    for (int d = 0; d < p; ++d)
+      rxm::multisplit(ctx, std::span<const std::uint32_t>(shards[std::size_t(d)].data(), per_device),
+                      outs[std::size_t(d)].span(), fn, std::span<std::size_t>(offsets), {.checked = false});
+    sync_devices(ctx);
+  }, o.reps);
+
+  // The all_to_all_v alone: every device sends an equal share to every device (what a hash split
+  // sends, to within its statistics).
+  auto& comm = rxm::detail::communicator(ctx);
+  std::vector<std::uint64_t> counts(static_cast<std::size_t>(p)), displs(static_cast<std::size_t>(p));
+  for (int j = 0; j < p; ++j) {
+    counts[std::size_t(j)] = per_device / std::uint64_t(p) + (j < int(per_device % std::uint64_t(p)) ? 1 : 0);
+    displs[std::size_t(j)] = j == 0 ? 0 : displs[std::size_t(j - 1)] + counts[std::size_t(j - 1)];
+  }
+  std::vector<rxm::comm::AllToAllV> entries;
+  const auto& res = rxm::detail::cuda_resources(ctx).devices;
+  for (int d = 0; d < p; ++d)
+    entries.push_back({{res[std::size_t(d)].device, res[std::size_t(d)].stream}, shards[std::size_t(d)].data(),
+                       outs[std::size_t(d)].data(), per_device, counts, displs, counts, displs});
+  auto exchange = time_ms([&] {
+    comm.all_to_all_v(entries, 4);
+    sync_devices(ctx);
+  }, o.reps);
+
+  // The floors' yardstick: device-to-device copy traffic (read + write bytes per second).
+  double traffic = 0;
+  {
+    rxm::detail::DeviceGuard guard(ctx.devices()[0].id);
+    auto copy = time_ms([&] {
+      RXM_CUDA_CHECK(cudaMemcpy(outs[0].data(), shards[0].data(), per_device * 4, cudaMemcpyDeviceToDevice));
+    }, o.reps);
+    traffic = 2.0 * double(per_device * 4) / (copy.median_ms / 1e3);
+  }
+  const double n = double(total);
+  const double floor_split = 12 * n / traffic * 1e3, floor_move = 8 * n / traffic * 1e3;
+
+  std::string device_list;
+  for (int d : o.devices) device_list += (device_list.empty() ? "" : ",") + std::to_string(d);
+  rxm::bench::Case c("shuffle",
+                     {{"devices", device_list}, {"keys", total}, {"type", "u32"}, {"buckets", "hash"},
+                      {"m", o.buckets}, {"owners", "round-robin"}, {"streaming", false}},
+                     n, "keys");
+  c.add("radixmesh shuffle (split, counts, exchange, regroup)", ours, true);
+  c.add_diagnostic("local multisplit alone, every device (diagnostic)", split);
+  c.add_diagnostic("all_to_all_v alone, same keys (diagnostic)", exchange);
+  c.set_floor(12 * n + 8 * n + 8 * n, traffic,
+              "split (keys read twice, written once) + exchange + regroup (read and written once each) over "
+              "the device-to-device copy traffic (reads + writes) measured in this run");
+  c.print();
+  std::printf("steps: split %.3f ms (floor %.3f), counts %.3f ms, exchange %.3f ms (floor %.3f), regroup %.3f ms "
+              "(floor %.3f)\n",
+              phases.split_ms, floor_split, phases.counts_ms, phases.exchange_ms, floor_move, phases.regroup_ms,
+              floor_move);
+  const double larger = std::max(split.median_ms, exchange.median_ms);
+  std::printf("shuffle / max(multisplit alone, all_to_all_v alone) = %.3f / %.3f = %.2fx (target <= 1.2x)\n",
+              ours.median_ms, larger, ours.median_ms / larger);
+  cudaDeviceProp prop{};
+  RXM_CUDA_CHECK(cudaGetDeviceProperties(&prop, ctx.devices()[0].id));
+  auto info = rxm::bench::run_info(argc, argv, prop.name);
+  rxm::bench::append_results("shuffle.jsonl", info, c);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_shuffle: %s\n", e.what());
+    return 1;
+  }
+}
