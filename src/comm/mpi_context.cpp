@@ -1,34 +1,91 @@
-// Context::mpi: one mesh device per rank, the CPU backend, the MPI transport.
+// Context::mpi: one mesh device per rank. GPU ranks (every rank has a GPU and NCCL loads) use the
+// NCCL transport, with MPI as its control plane; CPU ranks use the MPI transport.
 #include <algorithm>
 #include <cstring>
 #include <thread>
 
 #include "comm/mpi_transport.hpp"
+#if defined(RXM_HAS_CUDA)
+#include "comm/nccl_library.hpp"
+#include "comm/nccl_transport.hpp"
+#include "cuda/runtime/cuda_resources.hpp"
+#endif
 #include "core/context_state.hpp"
 #include "radixmesh/error.hpp"
 
 namespace radixmesh {
 
+namespace {
+
+// Whether this rank can run a GPU mesh device: a visible GPU and a loadable NCCL; why not, else.
+std::string gpu_rank_problem() {
+#if defined(RXM_HAS_CUDA)
+  const CudaDiscovery cuda = discover_cuda();
+  if (cuda.topology.devices.empty()) return cuda.reason;
+  try {
+    (void)comm::nccl();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+#else
+  return "this build of radixmesh has no CUDA backend";
+#endif
+}
+
+// This rank's index among the ranks of its host.
+int host_rank(MPI_Comm comm, int& ranks_on_host) {
+  MPI_Comm host;
+  int rank = 0;
+  ranks_on_host = 1;
+  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) == MPI_SUCCESS) {
+    MPI_Comm_size(host, &ranks_on_host);
+    MPI_Comm_rank(host, &rank);
+    MPI_Comm_free(&host);
+  }
+  return rank;
+}
+
+}  // namespace
+
 Context Context::mpi_from_handle(const void* handle, std::size_t handle_bytes, Backend backend) {
   require(handle_bytes == sizeof(MPI_Comm), "Context::mpi: the MPI_Comm given has another size than radixmesh's MPI",
           "build your program with the MPI radixmesh was built with");
-  if (backend == Backend::cuda)
-    throw_error(ErrorCode::unsupported, "Context::mpi: GPU ranks (NCCL between them) are not built yet",
-                "use Backend::cpu (or automatic) for CPU ranks");
   MPI_Comm comm;
   std::memcpy(&comm, handle, sizeof comm);
-  auto transport = std::make_shared<comm::MpiTransport>(comm);
-
-  // Ranks on one host share its hardware threads.
-  MPI_Comm host;
   int ranks_on_host = 1;
-  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) == MPI_SUCCESS) {
-    MPI_Comm_size(host, &ranks_on_host);
-    MPI_Comm_free(&host);
+  [[maybe_unused]] const int local_rank = host_rank(comm, ranks_on_host);
+
+  // Every rank must agree on the backend: GPUs (with NCCL) only if every rank has them.
+  const std::string problem = backend == Backend::cpu ? std::string("the CPU backend was asked for") : gpu_rank_problem();
+  int can_gpu = problem.empty() ? 1 : 0, all_gpu = 0;
+  MPI_Allreduce(&can_gpu, &all_gpu, 1, MPI_INT, MPI_MIN, comm);
+  if (backend == Backend::cuda && !all_gpu)
+    throw_error(ErrorCode::unsupported,
+                "Context::mpi: GPU ranks were asked for, but " +
+                    (problem.empty() ? std::string("another rank cannot run one") : "this rank cannot: " + problem),
+                "give every rank a GPU and NCCL, or use Backend::cpu");
+#if defined(RXM_HAS_CUDA)
+  if (all_gpu) {
+    // Rank r of a host takes that host's GPU r (mod the GPUs it sees).
+    const int gpus = int(discover_cuda().topology.devices.size());
+    Context c = local({local_rank % gpus}, Backend::cuda);
+    const auto& d = detail::cuda_resources(c).devices.front();
+    auto transport = std::make_shared<comm::NcclTransport>(comm, d.device, d.stream);
+    detail::MeshState& mesh = c.state_->mesh;
+    mesh.size = transport->size();
+    mesh.process_rank = transport->first_local();
+    mesh.local = {transport->first_local(), 1};
+    mesh.backends.assign(std::size_t(mesh.size), Backend::cuda);
+    mesh.communicator = std::move(transport);
+    return c;
   }
+#endif
+  auto transport = std::make_shared<comm::MpiTransport>(comm);
+  // Ranks on one host share its hardware threads.
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency() / unsigned(std::max(1, ranks_on_host)));
   Context c = cpu(threads);
-  c.state_->cpu_fallback_reason = "MPI ranks run the CPU backend";
+  c.state_->cpu_fallback_reason = "MPI ranks run the CPU backend: " + problem;
   detail::MeshState& mesh = c.state_->mesh;
   mesh.size = transport->size();
   mesh.process_rank = transport->first_local();

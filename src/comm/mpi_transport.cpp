@@ -205,10 +205,9 @@ void MpiTransport::all_reduce_sum(std::span<const std::span<const std::uint64_t>
 
 void MpiTransport::barrier() { agree("barrier", {}); }
 
-void MpiTransport::all_to_all_v(std::span<const AllToAllV> local, std::size_t elem_bytes) {
+void MpiTransport::agree_all_to_all(std::span<const AllToAllV> local, std::size_t elem_bytes) {
   const char* op = "all_to_all_v";
   require_one_entry(op, local.size());
-  const auto deadline = std::chrono::steady_clock::now() + timeout();
   const AllToAllV& a = local[0];
   const auto row = declaration_row(a, size_, elem_bytes);
   auto all = agree(op, std::as_bytes(std::span(row)));
@@ -220,7 +219,13 @@ void MpiTransport::all_to_all_v(std::span<const AllToAllV> local, std::size_t el
     std::memcpy(rows.data() + std::size_t(q) * row.size(), all[std::size_t(q)].data(), row.size() * 8);
   }
   check_declarations(rows, size_);
+}
 
+void MpiTransport::all_to_all_v(std::span<const AllToAllV> local, std::size_t elem_bytes) {
+  const char* op = "all_to_all_v";
+  const auto deadline = std::chrono::steady_clock::now() + timeout();
+  agree_all_to_all(local, elem_bytes);
+  const AllToAllV& a = local[0];
   std::vector<MPI_Request> requests;
   std::vector<int> peer_of;
   auto post = [&](bool receive, int q, std::byte* base, std::uint64_t count) {

@@ -37,6 +37,12 @@ class MpiTransport final : public Communicator {
   void all_to_all_v(std::span<const AllToAllV> local, std::size_t elem_bytes) override;
   void fail(int participant, const std::string& message) override;
 
+  // The agreement step of all_to_all_v alone: every rank's failures and count rows, checked
+  // against each other (throws on every rank alike). Transports that move the data another way
+  // (NCCL) call it first.
+  void agree_all_to_all(std::span<const AllToAllV> local, std::size_t elem_bytes);
+  MPI_Comm comm() const { return comm_; }
+
  private:
   // Sends `payload` (and this rank's pending failure) to every rank and returns every rank's
   // payload in rank order; throws when a rank failed or did not arrive in time.

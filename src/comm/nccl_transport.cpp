@@ -1,0 +1,91 @@
+#include "comm/nccl_transport.hpp"
+
+#include <chrono>
+#include <thread>
+
+#include "comm/nccl_library.hpp"
+#include "cuda/runtime/cuda_check.hpp"
+#include "cuda/runtime/cuda_resources.hpp"
+#include "radixmesh/error.hpp"
+
+namespace radixmesh::comm {
+
+NcclTransport::NcclTransport(MPI_Comm comm, int cuda_device, cudaStream_t stream)
+    : control_(std::make_unique<MpiTransport>(comm)), device_(cuda_device), stream_(stream) {
+  const NcclLibrary& n = nccl();
+  ncclUniqueId id{};
+  if (control_->first_local() == 0) check_nccl(n.get_unique_id(&id), "ncclGetUniqueId");
+  if (MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, control_->comm()) != MPI_SUCCESS)
+    throw_error(ErrorCode::device, "MPI_Bcast of NCCL's unique id failed", "check the MPI launch (mpirun)");
+  detail::DeviceGuard guard(device_);
+  check_nccl(n.comm_init_rank(&comm_, control_->size(), id, control_->first_local()), "ncclCommInitRank");
+}
+
+NcclTransport::~NcclTransport() {
+  if (!comm_) return;
+  const NcclLibrary& n = nccl();
+  if (aborted_) return;  // ncclCommAbort already freed it
+  n.comm_destroy(comm_);
+}
+
+void NcclTransport::wait_for_nccl(const char* op) {
+  const NcclLibrary& n = nccl();
+  const auto deadline = std::chrono::steady_clock::now() + timeout();
+  detail::DeviceGuard guard(device_);
+  while (true) {
+    const cudaError_t done = cudaStreamQuery(stream_);
+    if (done == cudaSuccess) return;
+    if (done != cudaErrorNotReady) RXM_CUDA_CHECK(done);
+    ncclResult_t async = ncclSuccess;
+    check_nccl(n.comm_get_async_error(comm_, &async), "ncclCommGetAsyncError");
+    if (async != ncclSuccess && async != ncclInProgress) {
+      n.comm_abort(comm_);
+      aborted_ = true;
+      check_nccl(async, op);
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      n.comm_abort(comm_);
+      aborted_ = true;
+      throw_error(ErrorCode::device,
+                  std::string(op) + ": NCCL did not finish within " + std::to_string(timeout().count()) +
+                      " ms on participant " + std::to_string(first_local()) + " (a peer stopped or hangs)",
+                  "look for the first error on the other ranks; raise RXM_COMM_TIMEOUT_S for very large exchanges");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+void NcclTransport::all_to_all_v(std::span<const AllToAllV> local, std::size_t elem_bytes) {
+  require(!aborted_, "all_to_all_v: the NCCL communicator was aborted after an earlier failure",
+          "make a new context");
+  control_->agree_all_to_all(local, elem_bytes);  // same verdict on every rank, nothing moved yet
+  const AllToAllV& a = local[0];
+  const NcclLibrary& n = nccl();
+  const int me = first_local(), p = size();
+  detail::DeviceGuard guard(device_);
+  const auto* send = static_cast<const std::byte*>(a.send);
+  auto* recv = static_cast<std::byte*>(a.recv);
+  if (a.send_counts[std::size_t(me)])
+    RXM_CUDA_CHECK(cudaMemcpyAsync(recv + a.recv_displs[std::size_t(me)] * elem_bytes,
+                                   send + a.send_displs[std::size_t(me)] * elem_bytes,
+                                   a.send_counts[std::size_t(me)] * elem_bytes, cudaMemcpyDeviceToDevice, stream_));
+  check_nccl(n.group_start(), "ncclGroupStart");
+  for (int q = 0; q < p; ++q) {
+    if (q == me) continue;
+    const std::size_t sq = std::size_t(q);
+    if (a.send_counts[sq])
+      check_nccl(n.send(send + a.send_displs[sq] * elem_bytes, a.send_counts[sq] * elem_bytes, ncclUint8, q, comm_,
+                        stream_),
+                 "ncclSend");
+    if (a.recv_counts[sq])
+      check_nccl(n.recv(recv + a.recv_displs[sq] * elem_bytes, a.recv_counts[sq] * elem_bytes, ncclUint8, q, comm_,
+                        stream_),
+                 "ncclRecv");
+  }
+  check_nccl(n.group_end(), "ncclGroupEnd");
+  // Stream-ordered for the caller; the host waits only to turn a peer's failure into an error on
+  // every rank instead of a hang (NCCL has no deadline of its own).
+  wait_for_nccl("all_to_all_v");
+}
+
+}  // namespace radixmesh::comm
