@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "core/backends.hpp"
+#include "cuda/mesh/machine_links.hpp"
 #include "core/mesh/json_text.hpp"
 #include "core/mesh/link_graph.hpp"
 #include "core/mesh/routes.hpp"
@@ -177,7 +178,7 @@ double nominal_copy_rate(int device) {
 
 }  // namespace
 
-LinkReport cuda_link_report(const Context& ctx, bool measure_links) {
+MachineLinks machine_links(const Context& ctx, bool measure_links) {
   const Topology& t = ctx.topology();
   std::vector<int> gpus;  // distinct ordinals, in order of first use
   std::map<int, std::vector<int>> participants_of;
@@ -186,7 +187,7 @@ LinkReport cuda_link_report(const Context& ctx, bool measure_links) {
     if (participants_of[g].empty()) gpus.push_back(g);
     participants_of[g].push_back(int(i));
   }
-  LinkReport report;
+  MachineLinks report;
   const std::string key = cache_key(gpus, t.driver_version);
   const std::filesystem::path file = cache_file(key);
   Rates rates;
@@ -260,13 +261,23 @@ LinkReport cuda_link_report(const Context& ctx, bool measure_links) {
       }
   }
   g.validate();
+  report.graph = std::move(g);
+  return report;
+}
+
+LinkReport cuda_link_report(const Context& ctx, bool measure_links) {
+  MachineLinks m = machine_links(ctx, measure_links);
+  const mesh::LinkGraph& g = m.graph;
+  LinkReport report;
+  report.source = m.source;
+  report.notes = m.notes;
   const auto matrix = mesh::bandwidth_matrix(g);
   report.text = mesh::links_text(g) + "\nbandwidth between participants (max-flow, GB/s; rows send, columns receive):\n" +
                 mesh::bandwidth_matrix_text(matrix, g.participant_count());
-  std::string m = "[";
-  for (std::size_t i = 0; i < matrix.size(); ++i) m += (i ? "," : "") + std::to_string(matrix[i]);
-  report.json = "{\"source\":" + mesh::json_quote(report.source) + ",\"graph\":" + mesh::links_json(g) + ",\"bandwidth_bytes_per_s\":" +
-                m + "],\"participants\":" + std::to_string(g.participant_count()) + "}";
+  std::string mat = "[";
+  for (std::size_t i = 0; i < matrix.size(); ++i) mat += (i ? "," : "") + std::to_string(matrix[i]);
+  report.json = "{\"source\":" + mesh::json_quote(report.source) + ",\"graph\":" + mesh::links_json(g) +
+                ",\"bandwidth_bytes_per_s\":" + mat + "],\"participants\":" + std::to_string(g.participant_count()) + "}";
   return report;
 }
 
