@@ -31,7 +31,7 @@ std::filesystem::path directory_of(const std::filesystem::path& target) {
 
 }  // namespace
 
-std::string quoted(const std::filesystem::path& path) { return "'" + path.string() + "'"; }
+std::string quoted(const std::filesystem::path& path) { return "'" + printable_text(path.string()) + "'"; }
 
 InputFile::InputFile(const std::filesystem::path& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
