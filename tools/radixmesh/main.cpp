@@ -70,6 +70,8 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // An interrupted write (Ctrl-C, kill, a closed terminal) removes its temporary file.
+  radixmesh::remove_temporary_files_on_signals();
   try {
     return run(argc, argv);
   } catch (const radixmesh::Error& e) {
