@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/driver_main.hpp"
 #include "radixmesh/context.hpp"
 #include "radixmesh/error.hpp"
 #include "radixmesh/sort.hpp"  // Order, before sort_benchmark.hpp, which uses it
@@ -19,7 +20,18 @@
 
 namespace rxm = radixmesh;
 
-int main(int argc, char** argv) try {
+namespace {
+
+const char* usage =
+    "usage: bench_sort_cuda [--n N] [--type u32] [--values 0|4|8] [--order asc|desc] [--dist uniform]\n"
+    "                       [--reps R] [--no-verify] [--device-only]\n"
+    "       bench_sort_cuda --suite [--n N]   the issue-3 cases (u32, f32, f64, f16, u64 keys and pairs)\n";
+
+[[noreturn]] void bad_argument(const std::string& problem) {
+  rxm::bench::driver_argument_error("bench_sort_cuda", problem);
+}
+
+int run(int argc, char** argv) {
   rxm::bench::SortBenchOptions base;
   base.n = std::size_t(1) << 28;
   base.reps = 10;
@@ -28,25 +40,26 @@ int main(int argc, char** argv) try {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
-      rxm::require(i + 1 < argc, a + " needs a value", "see the usage at the top of bench_sort_cuda_main.cpp");
+      if (i + 1 >= argc) bad_argument(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--n") base.n = std::stoull(next());
+    auto number = [&]() { return rxm::bench::driver_number("bench_sort_cuda", a, next().c_str()); };
+    if (a == "--n") base.n = std::size_t(number());
     else if (a == "--type") {
       auto t = rxm::key_type_from_name(next());
-      rxm::require(t.has_value(), "unknown key type", "use u8..u64, i8..i64, f16, bf16, f32, f64");
+      if (!t) bad_argument("unknown key type; use u8..u64, i8..i64, f16, bf16, f32, f64");
       base.type = *t;
-    } else if (a == "--values") base.value_bytes = std::stoul(next());
+    } else if (a == "--values") base.value_bytes = std::size_t(number());
     else if (a == "--order") base.order = next() == "desc" ? rxm::Order::descending : rxm::Order::ascending;
     else if (a == "--dist") {
       auto d = rxm::distribution_from_name(next());
-      rxm::require(d.has_value(), "unknown distribution", "use uniform, zipf, sorted, ...");
+      if (!d) bad_argument("unknown distribution; use uniform, zipf, sorted, ...");
       base.distribution = *d;
-    } else if (a == "--reps") base.reps = std::stoi(next());
+    } else if (a == "--reps") base.reps = int(number());
     else if (a == "--no-verify") base.verify = false;
     else if (a == "--suite") suite = true;
     else if (a == "--device-only") setenv("RXM_BENCH_SORT_INPUTS", "device", 1);  // read by cuda_sort_benchmark.cu
-    else rxm::require(false, "unknown argument " + a, "see the usage at the top of bench_sort_cuda_main.cpp");
+    else bad_argument("unknown argument " + a);
   }
   auto ctx = rxm::Context::local({}, rxm::Backend::cuda);
   const auto info = rxm::bench::run_info(argc, argv, ctx.devices().at(0).name);
@@ -80,8 +93,9 @@ int main(int argc, char** argv) try {
                 r.best_peer_median_ms, r.speedup_over_best_peer);
     std::fflush(stdout);
   }
-  return all_verified ? 0 : 1;
-} catch (const rxm::Error& e) {
-  std::fprintf(stderr, "bench_sort_cuda: %s\n", e.what());
-  return 2;
+  return all_verified ? rxm::bench::driver_ok : rxm::bench::driver_wrong_result;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return rxm::bench::driver_main("bench_sort_cuda", usage, argc, argv, run); }

@@ -1,12 +1,10 @@
 // bench_sort: the sort benchmark from the command line (bench/sort_benchmark.hpp).
 //   bench_sort --n 100000000 --type u32 --dist zipf --zipf-s 1.0 --values 0 --reps 5
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
+#include "harness/driver_main.hpp"
 #include "radixmesh/context.hpp"
 #include "radixmesh/error.hpp"
 #include "radixmesh/keys.hpp"  // Order, which sort_benchmark.hpp uses without including
@@ -21,21 +19,13 @@ const char* usage =
     "                  [--order asc|desc] [--reps 5] [--warmup 1] [--seed 42] [--threads T]\n"
     "                  [--backend cpu] [--no-verify] [--no-results] [--results-file sort.jsonl]\n";
 
-[[noreturn]] void bad_flag(const std::string& problem) {
-  std::fprintf(stderr, "bench_sort: %s\n%s", problem.c_str(), usage);
-  std::exit(2);
-}
+[[noreturn]] void bad_flag(const std::string& problem) { rxm::bench::driver_argument_error("bench_sort", problem); }
 
 double parse_number(std::string_view flag, const char* text) {
-  char* end = nullptr;
-  const double value = std::strtod(text, &end);
-  if (end == text || *end != '\0') bad_flag(std::string(flag) + " needs a number, got '" + text + "'");
-  return value;
+  return rxm::bench::driver_number("bench_sort", std::string(flag), text);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   rxm::bench::SortBenchOptions options;
   std::string backend = "cpu";
   unsigned threads = 0;
@@ -73,33 +63,29 @@ int main(int argc, char** argv) {
     else if (flag == "--no-verify") options.verify = false;
     else if (flag == "--no-results") options.write_results = false;
     else if (flag == "--results-file") options.results_file = value();
-    else if (flag == "--help" || flag == "-h") {
-      std::fputs(usage, stdout);
-      return 0;
-    } else bad_flag("unknown flag '" + std::string(flag) + "'");
+    else bad_flag("unknown flag '" + std::string(flag) + "'");
   }
   if (options.reps < 1 || options.warmup < 0) bad_flag("--reps must be at least 1 and --warmup at least 0");
 
-  try {
-    rxm::bench::SortBenchResult result;
-    if (backend == "cpu") {
-      const unsigned cpu_threads = rxm::Context::cpu(threads).cpu_threads();
-      result = rxm::bench::run_cpu_sort_benchmark(options, rxm::bench::run_info(argc, argv, ""), cpu_threads);
-    } else if (backend == "cuda") {
-      // ---- GPU variant: run_cuda_sort_benchmark (bench/cuda_sort_benchmark.cu), in CUDA builds.
+  rxm::bench::SortBenchResult result;
+  if (backend == "cpu") {
+    const unsigned cpu_threads = rxm::Context::cpu(threads).cpu_threads();
+    result = rxm::bench::run_cpu_sort_benchmark(options, rxm::bench::run_info(argc, argv, ""), cpu_threads);
+  } else if (backend == "cuda") {
+    // ---- GPU variant: run_cuda_sort_benchmark (bench/cuda_sort_benchmark.cu), in CUDA builds.
 #if RXM_BENCH_HAS_CUDA_SORT
-      auto ctx = rxm::Context::local({}, rxm::Backend::cuda);
-      result = rxm::bench::run_cuda_sort_benchmark(options, rxm::bench::run_info(argc, argv, ctx.devices().at(0).name),
-                                                   ctx);
+    auto ctx = rxm::Context::local({}, rxm::Backend::cuda);
+    result = rxm::bench::run_cuda_sort_benchmark(options, rxm::bench::run_info(argc, argv, ctx.devices().at(0).name),
+                                                 ctx);
 #else
-      bad_flag("--backend cuda: this build has no CUDA sort benchmark (configure with RXM_ENABLE_CUDA=ON)");
+    bad_flag("--backend cuda: this build has no CUDA sort benchmark (configure with RXM_ENABLE_CUDA=ON)");
 #endif
-    } else {
-      bad_flag("--backend must be cpu or cuda");
-    }
-    return result.verified || !options.verify ? 0 : 1;
-  } catch (const rxm::Error& e) {
-    std::fprintf(stderr, "bench_sort: %s\n", e.what());
-    return 3;
+  } else {
+    bad_flag("--backend must be cpu or cuda");
   }
+  return result.verified || !options.verify ? rxm::bench::driver_ok : rxm::bench::driver_wrong_result;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return rxm::bench::driver_main("bench_sort", usage, argc, argv, run); }

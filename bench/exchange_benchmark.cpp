@@ -28,6 +28,7 @@
 #include "comm/peer_transport.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
+#include "harness/driver_main.hpp"
 #include "harness/harness.hpp"
 #include "radixmesh/error.hpp"
 
@@ -60,10 +61,7 @@ Options parse(int argc, char** argv) {
       rxm::require(i + 1 < argc, a + " needs a value", "see --help");
       return argv[++i];
     };
-    if (a == "--help" || a == "-h") {
-      std::puts("bench_exchange [--devices 0,0,0,0] [--bytes-per-device 2G] [--skew uniform|zipf:S] [--reps N]");
-      std::exit(0);
-    } else if (a == "--devices") {
+    if (a == "--devices") {
       o.devices.clear();
       const std::string list = value();
       std::size_t at = 0;
@@ -84,7 +82,7 @@ Options parse(int argc, char** argv) {
     } else if (a == "--reps") {
       o.reps = std::stoi(value());
     } else {
-      rxm::throw_error(rxm::ErrorCode::invalid_argument, "unknown argument " + a, "see --help");
+      rxm::bench::driver_argument_error("bench_exchange", "unknown argument " + a);
     }
   }
   rxm::require(!o.devices.empty() && o.reps > 0, "no devices or no repetitions", "see --help");
@@ -242,10 +240,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_exchange: %s\n", e.what());
-    return 1;
-  }
+  return radixmesh::bench::driver_main("bench_exchange", "usage: bench_exchange [--devices 0,0,0,0] [--bytes-per-device 2G] [--skew uniform|zipf:S] [--reps N]", argc, argv, run);
 }

@@ -48,6 +48,7 @@
 #include "cuda/multisplit/multisplit_digit.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "harness/device_timing.cuh"
+#include "harness/driver_main.hpp"
 #include "harness/harness.hpp"
 #include "radixmesh/buckets.hpp"
 #include "radixmesh/context.hpp"
@@ -118,17 +119,15 @@ __global__ void skewed_keys_kernel(std::uint32_t* keys, std::size_t n, int bits,
 
 bool is_skewed(const std::string& distribution) { return distribution == "binomial" || distribution == "0.25-uniform"; }
 
-void print_usage(std::FILE* out) {
-  std::fprintf(out,
-               "usage: bench_multisplit [--n N] [--reps R] [--m M[,M...]] [--distribution D[,D...]] [--skewed]\n"
-               "  D: uniform, zipf (the default pair), binomial, 0.25-uniform (skewed buckets, paper section 6.4:\n"
-               "     radix-digit cases only, keys drawn per m)\n"
-               "  --skewed adds binomial and 0.25-uniform to the distributions (opt-in: they lengthen the run)\n"
-               "  default cases: radix digit vs CUB and delta vs RB-sort at every m, splitters vs RB-sort at\n"
-               "  m = 32 and 256; each also times the host API rxm::multisplit on the same device spans\n"
-               "  examples: bench_multisplit --m 2,32,64,256,4096 --reps 10        (the standard run)\n"
-               "            bench_multisplit --m 32,256 --distribution binomial,0.25-uniform --reps 10\n");
-}
+const char* const usage =
+    "usage: bench_multisplit [--n N] [--reps R] [--m M[,M...]] [--distribution D[,D...]] [--skewed]\n"
+    "  D: uniform, zipf (the default pair), binomial, 0.25-uniform (skewed buckets, paper section 6.4:\n"
+    "     radix-digit cases only, keys drawn per m)\n"
+    "  --skewed adds binomial and 0.25-uniform to the distributions (opt-in: they lengthen the run)\n"
+    "  default cases: radix digit vs CUB and delta vs RB-sort at every m, splitters vs RB-sort at\n"
+    "  m = 32 and 256; each also times the host API rxm::multisplit on the same device spans\n"
+    "  examples: bench_multisplit --m 2,32,64,256,4096 --reps 10        (the standard run)\n"
+    "            bench_multisplit --m 32,256 --distribution binomial,0.25-uniform --reps 10\n";
 
 __global__ void count_differences_kernel(const unsigned char* a, const unsigned char* b, std::size_t bytes,
                                          unsigned long long* differences) {
@@ -175,7 +174,7 @@ int log2_ceil(std::uint32_t m) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   std::size_t n = std::size_t(1) << 28;
   int reps = 20, warmup = 3;
   std::vector<std::uint32_t> bucket_counts = {2, 32, 256, 4096};
@@ -191,8 +190,8 @@ int main(int argc, char** argv) {
   bool add_skewed = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--n" && i + 1 < argc) n = std::strtoull(argv[++i], nullptr, 0);
-    else if (arg == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
+    if (arg == "--n" && i + 1 < argc) n = std::size_t(rxm::bench::driver_number("bench_multisplit", arg, argv[++i]));
+    else if (arg == "--reps" && i + 1 < argc) reps = int(rxm::bench::driver_number("bench_multisplit", arg, argv[++i]));
     else if (arg == "--m" && i + 1 < argc) {
       bucket_counts.clear();
       for (char* at = argv[++i]; *at != '\0';) {
@@ -204,19 +203,17 @@ int main(int argc, char** argv) {
       parse_distributions(argv[++i]);
     } else if (arg == "--skewed") {
       add_skewed = true;
-    } else if (arg == "--help" || arg == "-h") {
-      print_usage(stdout);
-      return 0;
     } else {
-      bucket_counts.clear();
+      rxm::bench::driver_argument_error("bench_multisplit", "unknown argument '" + arg + "' (or one without its value)");
     }
     const bool known = std::all_of(distributions.begin(), distributions.end(), [](const std::string& d) {
       return d == "uniform" || d == "zipf" || is_skewed(d);
     });
-    if (bucket_counts.empty() || distributions.empty() || !known) {
-      print_usage(stderr);
-      return 2;
-    }
+    if (bucket_counts.empty() || distributions.empty() || !known)
+      rxm::bench::driver_argument_error("bench_multisplit", "bad value '" + std::string(argv[i]) + "' for " +
+                                                                std::string(i > 1 ? argv[i - 1] : "") +
+                                                                ": --m takes counts like 2,32,256 and --distribution "
+                                                                "uniform, zipf, binomial, 0.25-uniform");
   }
   if (add_skewed)
     for (const char* d : {"binomial", "0.25-uniform"})
@@ -505,3 +502,5 @@ int main(int argc, char** argv) {
   cudaStreamDestroy(stream);
   return failures == 0 ? 0 : 1;
 }
+
+int main(int argc, char** argv) { return rxm::bench::driver_main("bench_multisplit", usage, argc, argv, run); }

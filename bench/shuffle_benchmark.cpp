@@ -25,6 +25,7 @@
 #include "core/context_state.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
+#include "harness/driver_main.hpp"
 #include "harness/harness.hpp"
 #include "radixmesh/radixmesh.hpp"
 #include "radixmesh/shuffle.hpp"
@@ -53,10 +54,7 @@ Options parse(int argc, char** argv) {
       rxm::require(i + 1 < argc, a + " needs a value", "see --help");
       return argv[++i];
     };
-    if (a == "--help" || a == "-h") {
-      std::puts("bench_shuffle [--devices 0,0,0,0] [--keys 2^30] [--buckets 1024] [--reps 5]");
-      std::exit(0);
-    } else if (a == "--devices") {
+    if (a == "--devices") {
       o.devices.clear();
       const std::string list = value();
       for (std::size_t at = 0; at <= list.size();) {
@@ -72,7 +70,7 @@ Options parse(int argc, char** argv) {
     } else if (a == "--reps") {
       o.reps = std::stoi(value());
     } else {
-      rxm::throw_error(rxm::ErrorCode::invalid_argument, "unknown argument " + a, "see --help");
+      rxm::bench::driver_argument_error("bench_shuffle", "unknown argument " + a);
     }
   }
   return o;
@@ -210,10 +208,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_shuffle: %s\n", e.what());
-    return 1;
-  }
+  return radixmesh::bench::driver_main("bench_shuffle", "usage: bench_shuffle [--devices 0,0,0,0] [--keys 2^30] [--buckets 1024] [--reps 5]", argc, argv, run);
 }

@@ -43,6 +43,7 @@
 
 #include "cuda/runtime/cuda_check.hpp"
 #include "harness/device_timing.cuh"
+#include "harness/driver_main.hpp"
 #include "harness/harness.hpp"
 #include "radixmesh/device/topk.cuh"
 #include "radixmesh/memory.hpp"
@@ -230,7 +231,13 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
 
 }  // namespace
 
-int main(int argc, char** argv) {
+const char* const usage =
+    "usage: bench_topk [--sweep] [--rows-sweep] [--ab] [--ab-rescan] [--ab-sample] [--start-compare]\n"
+    "                  [--beta-sweep] [--only NAME[|NAME...]]\n"
+    "  without flags: every shape of issue 4 against torch.topk and CUB sort-then-take\n"
+    "  (the header of bench/topk_benchmark.cu says what each flag adds)\n";
+
+int run(int argc, char** argv) {
   bool sweep = false, rows_sweep = false, ab = false, ab_rescan = false, start_compare = false, beta_sweep = false,
        ab_sample = false;
   std::string only;
@@ -244,6 +251,7 @@ int main(int argc, char** argv) {
     else if (a == "--start-compare") start_compare = true;
     else if (a == "--beta-sweep") beta_sweep = true;
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
+    else rxm::bench::driver_argument_error("bench_topk", "unknown argument '" + a + "' (or one without its value)");
   }
   cudaDeviceProp prop{};
   RXM_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -384,3 +392,5 @@ int main(int argc, char** argv) {
   RXM_CUDA_CHECK(cudaStreamDestroy(stream));
   return 0;
 }
+
+int main(int argc, char** argv) { return rxm::bench::driver_main("bench_topk", usage, argc, argv, run); }

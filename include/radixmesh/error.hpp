@@ -2,6 +2,7 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace radixmesh {
 
@@ -15,10 +16,18 @@ enum class ErrorCode {
   internal = 6,          // a bug in radixmesh: please report it
 };
 
-// Every message names the problem and the fix: "what: why. fix: how".
+// `bytes` as one line of printable text, for messages that quote a file's content, a path or an
+// argument: printable ASCII and printable UTF-8 characters pass unchanged (backslash included, so
+// escaping twice changes nothing); newline, carriage return and tab become \n \r \t, other
+// control bytes and bytes that are not valid UTF-8 become \xNN, and C1 controls, line separators
+// and bidirectional overrides become \u{NNNN}.
+std::string printable_text(std::string_view bytes);
+
+// Every message names the problem and the fix: "what: why. fix: how". The message is stored as
+// printable_text, so printing it cannot drive a terminal whatever file content it quotes.
 class Error : public std::runtime_error {
  public:
-  Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  Error(ErrorCode code, const std::string& message) : std::runtime_error(printable_text(message)), code_(code) {}
   ErrorCode code() const noexcept { return code_; }
 
  private:

@@ -2,8 +2,12 @@
 //
 // Readers validate before they allocate (size a multiple of the element size, header sane,
 // dtype supported, enough host memory), then read in 64 MiB chunks into 64-byte aligned memory.
-// Writers write to a temporary file in the target directory and rename it over the target only
-// when complete (after fsync), so a failed or interrupted write leaves no partial output.
+// Writers write an unnamed file (O_TMPFILE) in the target's directory and link it into place only
+// when complete (after fsync), replacing any old file atomically, so a failed or interrupted write
+// leaves neither a partial output nor a temporary file, even when the process is killed. Where
+// the filesystem has no O_TMPFILE they use one hidden temporary ".<name>.radixmesh-tmp-<pid>-..."
+// instead: removed on every error, and on SIGINT, SIGTERM and SIGHUP only in programs that call
+// remove_temporary_files_on_signals() (the radixmesh CLI does; the library installs no handler).
 //
 // .npy: versions 1.0, 2.0 and 3.0 are read; the header numpy.save would write is written (1.0).
 // dtypes: u1 u2 u4 u8 i1 i2 i4 i8 f2 f4 f8 in any byte order ('<', '>', '|', '='); big-endian
@@ -68,8 +72,48 @@ ArrayFileInfo inspect_array_file(const std::filesystem::path& path, std::optiona
 // (radixmesh treats every array as 1-D). Raw files need `type`.
 HostArray read_array(const std::filesystem::path& path, std::optional<KeyType> type = std::nullopt);
 
-// Writes `count` elements atomically (temp file + rename). Format from the extension unless given.
+// Writes `count` elements atomically (see above). Format from the extension unless given.
 void write_array(const std::filesystem::path& path, KeyType type, const void* data, std::size_t count,
                  std::optional<FileFormat> format = std::nullopt);
+
+namespace io_detail {
+class AtomicOutputFile;
+}
+
+// write_array in steps, for outputs that must appear together: write every one and finish() it,
+// then publish() each. Until published the file has no name (or one hidden temporary name);
+// destroying an unpublished writer removes it.
+class ArrayFileWriter {
+ public:
+  // Refuses (before creating anything) what write_array refuses: a bad type for the format, an
+  // unwritable directory.
+  ArrayFileWriter(const std::filesystem::path& path, KeyType type, std::size_t count,
+                  std::optional<FileFormat> format = std::nullopt);
+  ~ArrayFileWriter();
+  ArrayFileWriter(ArrayFileWriter&&) noexcept;
+  ArrayFileWriter& operator=(ArrayFileWriter&&) noexcept;
+
+  // Appends `count` elements; all writes together must give the count the writer was made with.
+  void write(const void* data, std::size_t count);
+  // Flushes to disk; throws Error(invalid_argument) if fewer or more elements were written.
+  void finish();
+  // Puts the file in place under its path (finishing it first if needed).
+  void publish();
+
+ private:
+  std::filesystem::path path_;
+  KeyType type_;
+  std::size_t count_ = 0, written_ = 0;
+  std::unique_ptr<io_detail::AtomicOutputFile> file_;
+};
+
+// Opt-in, for programs: installs handlers for SIGINT, SIGTERM and SIGHUP, each only where the
+// signal's disposition is still the default (a handler of the program's own, or SIG_IGN as under
+// nohup, stays), that remove the hidden temporary files of writes in progress and then re-raise
+// the signal with its default action. Call it once, early in main(), before starting threads.
+void remove_temporary_files_on_signals();
+// Removes the hidden temporary files of writes in progress now. Async-signal-safe: for programs
+// with their own signal handlers, which call it there. (Unnamed files need no removal.)
+void remove_temporary_files_now() noexcept;
 
 }  // namespace radixmesh

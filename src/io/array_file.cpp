@@ -151,21 +151,59 @@ HostArray read_array(const std::filesystem::path& path, std::optional<KeyType> t
   return array;
 }
 
+ArrayFileWriter::ArrayFileWriter(const std::filesystem::path& path, KeyType type, std::size_t count,
+                                 std::optional<FileFormat> format)
+    : path_(path), type_(type), count_(count) {
+  std::size_t bytes = 0;
+  require(!__builtin_mul_overflow(count, size_of(type), &bytes),
+          "writing " + quoted(path) + ": " + count_of(count, type) + " overflows a byte count",
+          "pass the real element count");
+  // Everything that can be refused is refused before the file exists.
+  const FileFormat chosen = format.value_or(format_from_path(path));
+  const std::string header = chosen == FileFormat::npy ? io_detail::make_npy_header(type, count, path) : std::string();
+  file_ = std::make_unique<io_detail::AtomicOutputFile>(path);
+  file_->write(header.data(), header.size());
+}
+
+ArrayFileWriter::~ArrayFileWriter() = default;
+ArrayFileWriter::ArrayFileWriter(ArrayFileWriter&&) noexcept = default;
+ArrayFileWriter& ArrayFileWriter::operator=(ArrayFileWriter&&) noexcept = default;
+
+void ArrayFileWriter::write(const void* data, std::size_t count) {
+  require(file_ != nullptr, "writing " + quoted(path_) + " after it was published or moved from",
+          "make a new ArrayFileWriter");
+  require(data != nullptr || count == 0,
+          "writing " + quoted(path_) + ": data is null but count = " + std::to_string(count), "pass the array to write");
+  require(count <= count_ - written_,
+          "writing " + quoted(path_) + ": " + std::to_string(count) + " more elements than the " +
+              std::to_string(count_ - written_) + " left of " + count_of(count_, type_),
+          "write exactly the count the writer was made with");
+  file_->write(data, count * size_of(type_));
+  written_ += count;
+}
+
+void ArrayFileWriter::finish() {
+  require(file_ != nullptr, "finishing " + quoted(path_) + " after it was published or moved from",
+          "make a new ArrayFileWriter");
+  require(written_ == count_,
+          "finishing " + quoted(path_) + " after " + std::to_string(written_) + " of its " + count_of(count_, type_),
+          "write every element before finishing");
+  file_->finish();
+}
+
+void ArrayFileWriter::publish() {
+  finish();
+  file_->publish();
+  file_.reset();
+}
+
 void write_array(const std::filesystem::path& path, KeyType type, const void* data, std::size_t count,
                  std::optional<FileFormat> format) {
   require(data != nullptr || count == 0, "write_array(" + quoted(path) + "): data is null but count = " +
                                              std::to_string(count), "pass the array to write");
-  std::size_t bytes = 0;
-  require(!__builtin_mul_overflow(count, size_of(type), &bytes),
-          "write_array(" + quoted(path) + "): " + count_of(count, type) + " overflows a byte count",
-          "pass the real element count");
-  const FileFormat chosen = format.value_or(format_from_path(path));
-  // Everything that can be refused is refused before the temporary file exists.
-  const std::string header = chosen == FileFormat::npy ? io_detail::make_npy_header(type, count, path) : std::string();
-  io_detail::AtomicOutputFile out(path);
-  out.write(header.data(), header.size());
-  out.write(data, bytes);
-  out.commit();
+  ArrayFileWriter out(path, type, count, format);
+  out.write(data, count);
+  out.publish();
 }
 
 }  // namespace radixmesh

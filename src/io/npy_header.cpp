@@ -89,7 +89,8 @@ class HeaderParser {
 
  private:
   [[noreturn]] void fail(const std::string& detail) const {
-    std::string shown(text_.substr(0, 200));
+    // The header is file content: escaped, so that a damaged file cannot drive the terminal.
+    const std::string shown = printable_text(text_.substr(0, 200));
     malformed(file_, detail + " in header \"" + shown + (text_.size() > 200 ? "..." : "") + "\"");
   }
   template <class V> void set_once(std::optional<V>& slot, V value, const std::string& key) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <system_error>
 
+#include "io/temporary_registry.hpp"
 #include "radixmesh/error.hpp"
 
 namespace radixmesh::io_detail {
@@ -31,7 +32,7 @@ std::filesystem::path directory_of(const std::filesystem::path& target) {
 
 }  // namespace
 
-std::string quoted(const std::filesystem::path& path) { return "'" + path.string() + "'"; }
+std::string quoted(const std::filesystem::path& path) { return "'" + printable_text(path.string()) + "'"; }
 
 InputFile::InputFile(const std::filesystem::path& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -74,36 +75,74 @@ void InputFile::read_at(std::uint64_t offset, void* out, std::size_t bytes) cons
   }
 }
 
-AtomicOutputFile::AtomicOutputFile(const std::filesystem::path& target) : target_(target) {
+namespace {
+
+std::filesystem::path temporary_name(const std::filesystem::path& directory, const std::filesystem::path& target) {
+  // Unique among threads (serial), processes (pid) and earlier runs (clock); O_EXCL makes sure.
+  static std::atomic<std::uint64_t> serial{0};
+  const auto stamp = std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+  return directory / ("." + target.filename().string() + ".radixmesh-tmp-" + std::to_string(::getpid()) + "-" +
+                      std::to_string(serial++) + "-" + std::to_string(stamp % 1000000007u));
+}
+
+// Gives the unnamed file open as `fd` the name `name`; returns 0 or the errno. Through
+// /proc/self/fd (any user may), else AT_EMPTY_PATH (needs CAP_DAC_READ_SEARCH).
+int link_unnamed(int fd, const std::filesystem::path& name) {
+  const std::string by_descriptor = "/proc/self/fd/" + std::to_string(fd);
+  if (::linkat(AT_FDCWD, by_descriptor.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) return 0;
+  const int error = errno;
+  if (error == EEXIST) return error;
+  return ::linkat(fd, "", AT_FDCWD, name.c_str(), AT_EMPTY_PATH) == 0 ? 0 : error;
+}
+
+}  // namespace
+
+AtomicOutputFile::AtomicOutputFile(const std::filesystem::path& target, TemporaryNaming naming) : target_(target) {
   std::error_code ec;
   if (std::filesystem::is_directory(target, ec))
     io_error("cannot write " + quoted(target) + ": it is a directory", "name a file");
-  // Unique among threads (counter), processes (pid) and earlier runs (clock); O_EXCL makes sure.
-  static std::atomic<std::uint64_t> counter{0};
   const std::filesystem::path directory = directory_of(target);
+#ifdef O_TMPFILE
+  if (naming == TemporaryNaming::unnamed_if_supported && ::access("/proc/self/fd", X_OK) == 0) {
+    fd_ = ::open(directory.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+    // On failure (no O_TMPFILE on this filesystem, or a directory problem) the named path below
+    // either works or reports the problem.
+    if (fd_ >= 0) return;
+  }
+#endif
+  create_named(directory);
+}
+
+void AtomicOutputFile::create_named(const std::filesystem::path& directory) {
   for (int attempt = 0; fd_ < 0; ++attempt) {
-    auto stamp = std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
-    temporary_ = directory / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
-                              std::to_string(counter++) + "-" + std::to_string(stamp % 1000000007u));
+    temporary_ = temporary_name(directory, target_);
+    // Registered before it exists, so that no moment has it on disk but unknown to the handler.
+    registry_slot_ = register_temporary(temporary_.c_str());
     fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd_ < 0 && (errno != EEXIST || attempt >= 100)) {
-      int error = errno;
-      io_error("cannot write " + quoted(target) + ": cannot create a file in directory " + quoted(directory) + ": " +
+    if (fd_ >= 0) break;
+    const int error = errno;
+    unregister_temporary(registry_slot_);
+    registry_slot_ = -1;
+    temporary_.clear();
+    if (error != EEXIST || attempt >= 100)
+      io_error("cannot write " + quoted(target_) + ": cannot create a file in directory " + quoted(directory) + ": " +
                    errno_text(error),
                error == ENOENT || error == ENOTDIR ? "create the directory first, or choose another path"
                                                    : "choose a directory you may write to, or fix its permissions");
-    }
   }
 }
 
 AtomicOutputFile::~AtomicOutputFile() {
-  if (!committed_) discard();
+  if (!published_) discard();
 }
 
 void AtomicOutputFile::discard() noexcept {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
-  ::unlink(temporary_.c_str());
+  if (!temporary_.empty()) ::unlink(temporary_.c_str());
+  temporary_.clear();
+  unregister_temporary(registry_slot_);
+  registry_slot_ = -1;
 }
 
 void AtomicOutputFile::write(const void* data, std::size_t bytes) {
@@ -123,24 +162,60 @@ void AtomicOutputFile::write(const void* data, std::size_t bytes) {
   }
 }
 
-void AtomicOutputFile::commit() {
-  // fsync before rename: after a crash the target is either the old file or the complete new one.
-  int error = ::fsync(fd_) != 0 ? errno : 0;
-  if (::close(fd_) != 0 && error == 0) error = errno;
-  fd_ = -1;
-  if (error != 0) {
+void AtomicOutputFile::finish() {
+  // fsync before the file gets its name: after a crash the target is either the old file or the
+  // complete new one.
+  if (::fsync(fd_) != 0) {
+    const int error = errno;
     discard();
     io_error("cannot write " + quoted(target_) + ": flushing it to disk failed: " + errno_text(error),
              "check the disk and free space");
   }
-  if (::rename(temporary_.c_str(), target_.c_str()) != 0) {
-    error = errno;
+  finished_ = true;
+}
+
+void AtomicOutputFile::rename_into_place(const std::filesystem::path& from) {
+  if (::rename(from.c_str(), target_.c_str()) != 0) {
+    const int error = errno;
     discard();
     io_error("cannot write " + quoted(target_) + ": renaming the finished temporary file over it failed: " +
                  errno_text(error),
              "check that the target is not a directory and that you may replace it");
   }
-  committed_ = true;
+}
+
+void AtomicOutputFile::publish() {
+  if (!finished_) finish();
+  if (temporary_.empty()) {
+    // Unnamed: link it straight to the target when no file is there (atomic: linkat never
+    // replaces), else link it to a temporary name and rename that over the old file.
+    int error = link_unnamed(fd_, target_);
+    for (int attempt = 0; error == EEXIST && attempt < 100; ++attempt) {
+      temporary_ = temporary_name(directory_of(target_), target_);
+      registry_slot_ = register_temporary(temporary_.c_str());
+      error = link_unnamed(fd_, temporary_);
+      if (error == 0) {
+        rename_into_place(temporary_);
+        break;
+      }
+      unregister_temporary(registry_slot_);
+      registry_slot_ = -1;
+      temporary_.clear();
+    }
+    if (error != 0) {
+      discard();
+      io_error("cannot write " + quoted(target_) + ": giving the finished file its name failed: " + errno_text(error),
+               "check that you may write the directory");
+    }
+  } else {
+    rename_into_place(temporary_);
+  }
+  unregister_temporary(registry_slot_);
+  registry_slot_ = -1;
+  temporary_.clear();
+  ::close(fd_);
+  fd_ = -1;
+  published_ = true;
 }
 
 }  // namespace radixmesh::io_detail

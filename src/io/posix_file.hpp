@@ -1,6 +1,6 @@
 // posix_file.hpp — the two ways radixmesh touches files: reading byte ranges of an existing file,
-// and writing a new one atomically (temporary file in the target's directory, renamed over the
-// target only once complete). Every failure throws rxm::Error(io) naming the file and the fix.
+// and writing a new one atomically (the file has no name, or one temporary name, until it is
+// complete and put in place). Every failure throws rxm::Error(io) naming the file and the fix.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -31,24 +31,49 @@ class InputFile {
   std::uint64_t size_ = 0;
 };
 
+// How an output exists while it is being written.
+enum class TemporaryNaming {
+  // An unnamed file (O_TMPFILE) in the target's directory, linked into place when complete: no
+  // signal, not even SIGKILL, can leave it behind. Where the filesystem has no O_TMPFILE (or
+  // /proc/self/fd is missing), falls back to `named`.
+  unnamed_if_supported,
+  // One hidden named temporary ".<target name>.radixmesh-tmp-<pid>-<serial>" beside the target,
+  // renamed over it when complete. For writers that need the file by name, e.g. several
+  // processes each writing their slice of one output. Registered for removal by the signal
+  // handlers of radixmesh::remove_temporary_files_on_signals().
+  named,
+};
+
 class AtomicOutputFile {
  public:
-  // Creates a uniquely named temporary file beside `target`.
-  explicit AtomicOutputFile(const std::filesystem::path& target);
-  ~AtomicOutputFile();  // removes the temporary file unless commit() succeeded
+  explicit AtomicOutputFile(const std::filesystem::path& target,
+                            TemporaryNaming naming = TemporaryNaming::unnamed_if_supported);
+  ~AtomicOutputFile();  // removes the temporary file unless publish() succeeded
   AtomicOutputFile(const AtomicOutputFile&) = delete;
   AtomicOutputFile& operator=(const AtomicOutputFile&) = delete;
 
-  void write(const void* data, std::size_t bytes);
-  // Flushes to disk, closes and renames the temporary over the target.
-  void commit();
+  void write(const void* data, std::size_t bytes);  // appends
+  // Flushes the contents to disk (fsync). After it, publish() needs no disk space.
+  void finish();
+  // Puts the finished file in place under the target's name, replacing any file there.
+  void publish();
+  void commit() {
+    finish();
+    publish();
+  }
+  // The temporary's name while it has one (named mode), else empty.
+  const std::filesystem::path& temporary_path() const { return temporary_; }
 
  private:
+  void create_named(const std::filesystem::path& directory);
+  void rename_into_place(const std::filesystem::path& from);
   void discard() noexcept;
   std::filesystem::path target_;
   std::filesystem::path temporary_;
   int fd_ = -1;
-  bool committed_ = false;
+  int registry_slot_ = -1;
+  bool finished_ = false;
+  bool published_ = false;
 };
 
 }  // namespace radixmesh::io_detail

@@ -1,10 +1,29 @@
 #!/usr/bin/env bash
 # ctest driver: install the build tree to a temporary prefix, then configure, build and run the
-# consumer project against it.
+# consumer project against it: main.cpp, and README.md's "C++ API in ten lines" taken from the
+# README itself (its #include and namespace lines at file scope, the rest as main's body).
 set -euo pipefail
 build=$1 source=$2 work=$3
+readme=$source/../../README.md
 rm -rf "$work" && mkdir -p "$work"
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
-cmake -S "$source" -B "$work/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+awk '/^```cpp$/ { inside = 1; next } inside && /^```$/ { exit } inside { print }' "$readme" >"$work/readme.snippet"
+[ -s "$work/readme.snippet" ] || { echo "no \`\`\`cpp block in $readme"; exit 1; }
+{
+  echo "// README.md's C++ example as written, wrapped in main() by tests/package/check.sh."
+  grep -E '^(#include|namespace )' "$work/readme.snippet"
+  echo "#include <algorithm>"
+  echo "#include <cstdio>"
+  echo "int main() {"
+  grep -vE '^(#include|namespace )' "$work/readme.snippet"
+  echo '  bool ok = std::is_sorted(keys.rbegin(), keys.rend(), rxm::key_less<float>{});'
+  echo '  for (std::size_t i = 0; ok && i + 1 < keys.size(); ++i) ok = keys[i] != keys[i + 1] || ids[i] < ids[i + 1];'
+  echo '  std::printf("readme example: %s\n", ok ? "ok" : "FAILED");'
+  echo '  return ok ? 0 : 1;'
+  echo "}"
+} >"$work/readme_example.cpp"
+cmake -S "$source" -B "$work/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DREADME_EXAMPLE="$work/readme_example.cpp" >/dev/null
 cmake --build "$work/consumer" >/dev/null
 "$work/consumer/consumer"
+"$work/consumer/readme_example"

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/random_keys.hpp"
+#include "common/scratch_dir.hpp"
 #include "radixmesh/error.hpp"
 #include "radixmesh/io.hpp"
 #include "radixmesh/keys.hpp"
@@ -25,18 +26,6 @@ namespace {
 
 class IoTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::random_device entropy;
-    dir_ = fs::temp_directory_path() /
-           ("radixmesh_test_io_" + std::to_string(::getpid()) + "_" + std::to_string(entropy()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::permissions(dir_, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(dir_, ec);
-  }
-
   fs::path file(const std::string& name) const { return dir_ / name; }
 
   void write_bytes(const fs::path& path, const std::string& bytes) const {
@@ -48,14 +37,10 @@ class IoTest : public ::testing::Test {
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   }
   // The names in the test directory: checks that failed writes leave no file behind.
-  std::vector<std::string> listing() const {
-    std::vector<std::string> names;
-    for (const auto& entry : fs::directory_iterator(dir_)) names.push_back(entry.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
+  std::vector<std::string> listing() const { return scratch_.names(); }
 
-  fs::path dir_;
+  rxm::testing::ScratchDir scratch_{"radixmesh_test_io"};
+  fs::path dir_ = scratch_.path();
 };
 
 // Expects an rxm::Error with `code` whose message names the file and contains `problem` and a fix.
@@ -428,6 +413,33 @@ TEST_F(IoTest, ReplacesTheTargetOnlyWhenComplete) {
   EXPECT_THROW(rxm::write_array(file("k.npy"), KeyType::bf16, halves.data(), halves.size()), rxm::Error);
   EXPECT_EQ(read_bytes(file("k.npy")), before);
   EXPECT_EQ(listing(), std::vector<std::string>{"k.npy"});
+}
+
+// A damaged header quoted in a message is escaped: the message is one line of printable text, so
+// printing it cannot drive the terminal (ESC sequences, BEL, invalid UTF-8).
+TEST_F(IoTest, DamagedHeaderIsQuotedEscaped) {
+  write_bytes(file("d.npy"), npy_file(std::string("{'descr': '<u4', \x1b[2J\x07\xff\xfe\r 'shape': (1,), }"), "abcd"));
+  try {
+    rxm::read_array(file("d.npy"));
+    ADD_FAILURE() << "no error for a damaged header";
+  } catch (const rxm::Error& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(int(e.code()), int(rxm::ErrorCode::io)) << message;
+    EXPECT_NE(message.find("\\x1B[2J\\x07\\xFF\\xFE\\r"), std::string::npos) << message;
+    for (unsigned char c : message) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << "raw byte " << int(c) << " in " << message;
+  }
+}
+
+TEST(PrintableText, EscapesWhatIsNotPrintable) {
+  EXPECT_EQ(rxm::printable_text("plain 'text' \\ 123"), "plain 'text' \\ 123");
+  EXPECT_EQ(rxm::printable_text(std::string("a\nb\tc\rd\0e", 9)), "a\\nb\\tc\\rd\\x00e");
+  EXPECT_EQ(rxm::printable_text("\x1b[31mred\x7f"), "\\x1B[31mred\\x7F");
+  EXPECT_EQ(rxm::printable_text("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  EXPECT_EQ(rxm::printable_text("\xff\xfe\xc3"), "\\xFF\\xFE\\xC3");             // invalid, truncated
+  EXPECT_EQ(rxm::printable_text("\xc0\xaf \xed\xa0\x80"), "\\xC0\\xAF \\xED\\xA0\\x80");  // overlong, surrogate
+  EXPECT_EQ(rxm::printable_text("\xc2\x9b" "2J \xe2\x80\xae"), "\\u{009B}2J \\u{202E}");  // C1 CSI, RTL override
+  const std::string once = rxm::printable_text("\x01\xff\n\xe2\x80\xae ok");
+  EXPECT_EQ(rxm::printable_text(once), once);  // escaping twice changes nothing
 }
 
 }  // namespace

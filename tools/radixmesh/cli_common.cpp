@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <cstdio>
@@ -249,13 +248,6 @@ void require_readable_file(const fs::path& path, const std::string& flag) {
                 "check the file's permissions");
 }
 
-StagedOutputs::~StagedOutputs() {
-  for (const auto& s : staged_) {
-    std::error_code ignored;
-    fs::remove(s.temporary, ignored);
-  }
-}
-
 void StagedOutputs::check_destination(const fs::path& target, std::size_t bytes, const std::string& flag) {
   fs::path directory = target.parent_path().empty() ? fs::path(".") : target.parent_path();
   std::error_code ec;
@@ -277,22 +269,13 @@ void StagedOutputs::check_destination(const fs::path& target, std::size_t bytes,
 }
 
 void StagedOutputs::write(const fs::path& target, KeyType type, const void* data, std::size_t count) {
-  static std::atomic<unsigned> serial{0};
-  fs::path temporary = target.parent_path() / ("." + target.filename().string() + ".radixmesh-" +
-                                               std::to_string(::getpid()) + "-" + std::to_string(serial++) + ".tmp");
-  // Registered before writing so that a failed write's leftovers are removed too.
-  staged_.push_back({temporary, target});
-  write_array(temporary, type, data, count, format_from_path(target));
+  ArrayFileWriter& out = staged_.emplace_back(target, type, count);
+  out.write(data, count);
+  out.finish();
 }
 
 void StagedOutputs::commit() {
-  for (const auto& s : staged_) {
-    std::error_code ec;
-    fs::rename(s.temporary, s.target, ec);
-    if (ec)
-      throw_error(ErrorCode::io, "cannot write '" + s.target.string() + "': " + ec.message(),
-                  "check the path and its permissions");
-  }
+  for (ArrayFileWriter& out : staged_) out.publish();
   staged_.clear();
 }
 

@@ -91,16 +91,15 @@ void add_values_flags(CLI::App& command, std::string& values, std::string& value
 ArrayFileInfo inspect_values(const std::string& values_path, const std::string& values_type,
                              const std::string& keys_path, std::size_t key_count, const std::string& purpose);
 
-// Output files that appear together or not at all. Each array is written (atomically, by
-// rxm::write_array) to a hidden temporary beside its target; commit() renames them all into
-// place. Destroying an uncommitted set removes its temporaries, so an error on any path leaves
+// Output files that appear together or not at all. Each array is written in full and flushed by
+// an rxm::ArrayFileWriter (an unnamed file until published: radixmesh/io.hpp); commit() then puts
+// them all in place. Destroying an uncommitted set removes them, so an error on any path leaves
 // neither outputs nor temporaries behind.
 class StagedOutputs {
  public:
   StagedOutputs() = default;
   StagedOutputs(const StagedOutputs&) = delete;
   StagedOutputs& operator=(const StagedOutputs&) = delete;
-  ~StagedOutputs();
 
   // Checks up front (before any expensive work) that the target's directory exists and is
   // writable, and has room for `bytes`; call once per output, then write() later.
@@ -110,10 +109,7 @@ class StagedOutputs {
   void commit();
 
  private:
-  struct Staged {
-    std::filesystem::path temporary, target;
-  };
-  std::vector<Staged> staged_;
+  std::vector<ArrayFileWriter> staged_;
 };
 
 // ---- progress: a "\r"-updated line on stderr for phases (reading, sorting, writing) that run

@@ -27,10 +27,11 @@ constexpr cli::CommandRegistrar registrars[] = {
 };
 
 int fail(int code, std::string message) {
-  // One line, whatever the source: CLI11 messages can carry newlines.
+  // One printable line, whatever the source: CLI11 messages can carry newlines, and they quote
+  // command-line arguments as given.
   for (char& c : message)
     if (c == '\n' || c == '\r') c = ' ';
-  std::fprintf(stderr, "radixmesh: error: %s\n", message.c_str());
+  std::fprintf(stderr, "radixmesh: error: %s\n", radixmesh::printable_text(message).c_str());
   return code;
 }
 
@@ -41,9 +42,9 @@ void add_footer_to_subcommands(CLI::App& app) {
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Everything that can throw runs inside the catches below, command-line setup included, so no
+// exception ever reaches std::terminate.
+int run(int argc, char** argv) {
   CLI::App app{"radixmesh: sort, generate and benchmark arrays of keys on CPUs and GPUs", "radixmesh"};
   app.footer(cli::exit_codes_footer);
   app.set_version_flag("--version", "radixmesh " RXM_VERSION);
@@ -61,11 +62,18 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     return fail(cli::exit_usage, std::string(e.what()) + ". fix: see 'radixmesh --help' or '<command> --help'");
   }
+  for (auto& command : commands)
+    if (command.app->parsed()) command.run();
+  return cli::exit_ok;
+}
 
+}  // namespace
+
+int main(int argc, char** argv) {
+  // An interrupted write (Ctrl-C, kill, a closed terminal) removes its temporary file.
+  radixmesh::remove_temporary_files_on_signals();
   try {
-    for (auto& command : commands)
-      if (command.app->parsed()) command.run();
-    return cli::exit_ok;
+    return run(argc, argv);
   } catch (const radixmesh::Error& e) {
     return fail(cli::exit_code_of(e.code()), e.what());
   } catch (const std::bad_alloc&) {
@@ -75,5 +83,9 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return fail(cli::exit_internal, std::string("internal error: ") + e.what() +
                                         ". fix: this is a bug in radixmesh; please report it with the command line");
+  } catch (...) {
+    return fail(cli::exit_internal,
+                "internal error: an unknown exception. fix: this is a bug in radixmesh; please report it with the "
+                "command line");
   }
 }

@@ -1,0 +1,56 @@
+#include "harness/driver_main.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <new>
+#include <string_view>
+
+#include "radixmesh/error.hpp"
+
+namespace radixmesh::bench {
+namespace {
+
+int report(const char* name, int code, const std::string& message) {
+  std::string line = message;
+  for (char& c : line)
+    if (c == '\n' || c == '\r') c = ' ';
+  std::fprintf(stderr, "%s: error: %s\n", name, printable_text(line).c_str());
+  return code;
+}
+
+}  // namespace
+
+int driver_main(const char* name, const char* usage, int argc, char** argv, int (*body)(int, char**)) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(usage, stdout);
+      return driver_ok;
+    }
+  }
+  try {
+    return body(argc, argv);
+  } catch (const Error& e) {
+    return report(name, e.code() == ErrorCode::invalid_argument ? driver_bad_argument : driver_failed, e.what());
+  } catch (const std::bad_alloc&) {
+    return report(name, driver_failed, "out of host memory. fix: use a smaller --n");
+  } catch (const std::exception& e) {
+    return report(name, driver_failed, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return report(name, driver_failed, "internal error: an unknown exception");
+  }
+}
+
+void driver_argument_error(const std::string& name, const std::string& problem) {
+  throw_error(ErrorCode::invalid_argument, problem, "see " + name + " --help");
+}
+
+double driver_number(const std::string& name, const std::string& flag, const char* text) {
+  char* end = nullptr;
+  const double value = std::strtod(text, &end);
+  if (end == text || *end != '\0') driver_argument_error(name, flag + " needs a number, got '" + text + "'");
+  return value;
+}
+
+}  // namespace radixmesh::bench

@@ -1,0 +1,28 @@
+// driver_main.hpp — the outermost frame of every benchmark driver's main(): --help, argument
+// parsing and any failure end in one stderr line and an exit code, never in std::terminate
+// (there may be no GPU, no driver, or a bad argument).
+#pragma once
+#include <string>
+
+namespace radixmesh::bench {
+
+// Exit codes of the benchmark drivers.
+enum DriverExit : int {
+  driver_ok = 0,
+  driver_wrong_result = 1,  // ours disagreed with the reference
+  driver_bad_argument = 2,  // rxm::Error(invalid_argument), e.g. from driver_argument_error
+  driver_failed = 3,        // anything else: no GPU or driver, a device or I/O error, out of memory
+};
+
+// With "--help" or "-h" among the arguments, prints `usage` on stdout and returns driver_ok
+// without running `body`; otherwise returns body(argc, argv), or, when it throws, prints
+// "<name>: error: <message>" (one printable line) on stderr and returns the exit code above.
+int driver_main(const char* name, const char* usage, int argc, char** argv, int (*body)(int, char**));
+
+// Throws rxm::Error(invalid_argument) "<problem>. fix: see <name> --help".
+[[noreturn]] void driver_argument_error(const std::string& name, const std::string& problem);
+
+// The whole of `text` as a number (strtod: 1e8 and 0x10 too), or driver_argument_error naming `flag`.
+double driver_number(const std::string& name, const std::string& flag, const char* text);
+
+}  // namespace radixmesh::bench
