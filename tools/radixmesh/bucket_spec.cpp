@@ -4,7 +4,7 @@
 
 namespace radixmesh::cli {
 
-const char* const buckets_fix = "use --buckets radix:SHIFT:BITS, delta:LO:HI:M, splitters:FILE or identity:M";
+const char* const buckets_fix = "use --buckets radix:SHIFT:BITS, delta:LO:HI:M, splitters:FILE, identity:M or hash:M";
 
 std::vector<std::string> split_colons(const std::string& text) {
   std::vector<std::string> parts;

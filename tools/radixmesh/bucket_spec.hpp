@@ -1,5 +1,6 @@
-// The --buckets flag of `multisplit` and `bench multisplit`: radix:SHIFT:BITS | delta:LO:HI:M |
-// splitters:FILE | identity:M, turned into the library's bucket function for key type K.
+// The --buckets flag of `multisplit`, `shuffle` and `bench multisplit`: radix:SHIFT:BITS |
+// delta:LO:HI:M | splitters:FILE | identity:M | hash:M, turned into the library's bucket function
+// for key type K.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -72,6 +73,12 @@ template <class K, class Run> auto with_bucket_function(const std::string& spec,
                   "--buckets identity:M needs integer keys, and --in holds " + std::string(name_of(key_type_v<K>)),
                   "use radix, delta or splitters buckets for floating-point keys");
     }
+  }
+  if (parts[0] == "hash") {
+    require(parts.size() == 2, "--buckets '" + spec + "' needs hash:M", buckets_fix);
+    const long long m = parse_bucket_integer(parts[1], "M");
+    require(m >= 1 && m <= buckets::max_buckets, "--buckets: M = " + parts[1] + " buckets", "use 1 <= M <= 65536");
+    return run(buckets::hash{std::uint32_t(m)}, std::uint32_t(m));
   }
   throw_error(ErrorCode::invalid_argument, "--buckets '" + spec + "' names no bucket function", buckets_fix);
 }

@@ -13,5 +13,6 @@ std::vector<Command> register_info(CLI::App& root, const Invocation& invocation)
 std::vector<Command> register_bench(CLI::App& root, const Invocation& invocation);     // cmd_bench.cpp
 std::vector<Command> register_multisplit(CLI::App& root, const Invocation& invocation);  // cmd_multisplit.cpp
 std::vector<Command> register_topk(CLI::App& root, const Invocation& invocation);  // cmd_topk.cpp
+std::vector<Command> register_shuffle(CLI::App& root, const Invocation& invocation);  // cmd_shuffle.cpp
 
 }  // namespace radixmesh::cli

@@ -24,6 +24,7 @@ constexpr cli::CommandRegistrar registrars[] = {
     cli::register_bench,
     cli::register_multisplit,
     cli::register_topk,
+    cli::register_shuffle,
 };
 
 int fail(int code, std::string message) {
