@@ -1,6 +1,7 @@
 // radixmesh/radixmesh.hpp — everything a user includes.
 #pragma once
 #include "radixmesh/buckets.hpp"
+#include "radixmesh/channel.hpp"
 #include "radixmesh/context.hpp"
 #include "radixmesh/device_span.hpp"
 #include "radixmesh/error.hpp"

@@ -2,6 +2,7 @@
 #include "core/backends.hpp"
 #include "core/context_state.hpp"
 #include "core/topk_plan.hpp"
+#include "radixmesh/channel.hpp"
 #include "radixmesh/error.hpp"
 #include "radixmesh/memory.hpp"
 
@@ -47,6 +48,14 @@ BadBucket cuda_multisplit(Context&, const MultisplitArgs&, const BucketSpec&) { 
 std::vector<std::uint64_t> copy_offsets_to_host(const std::uint64_t*, std::size_t) { no_cuda(); }
 void cuda_topk_host(Context&, const TopkPlan&, const TopkRequest&) { no_cuda(); }
 LinkReport cuda_link_report(const Context&, bool) { no_cuda(); }
+
+// Channels: validate_channel refuses every context of this build (they are all CPU contexts).
+ChannelState make_channel_state(const Context& ctx, const ChannelLayout& layout, std::span<const int> owners) {
+  validate_channel(ctx, layout, owners);
+  no_cuda();
+}
+void receive_pushes(ChannelState&, std::span<void* const>) { no_cuda(); }
+void finish_channel(ChannelState&) { no_cuda(); }
 }  // namespace detail
 
 }  // namespace radixmesh
