@@ -53,7 +53,11 @@ step "s.bin and ids_sorted.bin are keys.bin sorted descending, stable" \
   python3 "$check" keys.bin s.bin f32 --desc --values-out ids_sorted.bin
 step "radixmesh bench sort --type u64 --dist uniform" radixmesh bench sort --n 1e5 --type u64 --dist uniform
 step "bench sort appended its JSON lines" exists results/sort.jsonl
-for command in sort generate info bench multisplit topk; do
+step "radixmesh shuffle --in keys.npy --out-prefix part --buckets hash:1024 --devices cpu:4" \
+  radixmesh shuffle --in keys.npy --out-prefix part --buckets hash:1024 --devices cpu:4
+for d in 0 1 2 3; do step "part.$d.npy and its offsets exist" exists part.$d.offsets.npy; done
+step "radixmesh info --links" radixmesh info --links
+for command in sort generate info bench multisplit topk shuffle; do
   step "radixmesh $command --help" radixmesh "$command" --help
 done
 step "radixmesh --help" radixmesh --help
