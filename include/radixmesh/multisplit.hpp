@@ -39,7 +39,7 @@ namespace radixmesh {
 
 struct MultisplitOptions {
   bool checked = true;  // see above: ids >= m throw (checked) or go to bucket m - 1 (fast)
-  MultisplitTuning tuning;  // the GPU kernels' knobs (tests and benchmarks set it; CPU contexts ignore it)
+  MultisplitTuning tuning = {};  // the GPU kernels' knobs (tests and benchmarks set it; CPU contexts ignore it)
 };
 
 // A partition predicate that runs on the GPU: its operator()(K) const is __device__ (or
@@ -76,7 +76,7 @@ struct MultisplitArgs {
   std::uint32_t m = 1;
   std::size_t* offsets = nullptr;  // m + 1 entries, host or device memory
   bool checked = true;
-  MultisplitTuning tuning;
+  MultisplitTuning tuning = {};
 };
 
 // Throws rxm::Error when a knob of `tuning` is out of range (valid_tuning).
