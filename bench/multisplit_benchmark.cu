@@ -156,14 +156,15 @@ bool same_device_arrays(const void* a, const void* b, std::size_t bytes) {
   return found == 0;
 }
 
-// The scatter passes of m <= 32 and their names in the diagnostics (as in multisplit.jsonl).
+// The scatter passes of m <= 32 and their names in the diagnostics (JSON lines).
 namespace ms = rxm::device::multisplit_detail;
-constexpr ms::ScatterKernel scatter_kernels[] = {ms::ScatterKernel::block_tiles, ms::ScatterKernel::warp_owned,
-                                                 ms::ScatterKernel::thread_counters};
-std::string scatter_kernel_name(ms::ScatterKernel kernel) {
-  return kernel == ms::ScatterKernel::warp_owned        ? "warp-owned scatter pass"
-         : kernel == ms::ScatterKernel::thread_counters ? "thread-counter scatter pass"
-                                                        : "block-tile scatter pass";
+using ScatterKernel = rxm::MultisplitScatterKernel;
+constexpr ScatterKernel scatter_kernels[] = {ScatterKernel::block_tiles, ScatterKernel::warp_owned,
+                                             ScatterKernel::thread_counters};
+std::string scatter_kernel_name(ScatterKernel kernel) {
+  return kernel == ScatterKernel::warp_owned        ? "warp-owned scatter pass"
+         : kernel == ScatterKernel::thread_counters ? "thread-counter scatter pass"
+                                                    : "block-tile scatter pass";
 }
 
 int log2_ceil(std::uint32_t m) {
@@ -311,13 +312,14 @@ int run(int argc, char** argv) {
           Case c("multisplit", params, double(n), pairs ? "pairs" : "keys");
           std::size_t ours_bytes = 0, cub_bytes = 0;
           rxm::cuda::DigitEngine engine = rxm::cuda::DigitEngine::automatic;  // the diagnostics force ours
+          rxm::MultisplitTuning tuning;  // the diagnostics set it
           auto run_ours = [&] {
             auto status = pairs ? rxm::cuda::multisplit_digit<32, 4>(temp.data(), ours_bytes, keys.data(), keys_out.data(),
                                                                      values.data(), values_out.data(), n, shift, bits,
-                                                                     offsets.data(), stream, engine)
+                                                                     offsets.data(), stream, engine, tuning)
                                 : rxm::cuda::multisplit_digit<32, 0>(temp.data(), ours_bytes, keys.data(), keys_out.data(),
                                                                      nullptr, nullptr, n, shift, bits, offsets.data(),
-                                                                     stream, engine);
+                                                                     stream, engine, tuning);
             RXM_CUDA_CHECK(status);
           };
           auto run_cub = [&] {
@@ -349,13 +351,11 @@ int run(int argc, char** argv) {
                     std::to_string(shift) + ",32)",
                 time_device(stream, run_cub, warmup, reps));
           host_api_line(c, rxm::buckets::radix_digit{shift, bits}, 1u << bits, pairs, true, "radix");
-          namespace ms = rxm::device::multisplit_detail;
-          // A variant of our own engine as a diagnostic (also where the default runs CUB's pass):
-          // `set` flips a tuning switch, `reset` restores it; its output is checked against the
-          // peer's like ours.
-          auto diagnostic = [&](const std::string& name, auto&& set, auto&& reset) {
+          // A variant of our own engine as a diagnostic (also where the default runs CUB's pass),
+          // run with `variant` as its tuning; its output is checked against the peer's like ours.
+          auto diagnostic = [&](const std::string& name, const rxm::MultisplitTuning& variant) {
             engine = rxm::cuda::DigitEngine::own;
-            set();
+            tuning = variant;
             run_ours();
             RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
             if (!same_device_arrays(keys_out.data(), peer_keys.data(), n * 4) ||
@@ -364,36 +364,32 @@ int run(int argc, char** argv) {
               ++failures;
             }
             c.add_diagnostic("radixmesh, " + name + " (diagnostic)", time_device(stream, run_ours, warmup, reps));
-            reset();
+            tuning = {};
             engine = rxm::cuda::DigitEngine::automatic;
           };
           // Where the default is CUB's pass (multisplit_digit.hpp), our own engine as it is: the
           // A/B behind that choice.
           if (rxm::cuda::chosen_digit_engine(rxm::cuda::DigitEngine::automatic, 32, bits, value_bytes) != rxm::cuda::DigitEngine::own)
-            diagnostic("own multisplit engine", [] {}, [] {});
-          // The scatter pass the default runs; the rank-method and tile-buffer switches act on the
+            diagnostic("own multisplit engine", {});
+          // The scatter pass the default runs; the rank-method and tile-buffer knobs act on the
           // block-tile pass only.
-          const ms::ScatterKernel default_pass = ms::chosen_scatter_kernel(ms::ScatterKernel::automatic, m, value_bytes);
-          if (default_pass == ms::ScatterKernel::block_tiles) {  // the other ranking method (three-way switch)
-            const bool default_match_any = ms::ranks_with_match_any(ms::RankMethod::automatic, m);
+          const ScatterKernel default_pass = ms::chosen_scatter_kernel(ScatterKernel::automatic, m, value_bytes);
+          if (default_pass == ScatterKernel::block_tiles) {  // the other ranking method
+            using Method = rxm::MultisplitRankMethod;
+            const bool default_match_any = ms::ranks_with_match_any(Method::automatic, m);
             diagnostic(default_match_any ? "ballot ranking" : "__match_any_sync ranking",
-                       [&] { ms::rank_method = default_match_any ? ms::RankMethod::ballot : ms::RankMethod::match_any; },
-                       [&] { ms::rank_method = ms::RankMethod::automatic; });
+                       {.rank_method = default_match_any ? Method::ballot : Method::match_any});
           }
-          if (default_pass == ms::ScatterKernel::block_tiles) {  // the other number of tile buffers (a tuning switch)
+          if (default_pass == ScatterKernel::block_tiles) {  // the other number of tile buffers
             const int other = ms::default_scatter_stages == 2 ? 1 : 2;
-            diagnostic(std::to_string(other) + " scatter tile buffer(s)", [&] { ms::scatter_stages = other; },
-                       [&] { ms::scatter_stages = 0; });
+            diagnostic(std::to_string(other) + " scatter tile buffer(s)", {.scatter_stages = other});
           }
           if (m <= ms::max_warp_scatter_buckets) {  // the other scatter passes than the default (A/B)
             for (auto kernel : scatter_kernels)
-              if (kernel != default_pass)
-                diagnostic(scatter_kernel_name(kernel), [&] { ms::scatter_kernel = kernel; },
-                           [&] { ms::scatter_kernel = ms::ScatterKernel::automatic; });
-            if (!pairs)  // the warp-owned pass with 8 windows per sub-tile instead of 16 (a tuning switch)
+              if (kernel != default_pass) diagnostic(scatter_kernel_name(kernel), {.scatter_kernel = kernel});
+            if (!pairs)  // the warp-owned pass with 8 windows per sub-tile instead of 16
               diagnostic("warp-owned scatter pass, 8 windows per sub-tile",
-                         [&] { ms::scatter_kernel = ms::ScatterKernel::warp_owned, ms::warp_scatter_windows = 8; },
-                         [&] { ms::scatter_kernel = ms::ScatterKernel::automatic, ms::warp_scatter_windows = 0; });
+                         {.scatter_kernel = ScatterKernel::warp_owned, .warp_scatter_windows = 8});
           }
           if (!pairs) {  // our counting pass alone: splits our time into count + scatter
             std::size_t count_bytes = temp.bytes();
@@ -420,12 +416,15 @@ int run(int argc, char** argv) {
                          {"distribution", distribution}, {"key", "u32"}});
           Case c("multisplit", params, double(n), pairs ? "pairs" : "keys");
           std::size_t ours_bytes = 0, cub_bytes = 0;
+          rxm::MultisplitTuning tuning;  // the diagnostics set it
+          using rxm::device::MultisplitEngine;
           auto run_ours = [&] {
             auto status = pairs ? rxm::device::multisplit(temp.data(), ours_bytes, keys.data(), keys_out.data(),
                                                           values.data(), values_out.data(), n, fn, m, offsets.data(),
-                                                          stream)
+                                                          stream, nullptr, MultisplitEngine::automatic, tuning)
                                 : rxm::device::multisplit(temp.data(), ours_bytes, keys.data(), keys_out.data(), n, fn, m,
-                                                          offsets.data(), stream);
+                                                          offsets.data(), stream, nullptr, MultisplitEngine::automatic,
+                                                          tuning);
             RXM_CUDA_CHECK(status);
           };
           auto run_rb_sort = [&] {
@@ -461,10 +460,9 @@ int run(int argc, char** argv) {
                 time_device(stream, run_rb_sort, warmup, reps));
           host_api_line(c, host_fn, m, pairs, true, kind.c_str());
           host_api_line(c, host_fn, m, pairs, false, kind.c_str());
-          namespace ms = rxm::device::multisplit_detail;
           // The other scatter passes than the default (A/B), checked.
-          auto other_pass = [&](const std::string& name, ms::ScatterKernel kernel) {
-            ms::scatter_kernel = kernel;
+          auto other_pass = [&](const std::string& name, ScatterKernel kernel) {
+            tuning.scatter_kernel = kernel;
             run_ours();
             RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
             if (!outputs_match_peer(pairs)) {
@@ -472,10 +470,10 @@ int run(int argc, char** argv) {
               ++failures;
             }
             c.add_diagnostic("radixmesh, " + name + " (diagnostic)", time_device(stream, run_ours, warmup, reps));
-            ms::scatter_kernel = ms::ScatterKernel::automatic;
+            tuning = {};
           };
           if (pass_diagnostics && m <= ms::max_warp_scatter_buckets) {
-            const ms::ScatterKernel default_pass = ms::chosen_scatter_kernel(ms::ScatterKernel::automatic, m, value_bytes);
+            const ScatterKernel default_pass = ms::chosen_scatter_kernel(ScatterKernel::automatic, m, value_bytes);
             for (auto kernel : scatter_kernels)
               if (kernel != default_pass) other_pass(scatter_kernel_name(kernel), kernel);
           }

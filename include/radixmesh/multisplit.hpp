@@ -16,6 +16,9 @@
 // Bucket ids >= m: with options.checked (the default) the call throws rxm::Error naming the first
 // such key before any output is written. With checked = false such keys land in bucket m - 1 and
 // nothing is reported (memory-safe, but the partition is then not the one asked for).
+//
+// options.tuning (radixmesh/multisplit_tuning.hpp) forces the GPU's ranking method and scatter
+// pass; the default runs the measured rules, and every setting gives the same result.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -30,11 +33,13 @@
 #include "radixmesh/error.hpp"
 #include "radixmesh/key_types.hpp"
 #include "radixmesh/keys.hpp"
+#include "radixmesh/multisplit_tuning.hpp"
 
 namespace radixmesh {
 
 struct MultisplitOptions {
   bool checked = true;  // see above: ids >= m throw (checked) or go to bucket m - 1 (fast)
+  MultisplitTuning tuning = {};  // the GPU kernels' knobs (tests and benchmarks set it; CPU contexts ignore it)
 };
 
 // A partition predicate that runs on the GPU: its operator()(K) const is __device__ (or
@@ -71,7 +76,16 @@ struct MultisplitArgs {
   std::uint32_t m = 1;
   std::size_t* offsets = nullptr;  // m + 1 entries, host or device memory
   bool checked = true;
+  MultisplitTuning tuning = {};
 };
+
+// Throws rxm::Error when a knob of `tuning` is out of range (valid_tuning).
+inline void validate_tuning(const MultisplitTuning& tuning, const char* call) {
+  require(valid_tuning(tuning),
+          std::string(call) + ": tuning.scatter_stages = " + std::to_string(tuning.scatter_stages) +
+              " and tuning.warp_scatter_windows = " + std::to_string(tuning.warp_scatter_windows),
+          "use scatter_stages 0, 1 or 2 and warp_scatter_windows 0 or 8 (0: the default)");
+}
 
 // A bucket function the host backend calls in batches: ids[i] = f(keys[begin + i]).
 struct BucketSource {
@@ -165,7 +179,7 @@ template <class K, class F> BucketSpec spec_of(const F& f, std::uint32_t m) {
 }
 
 // The type-erased half of every host-level multisplit (src/core/multisplit_dispatch.cpp).
-// validate_multisplit checks what does not depend on the key type (m, null keys);
+// validate_multisplit checks what does not depend on the key type (m, null keys, the tuning);
 // multisplit_host picks the backend (the GPU for built-in bucket functions on a CUDA context or
 // device-resident keys, host threads otherwise) and returns the first bad bucket id, if any.
 void validate_multisplit(const MultisplitArgs& args);
@@ -206,6 +220,7 @@ template <class K> MultisplitArgs make_args(std::span<const K> keys_in, std::spa
   args.m = offsets.size() - 1 > buckets::max_buckets ? buckets::max_buckets + 1 : std::uint32_t(offsets.size() - 1);
   args.offsets = offsets.data();
   args.checked = options.checked;
+  args.tuning = options.tuning;
   return args;
 }
 

@@ -12,6 +12,7 @@ void validate_multisplit(const MultisplitArgs& args) {
               std::to_string(std::size_t(args.m) + 1) + " entries)",
           "pass m + 1 offsets for 1 <= m <= 65536 buckets");
   require(args.n == 0 || args.keys_in != nullptr, "multisplit: keys_in is null", "pass the keys' storage");
+  validate_tuning(args.tuning, "multisplit");
 }
 
 BadBucket multisplit_host(Context& ctx, const MultisplitArgs& args, BucketSource source, const BucketSpec& spec) {

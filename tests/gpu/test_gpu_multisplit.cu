@@ -47,41 +47,51 @@ rxm::Context& cpu_context() {
   return ctx;
 }
 
-// Runs `check` once per scatter pass that can run at this m: at m <= 32 the block-tile one, the
-// warp-owned one and the thread-counter one (forced by the ScatterKernel switch), above it the
-// one there is. RXM_MULTISPLIT_SCATTER=<name> keeps only the pass of that name at m <= 32 (the
-// sanitizer runs use it to fit the device time).
-template <class Check> void for_each_scatter_kernel(std::uint32_t m, Check&& check) {
+// Runs check(tuning) once per scatter pass that can run at this m, tuning = `base` with that pass
+// forced: at m <= 32 the block-tile one, the warp-owned one and the thread-counter one, above it
+// the one there is (`base` as given). RXM_MULTISPLIT_SCATTER=<name> keeps only the pass of that
+// name at m <= 32 (the sanitizer runs use it to fit the device time).
+template <class Check>
+void for_each_scatter_kernel(std::uint32_t m, const rxm::MultisplitTuning& base, Check&& check) {
   namespace ms = rxm::device::multisplit_detail;
+  using Kernel = rxm::MultisplitScatterKernel;
   static_assert(ms::max_warp_scatter_buckets == ms::max_counter_scatter_buckets);
   if (m > ms::max_warp_scatter_buckets) {
-    check();
+    check(base);
     return;
   }
   const char* only = std::getenv("RXM_MULTISPLIT_SCATTER");
-  for (auto kernel : {ms::ScatterKernel::block_tiles, ms::ScatterKernel::warp_owned, ms::ScatterKernel::thread_counters}) {
-    const char* name = kernel == ms::ScatterKernel::warp_owned        ? "warp_owned"
-                       : kernel == ms::ScatterKernel::thread_counters ? "thread_counters"
-                                                                      : "block_tiles";
+  for (auto kernel : {Kernel::block_tiles, Kernel::warp_owned, Kernel::thread_counters}) {
+    const char* name = kernel == Kernel::warp_owned        ? "warp_owned"
+                       : kernel == Kernel::thread_counters ? "thread_counters"
+                                                           : "block_tiles";
     if (only != nullptr && std::string(only) != name) continue;
     SCOPED_TRACE(::testing::Message() << name << " scatter pass");
-    ms::scatter_kernel = kernel;
-    check();
-    ms::scatter_kernel = ms::ScatterKernel::automatic;
+    rxm::MultisplitTuning tuning = base;
+    tuning.scatter_kernel = kernel;
+    check(tuning);
     if (::testing::Test::HasFatalFailure()) return;
   }
+}
+template <class Check> void for_each_scatter_kernel(std::uint32_t m, Check&& check) {
+  for_each_scatter_kernel(m, rxm::MultisplitTuning{}, std::forward<Check>(check));
 }
 
 // Device-resident keys (and values = index, when V is not void) through the host API vs the CPU,
 // with every scatter pass of this m.
 template <class K, class V, class F>
-void check_device_resident_once(const std::vector<K>& keys, const F& f, std::uint32_t m);
+void check_device_resident_once(const std::vector<K>& keys, const F& f, std::uint32_t m,
+                                const rxm::MultisplitTuning& tuning);
 template <class K, class V, class F>
 void check_device_resident(const std::vector<K>& keys, const F& f, std::uint32_t m) {
-  for_each_scatter_kernel(m, [&] { check_device_resident_once<K, V>(keys, f, m); });
+  for_each_scatter_kernel(m, [&](const rxm::MultisplitTuning& tuning) {
+    check_device_resident_once<K, V>(keys, f, m, tuning);
+  });
 }
 template <class K, class V, class F>
-void check_device_resident_once(const std::vector<K>& keys, const F& f, std::uint32_t m) {
+void check_device_resident_once(const std::vector<K>& keys, const F& f, std::uint32_t m,
+                                const rxm::MultisplitTuning& tuning) {
+  const rxm::MultisplitOptions options{.tuning = tuning};
   const std::size_t n = keys.size();
   std::vector<K> expected_keys(n);
   std::vector<std::size_t> expected_offsets(m + 1);
@@ -96,7 +106,7 @@ void check_device_resident_once(const std::vector<K>& keys, const F& f, std::uin
   auto values_out = poisoned<V>(n);
   rxm::DeviceArray<std::size_t> offsets = poisoned<std::size_t>(m + 1);
   rxm::multisplit(gpu_context(), std::span<const K>(keys_in.data(), n), keys_out.span(),
-                  std::span<const V>(values_in.data(), n), values_out.span(), f, offsets.span());
+                  std::span<const V>(values_in.data(), n), values_out.span(), f, offsets.span(), options);
   ASSERT_EQ(to_host(offsets.data(), m + 1), expected_offsets);
   std::size_t at = 0;
   ASSERT_TRUE(same_bits(to_host(keys_out.data(), n), expected_keys, at)) << "first key difference at " << at;
@@ -106,7 +116,7 @@ void check_device_resident_once(const std::vector<K>& keys, const F& f, std::uin
   auto keys_only = poisoned<K>(n);
   std::vector<std::size_t> host_offsets(m + 1, 99);
   rxm::multisplit(gpu_context(), std::span<const K>(keys_in.data(), n), keys_only.span(), f,
-                  std::span<std::size_t>(host_offsets));
+                  std::span<std::size_t>(host_offsets), options);
   ASSERT_EQ(host_offsets, expected_offsets);
   ASSERT_TRUE(same_bits(to_host(keys_only.data(), n), expected_keys, at)) << "keys only, first difference at " << at;
 }
@@ -307,7 +317,8 @@ TEST(GpuMultisplit, DeviceLevelUserFunctorCheckedModeAndUnalignedPointers) {
   RXM_REQUIRE_GPU();
   const std::size_t n = (1u << 20) + 3;
   auto keys = random_bit_patterns<std::uint32_t>(n, test_seed());
-  for (std::uint32_t m : {7u, 300u, 5000u}) for_each_scatter_kernel(m, [&] {
+  using rxm::device::MultisplitEngine;
+  for (std::uint32_t m : {7u, 300u, 5000u}) for_each_scatter_kernel(m, [&](const rxm::MultisplitTuning& tuning) {
     SCOPED_TRACE(m);
     HashBuckets fn{m};
     std::vector<std::uint32_t> expected(n);
@@ -320,10 +331,10 @@ TEST(GpuMultisplit, DeviceLevelUserFunctorCheckedModeAndUnalignedPointers) {
     auto offsets = poisoned<std::uint32_t>(m + 1);
     std::size_t temp_bytes = 0;
     ASSERT_EQ(rxm::device::multisplit(nullptr, temp_bytes, keys_in.data() + 1, keys_out.data() + 1, n - 1, fn, m,
-                                      offsets.data()), cudaSuccess);
+                                      offsets.data(), 0, nullptr, MultisplitEngine::automatic, tuning), cudaSuccess);
     rxm::DeviceBuffer temp(0, temp_bytes);
     ASSERT_EQ(rxm::device::multisplit(temp.data(), temp_bytes, keys_in.data() + 1, keys_out.data() + 1, n - 1, fn, m,
-                                      offsets.data()), cudaSuccess);
+                                      offsets.data(), 0, nullptr, MultisplitEngine::automatic, tuning), cudaSuccess);
     std::vector<std::uint32_t> expected_shifted(n - 1);
     std::vector<std::size_t> expected_shifted_offsets(m + 1);
     rxm::multisplit(cpu_context(), std::span<const std::uint32_t>(keys).subspan(1),
@@ -334,18 +345,19 @@ TEST(GpuMultisplit, DeviceLevelUserFunctorCheckedModeAndUnalignedPointers) {
     EXPECT_TRUE(std::equal(got_offsets.begin(), got_offsets.end(), expected_shifted_offsets.begin()));
   });
   // Checked mode: the smallest index with an id >= m comes back; ids are clamped meanwhile.
-  for (std::uint32_t m : {300u, 17u}) for_each_scatter_kernel(m, [&] {
+  for (std::uint32_t m : {300u, 17u}) for_each_scatter_kernel(m, [&](const rxm::MultisplitTuning& tuning) {
     SCOPED_TRACE(m);
     TooLarge bad{m};
     auto keys_in = to_device(keys);
     auto keys_out = poisoned<std::uint32_t>(n);
     rxm::DeviceArray<unsigned long long> bad_index(0, 1);
     std::size_t temp_bytes = 0;
-    ASSERT_EQ(rxm::device::multisplit(nullptr, temp_bytes, keys_in.data(), keys_out.data(), n, bad, m, nullptr),
+    ASSERT_EQ(rxm::device::multisplit(nullptr, temp_bytes, keys_in.data(), keys_out.data(), n, bad, m, nullptr, 0,
+                                      nullptr, MultisplitEngine::automatic, tuning),
               cudaSuccess);
     rxm::DeviceBuffer temp(0, temp_bytes);
     ASSERT_EQ(rxm::device::multisplit(temp.data(), temp_bytes, keys_in.data(), keys_out.data(), n, bad, m, nullptr,
-                                      0, bad_index.data()), cudaSuccess);
+                                      0, bad_index.data(), MultisplitEngine::automatic, tuning), cudaSuccess);
     const auto first = std::find_if(keys.begin(), keys.end(), [](std::uint32_t k) { return k % 1000 == 999; });
     EXPECT_EQ(to_host(bad_index.data(), 1)[0], first == keys.end() ? ~0ull : std::uint64_t(first - keys.begin()));
   });
@@ -362,7 +374,8 @@ TEST(GpuMultisplit, DeviceLevelSplittersSearchedInSharedMemory) {
   const auto keys = random_bit_patterns<std::uint32_t>(n, seed);
   std::vector<std::uint32_t> values(n);
   std::iota(values.begin(), values.end(), 0u);
-  for (std::uint32_t m : {2u, 17u, 1000u, 4096u, 5000u}) for_each_scatter_kernel(m, [&] {
+  using rxm::device::MultisplitEngine;
+  for (std::uint32_t m : {2u, 17u, 1000u, 4096u, 5000u}) for_each_scatter_kernel(m, [&](const rxm::MultisplitTuning& tuning) {
     SCOPED_TRACE(m);
     const auto boundaries = sorted_sample(keys, m - 1, seed + m);
     std::vector<std::uint32_t> expected(n), expected_values(n);
@@ -380,10 +393,12 @@ TEST(GpuMultisplit, DeviceLevelSplittersSearchedInSharedMemory) {
     auto offsets = poisoned<std::uint32_t>(m + 1);
     std::size_t temp_bytes = 0;
     ASSERT_EQ(rxm::device::multisplit(nullptr, temp_bytes, keys_in.data(), keys_out.data(), values_in.data(),
-                                      values_out.data(), n, fn, m, offsets.data()), cudaSuccess);
+                                      values_out.data(), n, fn, m, offsets.data(), 0, nullptr,
+                                      MultisplitEngine::automatic, tuning), cudaSuccess);
     rxm::DeviceBuffer temp(0, temp_bytes);
     ASSERT_EQ(rxm::device::multisplit(temp.data(), temp_bytes, keys_in.data(), keys_out.data(), values_in.data(),
-                                      values_out.data(), n, fn, m, offsets.data()), cudaSuccess);
+                                      values_out.data(), n, fn, m, offsets.data(), 0, nullptr,
+                                      MultisplitEngine::automatic, tuning), cudaSuccess);
     EXPECT_EQ(to_host(keys_out.data(), n), expected);
     EXPECT_EQ(to_host(values_out.data(), n), expected_values);
     const auto got_offsets = to_host(offsets.data(), m + 1);
@@ -477,20 +492,24 @@ TEST(GpuMultisplit, SplitterIndexOnAdversarialTables) {
 // skew_shift > 0 narrows the keys (key >> skew_shift): few distinct digits, long runs of one bucket.
 // Our own engine with every scatter pass of m = 2^bits (for_each_scatter_kernel), then the
 // automatic engine where it differs (CUB's onesweep pass for wide digits, multisplit_digit.hpp).
+// `base`: the tuning every run starts from (for_each_scatter_kernel then forces each pass).
 template <int KeyBits, int ValueBytes>
-void check_digit_once(std::size_t n, int shift, int bits, int skew_shift, rxm::cuda::DigitEngine engine);
-template <int KeyBits, int ValueBytes> void check_digit(std::size_t n, int shift, int bits, int skew_shift = 0) {
+void check_digit_once(std::size_t n, int shift, int bits, int skew_shift, rxm::cuda::DigitEngine engine,
+                      const rxm::MultisplitTuning& tuning = {});
+template <int KeyBits, int ValueBytes>
+void check_digit(std::size_t n, int shift, int bits, int skew_shift = 0, const rxm::MultisplitTuning& base = {}) {
   using rxm::cuda::DigitEngine;
-  for_each_scatter_kernel(1u << bits, [&] {
-    check_digit_once<KeyBits, ValueBytes>(n, shift, bits, skew_shift, DigitEngine::own);
+  for_each_scatter_kernel(1u << bits, base, [&](const rxm::MultisplitTuning& tuning) {
+    check_digit_once<KeyBits, ValueBytes>(n, shift, bits, skew_shift, DigitEngine::own, tuning);
   });
   if (rxm::cuda::chosen_digit_engine(DigitEngine::automatic, KeyBits, bits, ValueBytes) != DigitEngine::own) {
     SCOPED_TRACE("automatic digit engine (CUB's onesweep pass)");
-    check_digit_once<KeyBits, ValueBytes>(n, shift, bits, skew_shift, DigitEngine::automatic);
+    check_digit_once<KeyBits, ValueBytes>(n, shift, bits, skew_shift, DigitEngine::automatic, base);
   }
 }
 template <int KeyBits, int ValueBytes>
-void check_digit_once(std::size_t n, int shift, int bits, int skew_shift, rxm::cuda::DigitEngine engine) {
+void check_digit_once(std::size_t n, int shift, int bits, int skew_shift, rxm::cuda::DigitEngine engine,
+                      const rxm::MultisplitTuning& tuning) {
   using U = rxm::cuda::digit_key_t<KeyBits>;
   using V = std::conditional_t<ValueBytes == 8, std::uint64_t, std::uint32_t>;
   SCOPED_TRACE(::testing::Message() << "KeyBits=" << KeyBits << " ValueBytes=" << ValueBytes << " shift=" << shift
@@ -515,11 +534,12 @@ void check_digit_once(std::size_t n, int shift, int bits, int skew_shift, rxm::c
   std::size_t temp_bytes = 0;
   ASSERT_EQ((rxm::cuda::multisplit_digit<KeyBits, ValueBytes>(nullptr, temp_bytes, keys_in.data(), keys_out.data(),
                                                                values_in.data(), values_out.data(), n, shift, bits,
-                                                               offsets.data(), nullptr, engine)), cudaSuccess);
+                                                               offsets.data(), nullptr, engine, tuning)), cudaSuccess);
   rxm::DeviceBuffer temp(0, temp_bytes);
   ASSERT_EQ((rxm::cuda::multisplit_digit<KeyBits, ValueBytes>(temp.data(), temp_bytes, keys_in.data(),
                                                                keys_out.data(), values_in.data(), values_out.data(), n,
-                                                               shift, bits, offsets.data(), nullptr, engine)), cudaSuccess);
+                                                               shift, bits, offsets.data(), nullptr, engine, tuning)),
+            cudaSuccess);
   RXM_CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_EQ(to_host(keys_out.data(), n), expected);
   EXPECT_EQ(to_host(keys_in.data(), n), keys);  // the input stays untouched
@@ -528,33 +548,29 @@ void check_digit_once(std::size_t n, int shift, int bits, int skew_shift, rxm::c
   EXPECT_TRUE(std::equal(got_offsets.begin(), got_offsets.end(), expected_offsets.begin()));
 }
 
-// Every tuning switch gives the same results: the ranking method forced either way (ballots at
-// m <= 4, __match_any_sync above) and the scatter pass with one and with two tile buffers.
+// Every tuning gives the same results: the ranking method forced either way (ballots at m <= 4,
+// __match_any_sync above) and the scatter pass with one and with two tile buffers.
 TEST(GpuMultisplit, TuningSwitchesGiveTheSameResults) {
   RXM_REQUIRE_GPU();
-  namespace ms = rxm::device::multisplit_detail;
-  auto all_cases = [] {
+  using Method = rxm::MultisplitRankMethod;
+  auto all_cases = [](const rxm::MultisplitTuning& tuning) {
     for (std::size_t n : {4095ul, (1ul << 20) + 7}) {
-      check_digit<32, 0>(n, 24, 8);
-      check_digit<32, 4>(n, 27, 5);
-      check_digit<32, 0>(n, 30, 2);
-      check_digit<64, 8>(n, 52, 12);
-      check_digit<16, 4>(n, 0, 16);
-      check_digit<8, 4>(n, 0, 8);
+      check_digit<32, 0>(n, 24, 8, 0, tuning);
+      check_digit<32, 4>(n, 27, 5, 0, tuning);
+      check_digit<32, 0>(n, 30, 2, 0, tuning);
+      check_digit<64, 8>(n, 52, 12, 0, tuning);
+      check_digit<16, 4>(n, 0, 16, 0, tuning);
+      check_digit<8, 4>(n, 0, 8, 0, tuning);
     }
   };
-  for (auto method : {ms::RankMethod::ballot, ms::RankMethod::match_any}) {
-    SCOPED_TRACE(method == ms::RankMethod::ballot ? "ballot ranking" : "match_any ranking");
-    ms::rank_method = method;
-    all_cases();
-    ms::rank_method = ms::RankMethod::automatic;
+  for (auto method : {Method::ballot, Method::match_any}) {
+    SCOPED_TRACE(method == Method::ballot ? "ballot ranking" : "match_any ranking");
+    all_cases({.rank_method = method});
     if (HasFatalFailure()) return;
   }
   for (int stages : {1, 2}) {
     SCOPED_TRACE(::testing::Message() << stages << " scatter tile buffer(s)");
-    ms::scatter_stages = stages;
-    all_cases();
-    ms::scatter_stages = 0;
+    all_cases({.scatter_stages = stages});
     if (HasFatalFailure()) return;
   }
 }
@@ -566,13 +582,11 @@ TEST(GpuMultisplit, TuningSwitchesGiveTheSameResults) {
 TEST(GpuMultisplit, SmallScatterPasses) {
   RXM_REQUIRE_GPU();
   const std::uint64_t seed = test_seed();
-  namespace ms = rxm::device::multisplit_detail;
+  const rxm::MultisplitTuning eight_windows{.warp_scatter_windows = 8};  // per sub-tile (4-byte keys only)
   for (std::size_t n : {1ul, 31ul, 513ul, 4095ul, 20003ul}) {
     check_digit<32, 0>(n, 27, 5);
-    ms::warp_scatter_windows = 8;  // the tuning switch: 8 windows per sub-tile (4-byte keys only)
-    check_digit<32, 0>(n, 27, 5);
-    check_digit<32, 0>(n, 0, 1);
-    ms::warp_scatter_windows = 0;
+    check_digit<32, 0>(n, 27, 5, 0, eight_windows);
+    check_digit<32, 0>(n, 0, 1, 0, eight_windows);
     check_digit<32, 4>(n, 31, 1);
     check_digit<32, 8>(n, 2, 3, 3);
     check_digit<8, 8>(n, 3, 5);
@@ -682,6 +696,10 @@ TEST(GpuMultisplit, BadInputLeavesOutputsUntouched) {
   }, "keys_out is host memory", E::invalid_argument);
   expect_error([&] { rxm::multisplit(gpu_context(), in, keys_out.span(), HashBuckets{256}, std::span(offsets)); },
                "user bucket functor", E::invalid_argument);
+  expect_error([&] {
+    rxm::multisplit(gpu_context(), in, keys_out.span(), rxm::buckets::radix_digit{0, 8}, std::span(offsets),
+                    {.tuning = {.scatter_stages = 3}});
+  }, "tuning.scatter_stages = 3", E::invalid_argument);
   // Fast mode sends id 256.. to the last bucket and reports nothing.
   rxm::multisplit(gpu_context(), in, keys_out.span(), rxm::buckets::identity{256}, std::span(offsets), {.checked = false});
   EXPECT_EQ(offsets[256], n);
@@ -752,8 +770,8 @@ TEST(GpuMultisplit, NotEnoughDeviceMemoryNamesAskedAndFree) {
   EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](auto v) { return v == 0xA5A5A5A5u; })) << "keys_out was written";
 }
 
-// The device-level entry's argument errors: m = 0, m above 65536 (size query and run) and too
-// little temporary storage return cudaErrorInvalidValue before anything runs; keys, values and
+// The device-level entry's argument errors: m = 0, m above 65536 (size query and run), a tuning
+// knob out of range and too little temporary storage return cudaErrorInvalidValue before anything runs; keys, values and
 // offsets stay untouched. One pass (m = 256) and two passes with the global histogram (65536).
 TEST(GpuMultisplit, DeviceLevelArgumentErrorsLeaveOutputsUntouched) {
   RXM_REQUIRE_GPU();
@@ -779,11 +797,13 @@ TEST(GpuMultisplit, DeviceLevelArgumentErrorsLeaveOutputsUntouched) {
     for (std::uint32_t m : {256u, 65536u}) {
       SCOPED_TRACE(::testing::Message() << (pairs ? "pairs" : "keys only") << " m=" << m);
       const HashBuckets fn{m};
-      auto call = [&](void* temp, std::size_t& bytes, std::uint32_t buckets) {
+      using rxm::device::MultisplitEngine;
+      auto call = [&](void* temp, std::size_t& bytes, std::uint32_t buckets, const rxm::MultisplitTuning& tuning = {}) {
         return pairs ? rxm::device::multisplit(temp, bytes, keys_in.data(), keys_out.data(), values_in.data(),
-                                               values_out.data(), n, fn, buckets, offsets.data())
+                                               values_out.data(), n, fn, buckets, offsets.data(), 0, nullptr,
+                                               MultisplitEngine::automatic, tuning)
                      : rxm::device::multisplit(temp, bytes, keys_in.data(), keys_out.data(), n, fn, buckets,
-                                               offsets.data());
+                                               offsets.data(), 0, nullptr, MultisplitEngine::automatic, tuning);
       };
       std::size_t temp_bytes = 0;
       ASSERT_EQ(call(nullptr, temp_bytes, m), cudaSuccess);
@@ -797,6 +817,13 @@ TEST(GpuMultisplit, DeviceLevelArgumentErrorsLeaveOutputsUntouched) {
         EXPECT_EQ(call(nullptr, bytes, bad_m), cudaErrorInvalidValue) << "size query, m = " << bad_m;
         EXPECT_EQ(call(temp.data(), bytes, bad_m), cudaErrorInvalidValue) << "m = " << bad_m;
         expect_untouched(bad_m == 0 ? "m = 0" : "m = 65537");
+      }
+      for (const rxm::MultisplitTuning bad : {rxm::MultisplitTuning{.scatter_stages = 3},
+                                              rxm::MultisplitTuning{.warp_scatter_windows = 4}}) {
+        std::size_t bytes = temp_bytes;
+        EXPECT_EQ(call(nullptr, bytes, m, bad), cudaErrorInvalidValue) << "size query, a knob out of range";
+        EXPECT_EQ(call(temp.data(), bytes, m, bad), cudaErrorInvalidValue) << "a knob out of range";
+        expect_untouched("a tuning knob out of range");
       }
     }
   }

@@ -234,6 +234,15 @@ TEST(MultisplitCpu, BadInputLeavesOutputsUntouched) {
   expect_error([&] {
     rxm::multisplit(ctx, in, std::span(out), rxm::buckets::delta<std::uint32_t>(5u, 5u, 256), std::span(offsets));
   }, "lo < hi");
+  // A tuning knob out of range (MultisplitTuning): refused on every backend.
+  expect_error([&] {
+    rxm::multisplit(ctx, in, std::span(out), rxm::buckets::radix_digit{0, 8}, std::span(offsets),
+                    {.tuning = {.scatter_stages = 3}});
+  }, "tuning.scatter_stages = 3");
+  expect_error([&] {
+    rxm::multisplit(ctx, in, std::span(out), rxm::buckets::radix_digit{0, 8}, std::span(offsets),
+                    {.tuning = {.warp_scatter_windows = 16}});
+  }, "tuning.warp_scatter_windows = 16");
   {
     std::vector<float> fin(4, 1.0f), fout(4, 7.0f);
     std::vector<std::size_t> four(5);

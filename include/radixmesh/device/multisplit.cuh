@@ -37,11 +37,11 @@
 //     scatter pass (warp_scatter_pass.cuh: each warp owns a contiguous eighth of the chunk, its
 //     bucket cursors in registers, ranks from ballots with no shared counter and no block
 //     barrier; the counting pass then writes one column of H per warp). Pairs keep the block-tile
-//     pass (ScatterKernel in common.cuh has the figures; docs/design/multisplit.md).
+//     pass (radixmesh::MultisplitTuning forces any; figures: docs/design/multisplit.md).
 // plan.cuh cuts the input into chunks and launches one pass; bucket_functors.cuh stages a
 // splitter table in shared memory and says which functors are cheap to compute again; warp_match.cuh is the peers primitive; tile_copy.cuh moves
-// tiles to shared memory; common.cuh holds the shapes, the per-pass parameters and the tuning
-// switches.
+// tiles to shared memory; common.cuh holds the shapes, the per-pass parameters and the rules
+// that resolve the tuning.
 // Reading keys twice plus writing them once is the 12 B/key floor the paper counts; the chunk
 // size keeps H (written once, scanned, read once) to about 1/32 of the key traffic. A single pass
 // with decoupled look-back would move the same 12 B/key (it too needs every bucket's total before
@@ -69,10 +69,14 @@
 // by the same digit; offsets m + 1), input untouched, temp_bytes is that engine's. Floating-point
 // keys keep our passes: CUB orders -0.0 as +0.0, so its split of a digit of the encoding would
 // differ (the host API's rule, splits_raw_digit in src/cuda/multisplit/multisplit_host.cu).
-// MultisplitEngine::own_passes (the last argument) forces our passes for any functor: the tests
-// and diagnostics of our kernels need them. Forwarded calls need libradixmesh at link time (the
-// digit engine is compiled there, with its one instantiation list); a CUDA failure inside CUB's
-// pass comes back as a code, as every failure here does.
+// MultisplitEngine::own_passes (the engine argument) forces our passes for any functor: the tests
+// and diagnostics of our kernels need them. The last argument of every entry, a
+// radixmesh::MultisplitTuning (radixmesh/multisplit_tuning.hpp), forces the ranking method, the
+// scatter pass and its buffers (the default runs the measured rules; forwarded digits take it to
+// the digit engine); temp_bytes does not depend on it, and a knob out of range returns
+// cudaErrorInvalidValue. Forwarded calls need libradixmesh at link time (the digit engine is
+// compiled there, with its one instantiation list); a CUDA failure inside CUB's pass comes back as
+// a code, as every failure here does.
 // Two-way partition (compaction), by-product of the m = 2 split: device::partition below (CUB
 // style too; selected keys first, then the rest, both stable, and the selected count), and
 // rxm::partition(ctx, ..., rxm::device_predicate{pred}) for device-resident spans at host level.
@@ -115,11 +119,12 @@ constexpr std::uint32_t max_counted_buckets = 4096;
 template <class K, int ValueBytes, class F>
 cudaError_t multisplit(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out, const void* values_in,
                        void* values_out, std::size_t n, F bucket_fn, std::uint32_t m, std::uint32_t* bucket_offsets,
-                       cudaStream_t stream, unsigned long long* bad_index) {
+                       cudaStream_t stream, unsigned long long* bad_index, const MultisplitTuning& tuning) {
   static_assert(sizeof(K) == 1 || sizeof(K) == 2 || sizeof(K) == 4 || sizeof(K) == 8, "keys of 1, 2, 4 or 8 bytes");
   static_assert(ValueBytes == 0 || ValueBytes == 4 || ValueBytes == 8, "values of 4 or 8 bytes");
   // n stays below 2^32 - 2^16 so that slot arithmetic past the last tile cannot wrap.
-  if (m == 0 || m > buckets::max_buckets || n > (std::size_t(1) << 32) - (std::size_t(1) << 16))
+  if (m == 0 || m > buckets::max_buckets || n > (std::size_t(1) << 32) - (std::size_t(1) << 16) ||
+      !valid_tuning(tuning))
     return cudaErrorInvalidValue;
   const int sm_count = current_sm_count();
   const std::uint32_t n32 = std::uint32_t(n);
@@ -153,7 +158,7 @@ cudaError_t multisplit(void* temp, std::size_t& temp_bytes, const K* keys_in, K*
     return status;
   if (!two_pass)
     return run_one_pass<K, ValueBytes>(temp, keys_in, keys_out, values_in, values_out, n32, bucket_fn, m, 0,
-                                       0xFFFFFFFFu, m, bucket_offsets, bad_index, bad_index, sm_count, stream);
+                                       0xFFFFFFFFu, m, bucket_offsets, bad_index, bad_index, sm_count, stream, tuning);
 
   unsigned char* cursor = static_cast<unsigned char*>(temp) + align256(pass_bytes);
   K* scratch_k = reinterpret_cast<K*>(cursor);
@@ -161,22 +166,23 @@ cudaError_t multisplit(void* temp, std::size_t& temp_bytes, const K* keys_in, K*
   if (counted && (bucket_offsets != nullptr || bad_index != nullptr)) {
     // The full id's counts (and the check), before the passes reuse the temp storage.
     status = run_one_pass<K, 0>(temp, keys_in, nullptr, nullptr, nullptr, n32, bucket_fn, m, 0, 0xFFFFFFFFu, m,
-                                bucket_offsets, bad_index, nullptr, sm_count, stream);
+                                bucket_offsets, bad_index, nullptr, sm_count, stream, tuning);
     if (status != cudaSuccess) return status;
   }
   unsigned long long* pass_check = counted ? nullptr : bad_index;  // checked once
   if (keys_out != nullptr) {
     status = run_one_pass<K, ValueBytes>(temp, keys_in, scratch_k, values_in, scratch_v, n32, bucket_fn, m, 0,
                                          low_buckets - 1, low_buckets, nullptr, pass_check, bad_index, sm_count,
-                                         stream);
+                                         stream, tuning);
     if (status != cudaSuccess) return status;
     status = run_one_pass<K, ValueBytes>(temp, scratch_k, keys_out, scratch_v, values_out, n32, bucket_fn, m, low_bits,
-                                         0xFFFFFFFFu, high_buckets, nullptr, nullptr, bad_index, sm_count, stream);
+                                         0xFFFFFFFFu, high_buckets, nullptr, nullptr, bad_index, sm_count, stream,
+                                         tuning);
     if (status != cudaSuccess) return status;
   } else if (pass_check != nullptr) {  // histogram only: the check still needs one look at every key
     status = run_one_pass<K, ValueBytes>(temp, keys_in, nullptr, nullptr, nullptr, n32, bucket_fn, m, 0,
                                          low_buckets - 1, low_buckets, nullptr, pass_check, nullptr, sm_count,
-                                         stream);
+                                         stream, tuning);
     if (status != cudaSuccess) return status;
   }
   if (bucket_offsets != nullptr && !counted) {
@@ -212,7 +218,7 @@ template <class K, int ValueBytes, class F>
 cudaError_t multisplit_entry(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out,
                              const void* values_in, void* values_out, std::size_t n, F bucket_fn, std::uint32_t m,
                              std::uint32_t* bucket_offsets, cudaStream_t stream, unsigned long long* bad_index,
-                             MultisplitEngine engine) {
+                             MultisplitEngine engine, const MultisplitTuning& tuning) {
   if constexpr (may_split_raw_digit<K, F>) {
     if (engine == MultisplitEngine::automatic && splits_raw_digit<K>(bucket_fn, m)) {
       constexpr int key_bits = int(sizeof(K)) * 8;
@@ -220,13 +226,13 @@ cudaError_t multisplit_entry(void* temp, std::size_t& temp_bytes, const K* keys_
       const cudaError_t status = radixmesh::cuda::multisplit_digit<key_bits, ValueBytes>(
           temp, temp_bytes, reinterpret_cast<const U*>(keys_in), reinterpret_cast<U*>(keys_out), values_in,
           values_out, n, bucket_fn.shift, bucket_fn.bits, bucket_offsets, stream,
-          radixmesh::cuda::DigitEngine::automatic);
+          radixmesh::cuda::DigitEngine::automatic, tuning);
       if (status != cudaSuccess || temp == nullptr || bad_index == nullptr) return status;
       return cudaMemsetAsync(bad_index, 0xFF, sizeof *bad_index, stream);  // checked: no id is >= m = 2^bits
     }
   }
   return multisplit<K, ValueBytes>(temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, bucket_fn, m,
-                                   bucket_offsets, stream, bad_index);
+                                   bucket_offsets, stream, bad_index, tuning);
 }
 
 // The m = 2 bucket functor of a partition: selected keys to bucket 0, the rest to bucket 1.
@@ -241,11 +247,11 @@ constexpr std::size_t partition_offsets_bytes = 256;
 template <class K, int ValueBytes, class Predicate>
 cudaError_t partition(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out, const void* values_in,
                       void* values_out, std::size_t n, Predicate predicate, std::uint32_t* selected_count,
-                      cudaStream_t stream) {
+                      cudaStream_t stream, const MultisplitTuning& tuning) {
   const two_way_buckets<Predicate> two_way{predicate};
   std::size_t pass_bytes = 0;
   cudaError_t status = multisplit<K, ValueBytes>(nullptr, pass_bytes, keys_in, keys_out, values_in, values_out, n,
-                                                 two_way, 2, nullptr, stream, nullptr);
+                                                 two_way, 2, nullptr, stream, nullptr, tuning);
   if (status != cudaSuccess) return status;
   if (temp == nullptr) {
     temp_bytes = partition_offsets_bytes + pass_bytes;
@@ -254,7 +260,7 @@ cudaError_t partition(void* temp, std::size_t& temp_bytes, const K* keys_in, K* 
   if (temp_bytes < partition_offsets_bytes + pass_bytes || (keys_out == nullptr && n != 0)) return cudaErrorInvalidValue;
   auto* offsets = static_cast<std::uint32_t*>(temp);
   status = multisplit<K, ValueBytes>(static_cast<unsigned char*>(temp) + partition_offsets_bytes, pass_bytes, keys_in,
-                                     keys_out, values_in, values_out, n, two_way, 2, offsets, stream, nullptr);
+                                     keys_out, values_in, values_out, n, two_way, 2, offsets, stream, nullptr, tuning);
   if (status != cudaSuccess || selected_count == nullptr) return status;
   return cudaMemcpyAsync(selected_count, offsets + 1, sizeof *selected_count, cudaMemcpyDeviceToDevice, stream);
 }
@@ -288,9 +294,10 @@ inline void check_cuda(cudaError_t status, const char* call) {
 template <class K, class F>
 cudaError_t multisplit(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out, std::size_t n, F bucket_fn,
                        std::uint32_t m, std::uint32_t* bucket_offsets, cudaStream_t stream = 0,
-                       unsigned long long* bad_index = nullptr, MultisplitEngine engine = MultisplitEngine::automatic) {
+                       unsigned long long* bad_index = nullptr, MultisplitEngine engine = MultisplitEngine::automatic,
+                       const MultisplitTuning& tuning = {}) {
   return multisplit_detail::multisplit_entry<K, 0>(temp, temp_bytes, keys_in, keys_out, nullptr, nullptr, n, bucket_fn,
-                                                   m, bucket_offsets, stream, bad_index, engine);
+                                                   m, bucket_offsets, stream, bad_index, engine, tuning);
 }
 
 // Keys and values (V of 4 or 8 bytes).
@@ -298,19 +305,19 @@ template <class K, class V, class F>
 cudaError_t multisplit(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out, const V* values_in,
                        V* values_out, std::size_t n, F bucket_fn, std::uint32_t m, std::uint32_t* bucket_offsets,
                        cudaStream_t stream = 0, unsigned long long* bad_index = nullptr,
-                       MultisplitEngine engine = MultisplitEngine::automatic) {
+                       MultisplitEngine engine = MultisplitEngine::automatic, const MultisplitTuning& tuning = {}) {
   return multisplit_detail::multisplit_entry<K, int(sizeof(V))>(temp, temp_bytes, keys_in, keys_out, values_in,
                                                                 values_out, n, bucket_fn, m, bucket_offsets, stream,
-                                                                bad_index, engine);
+                                                                bad_index, engine, tuning);
 }
 
 // Histogram only (as bucket offsets: counts are offsets[b + 1] - offsets[b]).
 template <class K, class F>
 cudaError_t multisplit_offsets(void* temp, std::size_t& temp_bytes, const K* keys_in, std::size_t n, F bucket_fn,
                                std::uint32_t m, std::uint32_t* bucket_offsets, cudaStream_t stream = 0,
-                               unsigned long long* bad_index = nullptr) {
+                               unsigned long long* bad_index = nullptr, const MultisplitTuning& tuning = {}) {
   return multisplit_detail::multisplit<K, 0>(temp, temp_bytes, keys_in, nullptr, nullptr, nullptr, n, bucket_fn, m,
-                                             bucket_offsets, stream, bad_index);
+                                             bucket_offsets, stream, bad_index, tuning);
 }
 
 // Stable two-way partition (compaction), keys only: keys_out gets the keys with predicate(key)
@@ -321,19 +328,20 @@ cudaError_t multisplit_offsets(void* temp, std::size_t& temp_bytes, const K* key
 // : 1, so it runs our passes (m <= 2 keys: the warp-owned scatter pass; pairs: the block-tile one).
 template <class K, class Predicate>
 cudaError_t partition(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out, std::size_t n,
-                      Predicate predicate, std::uint32_t* selected_count, cudaStream_t stream = 0) {
+                      Predicate predicate, std::uint32_t* selected_count, cudaStream_t stream = 0,
+                      const MultisplitTuning& tuning = {}) {
   return multisplit_detail::partition<K, 0>(temp, temp_bytes, keys_in, keys_out, nullptr, nullptr, n, predicate,
-                                            selected_count, stream);
+                                            selected_count, stream, tuning);
 }
 
 // Keys and values (V of 4 or 8 bytes): values move with their keys.
 template <class K, class V, class Predicate>
 cudaError_t partition(void* temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out, const V* values_in,
                       V* values_out, std::size_t n, Predicate predicate, std::uint32_t* selected_count,
-                      cudaStream_t stream = 0) {
+                      cudaStream_t stream = 0, const MultisplitTuning& tuning = {}) {
   static_assert(sizeof(V) == 4 || sizeof(V) == 8, "radixmesh::device::partition: values must be 4 or 8 bytes wide");
   return multisplit_detail::partition<K, int(sizeof(V))>(temp, temp_bytes, keys_in, keys_out, values_in, values_out, n,
-                                                         predicate, selected_count, stream);
+                                                         predicate, selected_count, stream, tuning);
 }
 
 }  // namespace radixmesh::device
@@ -344,16 +352,17 @@ namespace radixmesh {
 // on the GPU): device::partition on the context's stream of the keys' device, temp from
 // DeviceBuffer, then the count read back (the call returns when the keys are written). Keys on the
 // host, a CPU context or keys on another device throw rxm::Error naming the fix. options: as for
-// the other overload (ids of a partition are never out of range, so `checked` has nothing to do).
+// the other overload (ids of a partition are never out of range, so `checked` has nothing to do;
+// `tuning` is passed on).
 template <class K, class P>
 std::size_t partition(Context& ctx, std::span<const K> keys_in, std::span<K> keys_out, device_predicate<P> predicate,
                       const MultisplitOptions& options = {}) {
-  (void)options;
   namespace ms = device::multisplit_detail;
   require(keys_out.size() == keys_in.size(),
           "partition: keys_out has " + std::to_string(keys_out.size()) + " entries for " +
               std::to_string(keys_in.size()) + " keys",
           "pass a keys_out span as long as keys_in");
+  detail::validate_tuning(options.tuning, "partition");
   const detail::DevicePlace place = detail::device_place(ctx, "partition", keys_in.data(), keys_out.data(),
                                                          keys_in.size());
   if (keys_in.empty()) return 0;
@@ -361,13 +370,13 @@ std::size_t partition(Context& ctx, std::span<const K> keys_in, std::span<K> key
   const auto stream = static_cast<cudaStream_t>(place.stream);
   std::size_t temp_bytes = 0;
   ms::check_cuda(device::partition(nullptr, temp_bytes, keys_in.data(), keys_out.data(), keys_in.size(),
-                                   predicate.predicate, nullptr, stream),
+                                   predicate.predicate, nullptr, stream, options.tuning),
                  "the temp-size query");
   constexpr std::size_t count_bytes = 256;  // the count, then the temp (kept 256-aligned)
   DeviceBuffer temp(place.device, count_bytes + temp_bytes);
   auto* count = static_cast<std::uint32_t*>(temp.data());
   ms::check_cuda(device::partition(static_cast<unsigned char*>(temp.data()) + count_bytes, temp_bytes, keys_in.data(),
-                                   keys_out.data(), keys_in.size(), predicate.predicate, count, stream),
+                                   keys_out.data(), keys_in.size(), predicate.predicate, count, stream, options.tuning),
                  "device::partition");
   std::uint32_t selected = 0;
   ms::check_cuda(cudaMemcpyAsync(&selected, count, sizeof selected, cudaMemcpyDeviceToHost, stream),

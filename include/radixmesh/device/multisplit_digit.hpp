@@ -11,7 +11,7 @@
 //   cudaError_t radixmesh::cuda::multisplit_digit(void* temp, std::size_t& temp_bytes,
 //       const Bits* keys_in, Bits* keys_out, const void* values_in, void* values_out, std::size_t n,
 //       int shift, int bits, std::uint32_t* bucket_offsets, cudaStream_t stream,
-//       DigitEngine engine = DigitEngine::automatic);
+//       DigitEngine engine = DigitEngine::automatic, const MultisplitTuning& tuning = {});
 // Bits = unsigned integer of KeyBits (8/16/32/64); keys are raw bits, already in the
 // order-preserving encoding (keys.hpp) when that matters; digit = (key >> shift) & ((1 << bits) - 1),
 // 0 <= bits <= 16, shift + bits <= KeyBits. ValueBytes 0 (keys only), 4 or 8. CUB's contract:
@@ -37,6 +37,9 @@
 // 3.90 against 2.04; m = 32 keys ours 0.99 against 1.48 at 6812eb98de4b; --m 128 at 485b627: keys
 // ours 1.493 against CUB's pass 1.532, Zipf 1.484 against 1.520; pairs ours 2.689 against 1.978).
 // The LSD sort engine forces `own`: it exists to be the multisplit-based sort CUB is compared with.
+// tuning (radixmesh/multisplit_tuning.hpp): the knobs of our passes, where they run; CUB's pass
+// ignores them (a knob out of range still returns cudaErrorInvalidValue); temp_bytes does not
+// depend on them.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -44,6 +47,7 @@
 #include <cstdint>
 
 #include "radixmesh/keys.hpp"
+#include "radixmesh/multisplit_tuning.hpp"
 
 namespace radixmesh::cuda {
 
@@ -63,7 +67,7 @@ template <int KeyBits, int ValueBytes>
 cudaError_t multisplit_digit(void* temp, std::size_t& temp_bytes, const digit_key_t<KeyBits>* keys_in,
                              digit_key_t<KeyBits>* keys_out, const void* values_in, void* values_out, std::size_t n,
                              int shift, int bits, std::uint32_t* bucket_offsets, cudaStream_t stream,
-                             DigitEngine engine = DigitEngine::automatic);
+                             DigitEngine engine = DigitEngine::automatic, const MultisplitTuning& tuning = {});
 
 // The digit of raw unsigned bits, as a device functor.
 template <class U> struct raw_digit {
@@ -78,7 +82,8 @@ template <class U> struct raw_digit {
 #define RXM_MULTISPLIT_DIGIT_EXTERN(KB, VB)                                                                       \
   extern template cudaError_t multisplit_digit<KB, VB>(void*, std::size_t&, const digit_key_t<KB>*,                \
                                                        digit_key_t<KB>*, const void*, void*, std::size_t, int, int, \
-                                                       std::uint32_t*, cudaStream_t, DigitEngine);
+                                                       std::uint32_t*, cudaStream_t, DigitEngine,                  \
+                                                       const MultisplitTuning&);
 RXM_MULTISPLIT_DIGIT_EXTERN(8, 0) RXM_MULTISPLIT_DIGIT_EXTERN(8, 4) RXM_MULTISPLIT_DIGIT_EXTERN(8, 8)
 RXM_MULTISPLIT_DIGIT_EXTERN(16, 0) RXM_MULTISPLIT_DIGIT_EXTERN(16, 4) RXM_MULTISPLIT_DIGIT_EXTERN(16, 8)
 RXM_MULTISPLIT_DIGIT_EXTERN(32, 0) RXM_MULTISPLIT_DIGIT_EXTERN(32, 4) RXM_MULTISPLIT_DIGIT_EXTERN(32, 8)

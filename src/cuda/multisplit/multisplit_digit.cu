@@ -34,7 +34,7 @@ template <int KeyBits, int ValueBytes>
 cudaError_t multisplit_digit(void* temp, std::size_t& temp_bytes, const digit_key_t<KeyBits>* keys_in,
                              digit_key_t<KeyBits>* keys_out, const void* values_in, void* values_out, std::size_t n,
                              int shift, int bits, std::uint32_t* bucket_offsets, cudaStream_t stream,
-                             DigitEngine engine) {
+                             DigitEngine engine, const MultisplitTuning& tuning) {
   using U = digit_key_t<KeyBits>;
   if (bits < 0 || bits > 16 || shift < 0 || shift + bits > KeyBits) return cudaErrorInvalidValue;
   const raw_digit<U> digit{shift, (std::uint32_t(1) << bits) - 1};
@@ -42,7 +42,7 @@ cudaError_t multisplit_digit(void* temp, std::size_t& temp_bytes, const digit_ke
   auto ours = [&](void* ours_temp, std::size_t& ours_bytes) {
     return device::multisplit_detail::multisplit<U, ValueBytes>(ours_temp, ours_bytes, keys_in, keys_out, values_in,
                                                                 values_out, n, digit, m, bucket_offsets, stream,
-                                                                nullptr);
+                                                                nullptr, tuning);
   };
   if (chosen_digit_engine(engine, KeyBits, bits, ValueBytes) == DigitEngine::own || bits == 0)
     return ours(temp, temp_bytes);
@@ -86,7 +86,7 @@ cudaError_t multisplit_digit(void* temp, std::size_t& temp_bytes, const digit_ke
 #define RXM_MULTISPLIT_DIGIT_INSTANCE(KB, VB)                                                                  \
   template cudaError_t multisplit_digit<KB, VB>(void*, std::size_t&, const digit_key_t<KB>*, digit_key_t<KB>*, \
                                                 const void*, void*, std::size_t, int, int, std::uint32_t*,     \
-                                                cudaStream_t, DigitEngine);
+                                                cudaStream_t, DigitEngine, const MultisplitTuning&);
 RXM_MULTISPLIT_DIGIT_INSTANCE(8, 0) RXM_MULTISPLIT_DIGIT_INSTANCE(8, 4) RXM_MULTISPLIT_DIGIT_INSTANCE(8, 8)
 RXM_MULTISPLIT_DIGIT_INSTANCE(16, 0) RXM_MULTISPLIT_DIGIT_INSTANCE(16, 4) RXM_MULTISPLIT_DIGIT_INSTANCE(16, 8)
 RXM_MULTISPLIT_DIGIT_INSTANCE(32, 0) RXM_MULTISPLIT_DIGIT_INSTANCE(32, 4) RXM_MULTISPLIT_DIGIT_INSTANCE(32, 8)

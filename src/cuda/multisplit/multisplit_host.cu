@@ -71,7 +71,8 @@ void run_on_device(const CudaResources::PerDevice& device, const MultisplitArgs&
       auto run = [&](void* temp) {
         RXM_CUDA_CHECK((cuda::multisplit_digit<int(sizeof(U)) * 8, decltype(value_bytes)::value>(
             temp, temp_bytes, static_cast<const U*>(split.keys_in), static_cast<U*>(split.keys_out), split.values_in,
-            split.values_out, split.n, buckets.digit.shift, buckets.digit.bits, split.offsets, device.stream)));
+            split.values_out, split.n, buckets.digit.shift, buckets.digit.bits, split.offsets, device.stream,
+            cuda::DigitEngine::automatic, split.tuning)));
       };
       run(nullptr);
       ScratchBuffer temp(device, temp_bytes);
@@ -155,6 +156,7 @@ BadBucket multisplit_width(Context& ctx, const MultisplitArgs& args, const Bucke
   split.m = args.m;
   split.value_bytes = args.value_bytes;
   split.bad_index = args.checked ? results_d.as<unsigned long long>() : nullptr;
+  split.tuning = args.tuning;
   split.offsets = reinterpret_cast<std::uint32_t*>(results_d.as<unsigned char>() + sizeof(unsigned long long));
   if (in_device < 0 && args.n > 0) {
     staging = PinnedBuffer(key_bytes > value_bytes ? key_bytes : value_bytes);

@@ -21,7 +21,7 @@ void run_runtime_split(const CudaResources::PerDevice& device, const cuda::Runti
     auto run = [&](void* temp) {
       RXM_CUDA_CHECK((ms::multisplit<U, ValueBytes>(temp, temp_bytes, keys_in, keys_out, args.values_in,
                                                     args.values_out, args.n, buckets, args.m, args.offsets,
-                                                    device.stream, args.bad_index)));
+                                                    device.stream, args.bad_index, args.tuning)));
     };
     run(nullptr);
     ScratchBuffer temp(device, temp_bytes);

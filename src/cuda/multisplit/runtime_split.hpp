@@ -9,6 +9,7 @@
 
 #include "cuda/multisplit/runtime_buckets.cuh"
 #include "cuda/runtime/cuda_resources.hpp"
+#include "radixmesh/multisplit_tuning.hpp"
 
 namespace radixmesh::detail {
 
@@ -24,6 +25,7 @@ struct RuntimeSplitArgs {
   std::uint32_t* offsets = nullptr;        // m + 1 entries
   unsigned long long* bad_index = nullptr; // checked mode: first index of an id >= m, or ~0; the
                                            // outputs stay untouched when there is one
+  MultisplitTuning tuning = {};            // the kernels' knobs (MultisplitOptions::tuning)
 };
 
 // Calls f(std::integral_constant<int, B>{}) for the value width B in {0, 4, 8} named at run time.

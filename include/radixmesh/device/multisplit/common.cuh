@@ -1,11 +1,13 @@
 // radixmesh/device/multisplit/common.cuh — what every kernel of the device multisplit shares: the
 // block shape, the tile sizes, the per-pass parameters (Pass: how a key becomes an id), the
-// tuning switches that bench_multisplit flips, and two small block/warp helpers.
+// resolution of the tuning knobs (radixmesh::MultisplitTuning), and two small block/warp helpers.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdint>
+
+#include "radixmesh/multisplit_tuning.hpp"
 
 namespace radixmesh::device::multisplit_detail {
 
@@ -91,39 +93,18 @@ template <class K, class F> struct Pass {
   }
 };
 
-// Internal tuning switches read at launch (bench_multisplit flips them to compare variants).
-// How a warp finds the lanes holding its key's id: `automatic` takes one __match_any_sync for
-// m <= 4 and the id class's ballots above (measured: docs/design/multisplit.md), the others force
-// one way.
-enum class RankMethod { automatic, ballot, match_any };
-inline RankMethod rank_method = RankMethod::automatic;
+// The knobs of radixmesh::MultisplitTuning (radixmesh/multisplit_tuning.hpp), under short names.
+using RankMethod = MultisplitRankMethod;
+using ScatterKernel = MultisplitScatterKernel;
 
 __host__ __device__ inline bool ranks_with_match_any(RankMethod method, std::uint32_t m) {
   return method == RankMethod::match_any || (method == RankMethod::automatic && m <= 4);
 }
 
-// Which scatter pass runs at m <= 32 (above, always the block-tile one): `block_tiles` is the
-// kernel of scatter_pass.cuh, `warp_owned` the one of warp_scatter_pass.cuh (each warp owns a
-// contiguous part of the chunk, its cursors in registers, no block barriers), `thread_counters`
-// the one of counter_scatter_pass.cuh (block tiles ranked by per-thread shared counters, no
-// ballots), `automatic` the measured default (chosen_scatter_kernel). H200, 2^28 u32 uniform,
-// bench_multisplit --m 2,32,64,256,4096 at 6812eb98de4b (docs/design/multisplit.md):
-//  - keys only, 3 <= m <= 32: thread counters: radix m = 32 0.991 against 1.178 ms (block tiles;
-//    warp-owned 1.995, CUB 1.475), delta m = 32 1.585 against 1.819 (warp-owned 2.237).
-//  - keys only, m <= 2: warp-owned: radix 0.852 against 0.948 ms for block tiles and 0.832 for
-//    thread counters, delta 1.362 against 1.589 and 1.369; bench_multisplit --m 32,2 (binaries of
-//    ce785212b421) had thread counters at radix 0.829 against 0.852 but delta 1.418 against 1.359,
-//    so this stays.
-//  - pairs: block tiles: thread counters radix m = 32 1.723 against 1.783 ms, but delta m = 32
-//    2.209 against 2.124 and delta m = 2 1.968 against 1.842 (bench_multisplit --m 32,2, binaries
-//    of ce785212b421); the warp-owned pass is slower for every pairs case (radix m = 32 pairs
-//    5.776 against 1.797 at 6812eb98de4b).
-enum class ScatterKernel { automatic, block_tiles, warp_owned, thread_counters };
-inline ScatterKernel scatter_kernel = ScatterKernel::automatic;
 constexpr std::uint32_t max_warp_scatter_buckets = 32;     // lane b holds bucket b's cursor
 constexpr std::uint32_t max_counter_scatter_buckets = 32;  // two 16-bit counters per word, 16 words
 
-// The scatter pass that `kernel` (the switch) runs for m buckets and values of value_bytes.
+// The scatter pass that `kernel` (MultisplitTuning::scatter_kernel) runs for m buckets and values of value_bytes.
 inline ScatterKernel chosen_scatter_kernel(ScatterKernel kernel, std::uint32_t m, int value_bytes) {
   if (m > max_warp_scatter_buckets || m > max_counter_scatter_buckets) return ScatterKernel::block_tiles;
   if (kernel != ScatterKernel::automatic) return kernel;

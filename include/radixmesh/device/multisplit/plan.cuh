@@ -49,7 +49,7 @@ inline int bit_width(std::uint32_t x) {
 }
 
 // Entries of H that the temp storage holds room for: one column per warp part at m <= 32, so
-// that either scatter pass fits whatever ScatterKernel says at launch.
+// that every scatter pass fits, whichever the tuning picks at launch.
 inline std::size_t h_capacity(std::uint32_t m, std::uint32_t num_chunks) {
   return std::size_t(m) * num_chunks * (m <= max_warp_scatter_buckets ? block_warps : 1);
 }
@@ -97,19 +97,21 @@ inline cudaError_t allow_large_shared(const void* kernel, std::size_t bytes) {
 // One pass: ids (min(f(key), m_full - 1) >> id_shift) & id_mask in [0, m), m <= 256; keys_out ==
 // nullptr counts only (offsets and the checked mode). The counting pass records the first index
 // of an id >= m_full in bad_index (when given); the scatter pass writes nothing when
-// *stop_if_bad (when given) holds such an index by then.
+// *stop_if_bad (when given) holds such an index by then. tuning: the kernels to run
+// (radixmesh/multisplit_tuning.hpp); the temp storage does not depend on it.
 template <class K, int ValueBytes, class F>
 cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* values_in, void* values_out,
                          std::uint32_t n, F bucket_fn, std::uint32_t m_full, int id_shift, std::uint32_t id_mask,
                          std::uint32_t m, std::uint32_t* offsets, unsigned long long* bad_index,
-                         const unsigned long long* stop_if_bad, int sm_count, cudaStream_t stream) {
+                         const unsigned long long* stop_if_bad, int sm_count, cudaStream_t stream,
+                         const MultisplitTuning& tuning) {
   const auto plan = plan_chunks<K>(n, m, sm_count);
   const std::size_t capacity = h_capacity(m, plan.num_chunks);
   // The scatter pass: warp-owned parts (m <= 32, when selected), block tiles ranked by per-thread
   // counters (m <= 32, when selected) or block tiles ranked by ballots.
   const bool one_pass = keys_out != nullptr && id_shift == 0 && id_mask == 0xFFFFFFFFu && m == m_full;
-  const bool by_warps = one_pass && scatters_by_warps(scatter_kernel, m, ValueBytes);
-  const bool by_counters = one_pass && !by_warps && scatters_by_thread_counters(scatter_kernel, m, ValueBytes);
+  const bool by_warps = one_pass && scatters_by_warps(tuning.scatter_kernel, m, ValueBytes);
+  const bool by_counters = one_pass && !by_warps && scatters_by_thread_counters(tuning.scatter_kernel, m, ValueBytes);
   const int counter_words = counter_words_for(m);
   std::size_t cub_bytes = 0;
   cub::DeviceScan::ExclusiveSum(nullptr, cub_bytes, static_cast<std::uint32_t*>(nullptr),
@@ -122,15 +124,15 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
                   plan.tiles_per_chunk, plan.num_chunks, counts, bad_index, false, false};
   pass.columns_per_chunk = by_warps ? std::uint32_t(block_warps) : 1u;
   const std::size_t entries = std::size_t(m) * pass.columns();  // the H this pass fills (<= capacity)
-  pass.match_any = ranks_with_match_any(rank_method, m);
+  pass.match_any = ranks_with_match_any(tuning.rank_method, m);
   pass.table_bytes = lookup_table_bytes(bucket_fn);
   pass.vector_loads = reinterpret_cast<std::uintptr_t>(keys_in) % 16 == 0 &&
                       (ValueBytes == 0 || reinterpret_cast<std::uintptr_t>(values_in) % 16 == 0);
   cudaError_t status = cudaSuccess;
   if (n > 0) {
     // Tile buffers of the scatter pass: two (the next tile streams in while this one is worked
-    // on), one when two do not fit or the tuning switch says so.
-    int stages = scatter_stages != 0 ? scatter_stages : default_scatter_stages;
+    // on), one when two do not fit or the tuning says so.
+    int stages = tuning.scatter_stages != 0 ? tuning.scatter_stages : default_scatter_stages;
     if (stages == 2 && (downsweep_shared_bytes<K, ValueBytes>(m, 2) + align16(pass.table_bytes) > max_shared_bytes() ||
                         plan.tiles_per_chunk < 2))
       stages = 1;
@@ -155,8 +157,8 @@ cudaError_t run_one_pass(void* temp, const K* keys_in, K* keys_out, const void* 
       // The id class: one ballot per window for m <= 2, five up to 32.
       auto* kernel = m <= 2 ? warp_scatter_kernel<K, ValueBytes, F, 1> : warp_scatter_kernel<K, ValueBytes, F, 5>;
       std::size_t shared = scatter_base + align16(pass.table_bytes);
-      if constexpr (sizeof(K) + ValueBytes == 4) {  // the 8-window tuning switch (4-byte keys only)
-        if (warp_scatter_windows == 8) {
+      if constexpr (sizeof(K) + ValueBytes == 4) {  // the 8-window tuning (4-byte keys only)
+        if (tuning.warp_scatter_windows == 8) {
           kernel = m <= 2 ? warp_scatter_kernel<K, ValueBytes, F, 1, 8> : warp_scatter_kernel<K, ValueBytes, F, 5, 8>;
           shared = warp_scatter_shared_bytes<K, ValueBytes, F, 8>() + align16(pass.table_bytes);
         }

@@ -28,10 +28,6 @@
 
 namespace radixmesh::device::multisplit_detail {
 
-// Tile buffers of the scatter pass (0: the default, 1 or 2 to force; a tuning switch that
-// bench_multisplit flips to time the other one).
-inline int scatter_stages = 0;
-
 // Shared memory of the scatter pass with `stages` tile buffers (2: the next tile streams in while
 // this one is ranked and written), without the functor's table.
 template <class K, int ValueBytes> constexpr std::size_t downsweep_shared_bytes(std::uint32_t m, int stages) {
@@ -44,7 +40,7 @@ template <class K, int ValueBytes> constexpr std::size_t downsweep_shared_bytes(
 // while the tile is ranked; two tile buffers of keys and values). Pairs with one tile buffer (three
 // blocks per SM) measured slower on the H200: 4.30 against 3.88 ms at m = 256, 2^28 pairs.
 template <int ValueBytes> constexpr int downsweep_min_blocks = ValueBytes == 0 ? 4 : 2;
-constexpr int default_scatter_stages = 2;
+constexpr int default_scatter_stages = 2;  // MultisplitTuning::scatter_stages = 0
 
 // 3. Stable scatter of each chunk; scanned_counts = exclusive scan of H. IdBits: the id class
 // (5: m <= 32, 8: m <= 256), which fixes the ballots per window of 32 keys. Per tile: rank

@@ -41,10 +41,9 @@ namespace radixmesh::device::multisplit_detail {
 // for 5-8 bytes, 4 above.
 template <class K, int ValueBytes>
 constexpr int warp_windows = sizeof(K) + ValueBytes <= 4 ? 16 : (sizeof(K) + ValueBytes <= 8 ? 8 : 4);
-// Tuning switch (bench_multisplit's A/B): 8 runs 4-byte keys-only splits with 8 windows per
+// MultisplitTuning::warp_scatter_windows = 8 runs 4-byte keys-only splits with 8 windows per
 // sub-tile instead of 16 (16 fewer registers held across the sub-tile, more room to overlap
-// windows; a scan and a wait per 256 keys instead of per 512). 0: the default.
-inline int warp_scatter_windows = 0;
+// windows; a scan and a wait per 256 keys instead of per 512).
 constexpr int warp_scatter_stages = 3;  // this sub-tile, and two streaming in
 
 // The bucket of a slot in the write-out: the functor again when cheap_to_recompute<F>
