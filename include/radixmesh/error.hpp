@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "radixmesh/export.hpp"
+
 namespace radixmesh {
 
 // What went wrong, coarsely; the CLI maps these to exit codes (docs/cli.md).
@@ -16,7 +18,7 @@ enum class ErrorCode {
 };
 
 // Every message names the problem and the fix: "what: why. fix: how".
-class Error : public std::runtime_error {
+class RXM_API Error : public std::runtime_error {
  public:
   Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
   ErrorCode code() const noexcept { return code_; }
@@ -25,7 +27,7 @@ class Error : public std::runtime_error {
   ErrorCode code_;
 };
 
-[[noreturn]] void throw_error(ErrorCode code, const std::string& problem, const std::string& fix);
+[[noreturn]] RXM_API void throw_error(ErrorCode code, const std::string& problem, const std::string& fix);
 
 // Throws invalid_argument with the problem and fix when `condition` is false.
 inline void require(bool condition, const std::string& problem, const std::string& fix) {

@@ -20,16 +20,17 @@
 #include <optional>
 #include <vector>
 
+#include "radixmesh/export.hpp"
 #include "radixmesh/key_types.hpp"
 
 namespace radixmesh {
 
 enum class FileFormat { raw, npy };
 // .npy by extension, otherwise raw.
-FileFormat format_from_path(const std::filesystem::path& path);
+RXM_API FileFormat format_from_path(const std::filesystem::path& path);
 
 // An array in host memory (64-byte aligned), with its element type.
-class HostArray {
+class RXM_API HostArray {
  public:
   HostArray() = default;
   // Uninitialised. Throws Error(out_of_memory), saying needed vs available, before allocating
@@ -61,15 +62,15 @@ struct ArrayFileInfo {
 };
 
 // Reads the header (npy) or the size (raw, which needs `type`) and validates it.
-ArrayFileInfo inspect_array_file(const std::filesystem::path& path, std::optional<KeyType> type);
+RXM_API ArrayFileInfo inspect_array_file(const std::filesystem::path& path, std::optional<KeyType> type);
 
 // Reads a whole file. For .npy the dtype comes from the header (if `type` is given it must agree);
 // big-endian data is byte-swapped; a Fortran-order array is read as its flat memory order
 // (radixmesh treats every array as 1-D). Raw files need `type`.
-HostArray read_array(const std::filesystem::path& path, std::optional<KeyType> type = std::nullopt);
+RXM_API HostArray read_array(const std::filesystem::path& path, std::optional<KeyType> type = std::nullopt);
 
 // Writes `count` elements atomically (temp file + rename). Format from the extension unless given.
-void write_array(const std::filesystem::path& path, KeyType type, const void* data, std::size_t count,
+RXM_API void write_array(const std::filesystem::path& path, KeyType type, const void* data, std::size_t count,
                  std::optional<FileFormat> format = std::nullopt);
 
 }  // namespace radixmesh

@@ -28,6 +28,7 @@
 #include "radixmesh/buckets.hpp"
 #include "radixmesh/context.hpp"
 #include "radixmesh/error.hpp"
+#include "radixmesh/export.hpp"
 #include "radixmesh/key_types.hpp"
 #include "radixmesh/keys.hpp"
 
@@ -89,10 +90,10 @@ struct BucketSpec {
   const void* splitters = nullptr;                      // host memory, raw keys, m - 1 of them
 };
 
-BadBucket cpu_multisplit(const MultisplitArgs& args, BucketSource source, unsigned threads);
-BadBucket cuda_multisplit(Context& ctx, const MultisplitArgs& args, const BucketSpec& spec);
+RXM_API BadBucket cpu_multisplit(const MultisplitArgs& args, BucketSource source, unsigned threads);
+RXM_API BadBucket cuda_multisplit(Context& ctx, const MultisplitArgs& args, const BucketSpec& spec);
 // True when ptr is device memory (of any device); false for host memory or without CUDA.
-bool is_device_pointer(const void* ptr);
+RXM_API bool is_device_pointer(const void* ptr);
 
 // Where a host-level call with a device callable runs: the device holding `in` (and `out`, both
 // checked against the context) and the context's stream there (a cudaStream_t). Throws
@@ -103,7 +104,7 @@ struct DevicePlace {
   int device = -1;
   void* stream = nullptr;
 };
-DevicePlace device_place(Context& ctx, const char* call, const void* in, const void* out, std::size_t n);
+RXM_API DevicePlace device_place(Context& ctx, const char* call, const void* in, const void* out, std::size_t n);
 
 template <class T, class = void> struct has_num_buckets : std::false_type {};
 template <class T>

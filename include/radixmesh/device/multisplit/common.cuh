@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "radixmesh/export.hpp"
+
 namespace radixmesh::device::multisplit_detail {
 
 constexpr int block_threads = 256;
@@ -95,7 +97,8 @@ template <class K, class F> struct Pass {
 // How a warp finds the lanes holding its key's id: `automatic` takes one __match_any_sync for
 // m <= 4 and the id class's ballots above (measured, see NOTES.md), the others force one way.
 enum class RankMethod { automatic, ballot, match_any };
-inline RankMethod rank_method = RankMethod::automatic;
+// Exported (export.hpp): the library and whoever sets it share one variable.
+RXM_API inline RankMethod rank_method = RankMethod::automatic;
 
 __host__ __device__ inline bool ranks_with_match_any(RankMethod method, std::uint32_t m) {
   return method == RankMethod::match_any || (method == RankMethod::automatic && m <= 4);
@@ -117,7 +120,8 @@ __host__ __device__ inline bool ranks_with_match_any(RankMethod method, std::uin
 //    1.783 ms, but delta m = 32 2.209 against 2.124 and delta m = 2 1.968 against 1.842; the
 //    warp-owned pass is slower for every pairs case, session 4).
 enum class ScatterKernel { automatic, block_tiles, warp_owned, thread_counters };
-inline ScatterKernel scatter_kernel = ScatterKernel::automatic;
+// Exported (export.hpp): the library and whoever sets it share one variable.
+RXM_API inline ScatterKernel scatter_kernel = ScatterKernel::automatic;
 constexpr std::uint32_t max_warp_scatter_buckets = 32;     // lane b holds bucket b's cursor
 constexpr std::uint32_t max_counter_scatter_buckets = 32;  // two 16-bit counters per word, 16 words
 

@@ -25,12 +25,14 @@
 #include "radixmesh/device/multisplit/common.cuh"
 #include "radixmesh/device/multisplit/tile_copy.cuh"
 #include "radixmesh/device/multisplit/warp_match.cuh"
+#include "radixmesh/export.hpp"
 
 namespace radixmesh::device::multisplit_detail {
 
 // Tile buffers of the scatter pass (0: the default, 1 or 2 to force; a tuning switch that
 // bench_multisplit flips to time the other one).
-inline int scatter_stages = 0;
+// Exported (export.hpp): the library and whoever sets it share one variable.
+RXM_API inline int scatter_stages = 0;
 
 // Shared memory of the scatter pass with `stages` tile buffers (2: the next tile streams in while
 // this one is ranked and written), without the functor's table.

@@ -32,6 +32,7 @@
 #include "radixmesh/device/multisplit/bucket_functors.cuh"
 #include "radixmesh/device/multisplit/common.cuh"
 #include "radixmesh/device/multisplit/tile_copy.cuh"
+#include "radixmesh/export.hpp"
 
 namespace radixmesh::device::multisplit_detail {
 
@@ -43,7 +44,8 @@ constexpr int warp_windows = sizeof(K) + ValueBytes <= 4 ? 16 : (sizeof(K) + Val
 // Tuning switch (bench_multisplit's A/B): 8 runs 4-byte keys-only splits with 8 windows per
 // sub-tile instead of 16 (16 fewer registers held across the sub-tile, more room to overlap
 // windows; a scan and a wait per 256 keys instead of per 512). 0: the default.
-inline int warp_scatter_windows = 0;
+// Exported (export.hpp): the library and whoever sets it share one variable.
+RXM_API inline int warp_scatter_windows = 0;
 constexpr int warp_scatter_stages = 3;  // this sub-tile, and two streaming in
 
 // The bucket of a slot in the write-out: the functor again when cheap_to_recompute<F>
