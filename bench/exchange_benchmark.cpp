@@ -25,11 +25,11 @@
 #include <utility>
 #include <vector>
 
-#include "comm/peer_transport.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
 #include "harness/driver_main.hpp"
 #include "harness/harness.hpp"
+#include "radixmesh/communicator.hpp"
 #include "radixmesh/error.hpp"
 
 namespace rxm = radixmesh;
@@ -128,12 +128,15 @@ int run(int argc, char** argv) {
   bool logical = true;
   for (int d : o.devices) logical = logical && d == o.devices[0];
 
+  // The context's mesh devices (logical devices when an id repeats) and its communicator.
+  auto ctx = rxm::Context::local(o.devices, rxm::Backend::cuda);
+  auto& transport = rxm::communicator(ctx);
   std::vector<Participant> parts(p);
   for (std::size_t i = 0; i < p; ++i) {
     Participant& x = parts[i];
     x.device = o.devices[i];
+    x.stream = rxm::detail::cuda_resources(ctx).devices[i].stream;
     rxm::detail::DeviceGuard guard(x.device);
-    RXM_CUDA_CHECK(cudaStreamCreateWithFlags(&x.stream, cudaStreamNonBlocking));
     x.send_counts = counts[i];
     std::uint64_t at = 0;
     for (std::size_t j = 0; j < p; ++j) x.send_displs.push_back(std::exchange(at, at + counts[i][j]));
@@ -146,9 +149,6 @@ int run(int argc, char** argv) {
     RXM_CUDA_CHECK(cudaMalloc(&x.recv, x.recv_elems * elem));
     RXM_CUDA_CHECK(cudaMemset(x.send, int(i + 1), elems * elem));
   }
-  std::vector<rxm::comm::PeerParticipant> peer_parts;
-  for (const auto& x : parts) peer_parts.push_back({x.device, x.stream});
-  rxm::comm::PeerTransport transport(peer_parts);
   std::vector<AllToAllV> entries;
   for (const auto& x : parts)
     entries.push_back({{x.device, x.stream}, x.send, x.recv, x.recv_elems, x.send_counts, x.send_displs, x.recv_counts,
@@ -218,7 +218,7 @@ int run(int argc, char** argv) {
                       {"skew", o.zipf_s == 0 ? std::string("uniform") : "zipf:" + std::to_string(o.zipf_s)},
                       {"transport", "peer"}, {"elem_bytes", elem}},
                      double(elems * elem * p), "bytes");
-  c.add("radixmesh all_to_all_v (peer transport)", ours, true);
+  c.add(std::string("radixmesh all_to_all_v (") + rxm::comm::name_of(transport.transport()) + " transport)", ours, true);
   c.add("naive all-at-once cudaMemcpyPeerAsync exchange", naive);
   c.set_floor(floor_bytes, floor_rate, basis);
   c.print();
@@ -232,7 +232,6 @@ int run(int argc, char** argv) {
     rxm::detail::DeviceGuard guard(x.device);
     cudaFree(x.send);
     cudaFree(x.recv);
-    cudaStreamDestroy(x.stream);
   }
   return 0;
 }

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/communicator.hpp"
+#include "radixmesh/communicator.hpp"
 #include "core/context_state.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
@@ -150,7 +150,7 @@ int run(int argc, char** argv) {
 
   // The all_to_all_v alone: every device sends an equal share to every device (what a hash split
   // sends, to within its statistics).
-  auto& comm = rxm::detail::communicator(ctx);
+  auto& comm = rxm::communicator(ctx);
   std::vector<std::uint64_t> counts(static_cast<std::size_t>(p)), displs(static_cast<std::size_t>(p));
   for (int j = 0; j < p; ++j) {
     counts[std::size_t(j)] = per_device / std::uint64_t(p) + (j < int(per_device % std::uint64_t(p)) ? 1 : 0);

@@ -79,11 +79,12 @@ RXM_HOST_DEVICE float half_bits_to_float(std::uint16_t h) {
 }
 
 // The value of a floating-point key as a double (exact for every supported float type).
+// 16-bit keys by their bits, whichever type names them (half_t, __half, std::float16_t, ...).
 template <class K> RXM_HOST_DEVICE double float_value(K key) {
-  if constexpr (std::is_same_v<K, half_t>) {
-    return double(half_bits_to_float(key.bits));
-  } else if constexpr (std::is_same_v<K, bfloat16_t>) {
-    const std::uint32_t bits = std::uint32_t(key.bits) << 16;
+  if constexpr (key_type_v<K> == KeyType::f16) {
+    return double(half_bits_to_float(to_bits(key)));
+  } else if constexpr (key_type_v<K> == KeyType::bf16) {
+    const std::uint32_t bits = std::uint32_t(to_bits(key)) << 16;
     float f;
     memcpy(&f, &bits, sizeof f);
     return double(f);

@@ -43,6 +43,7 @@
 //   device); close() waits for the work queued on them when it is called.
 // Pushes must not run after close() is called; view() after close() throws.
 #pragma once
+#include "radixmesh/export.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -104,19 +105,19 @@ struct ChannelState {
 
 // src/core/channel_checks.cpp: everything about the arguments that needs no device call (the
 // backend, widths, m, the owner map, the capacity's range, peer access between the GPUs).
-void validate_channel(const Context& ctx, const ChannelLayout& layout, std::span<const int> owners);
+RXM_API void validate_channel(const Context& ctx, const ChannelLayout& layout, std::span<const int> owners);
 // src/cuda/channel/channel_state.cpp: validates (the above, then the free device memory) and
 // allocates the inboxes and tables; nothing is allocated when a check fails.
-ChannelState make_channel_state(const Context& ctx, const ChannelLayout& layout, std::span<const int> owners);
+RXM_API ChannelState make_channel_state(const Context& ctx, const ChannelLayout& layout, std::span<const int> owners);
 // Waits for the pushes (the context's streams when push_streams is empty), reads the counters,
 // throws on overflow or bad bucket ids (phase -> failed), else allocates the result buffers.
-void receive_pushes(ChannelState& state, std::span<void* const> push_streams);
+RXM_API void receive_pushes(ChannelState& state, std::span<void* const> push_streams);
 // After the grouping was queued on the devices' streams: waits for it, copies the offsets to the
 // host, phase -> closed.
-void finish_channel(ChannelState& state);
+RXM_API void finish_channel(ChannelState& state);
 // Throws unless the channel is closed with results (`call` names the accessor).
-void require_closed(const ChannelState& state, const char* call);
-void require_device(const ChannelState& state, int device, const char* call);
+RXM_API void require_closed(const ChannelState& state, const char* call);
+RXM_API void require_device(const ChannelState& state, int device, const char* call);
 
 template <class T, class = void> struct has_bucket_count : std::false_type {};
 template <class T>

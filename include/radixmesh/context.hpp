@@ -16,10 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "radixmesh/export.hpp"
+
 namespace radixmesh {
 
 enum class Backend { automatic, cpu, cuda };
-const char* name_of(Backend b);
+RXM_API const char* name_of(Backend b);
 
 struct DeviceInfo {
   int id = -1;                  // CUDA ordinal
@@ -53,7 +55,7 @@ struct CudaDiscovery {
   Topology topology;         // empty when no device
   std::string reason;        // why no device is usable, when devices are empty
 };
-CudaDiscovery discover_cuda();
+RXM_API CudaDiscovery discover_cuda();
 
 namespace detail { struct ContextState; }
 
@@ -63,7 +65,7 @@ struct MeshDevices {
   int count = 1;
 };
 
-class Context {
+class RXM_API Context {
  public:
   // All visible GPUs (or the listed CUDA ordinals), else the CPU backend. With
   // backend == cuda the absence of a GPU is an error instead of a fallback. An ordinal listed
@@ -116,9 +118,9 @@ class Context {
 };
 
 // Memory the host can still give, from /proc/meminfo MemAvailable (0 if unknown).
-std::size_t available_host_memory();
+RXM_API std::size_t available_host_memory();
 // Throws out_of_memory, naming `what`, the bytes needed and available, before anything is
 // allocated, when `bytes` exceeds the available host memory.
-void require_host_memory(std::size_t bytes, const std::string& what);
+RXM_API void require_host_memory(std::size_t bytes, const std::string& what);
 
 }  // namespace radixmesh

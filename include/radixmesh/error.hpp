@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "radixmesh/export.hpp"
+
 namespace radixmesh {
 
 // What went wrong, coarsely; the CLI maps these to exit codes (docs/cli.md).
@@ -21,11 +23,11 @@ enum class ErrorCode {
 // escaping twice changes nothing); newline, carriage return and tab become \n \r \t, other
 // control bytes and bytes that are not valid UTF-8 become \xNN, and C1 controls, line separators
 // and bidirectional overrides become \u{NNNN}.
-std::string printable_text(std::string_view bytes);
+RXM_API std::string printable_text(std::string_view bytes);
 
 // Every message names the problem and the fix: "what: why. fix: how". The message is stored as
 // printable_text, so printing it cannot drive a terminal whatever file content it quotes.
-class Error : public std::runtime_error {
+class RXM_API Error : public std::runtime_error {
  public:
   Error(ErrorCode code, const std::string& message) : std::runtime_error(printable_text(message)), code_(code) {}
   ErrorCode code() const noexcept { return code_; }
@@ -34,7 +36,7 @@ class Error : public std::runtime_error {
   ErrorCode code_;
 };
 
-[[noreturn]] void throw_error(ErrorCode code, const std::string& problem, const std::string& fix);
+[[noreturn]] RXM_API void throw_error(ErrorCode code, const std::string& problem, const std::string& fix);
 
 // Throws invalid_argument with the problem and fix when `condition` is false.
 inline void require(bool condition, const std::string& problem, const std::string& fix) {

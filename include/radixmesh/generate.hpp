@@ -26,6 +26,7 @@
 #include <span>
 #include <string_view>
 
+#include "radixmesh/export.hpp"
 #include "radixmesh/key_types.hpp"
 
 namespace radixmesh {
@@ -43,10 +44,10 @@ enum class Distribution {
   reduced_entropy,  // only the low `entropy_bits` bits random, the rest fixed (RMG's "skewed")
 };
 
-std::string_view name_of(Distribution d);
+RXM_API std::string_view name_of(Distribution d);
 // "uniform", "normal", "zipf", "sorted", "reverse", "nearly-sorted", "all-equal", "few-distinct",
 // "reduced-entropy"; '_' for '-', any case, and "reverse-sorted" are accepted too.
-std::optional<Distribution> distribution_from_name(std::string_view name);
+RXM_API std::optional<Distribution> distribution_from_name(std::string_view name);
 
 struct GenerateOptions {
   Distribution distribution = Distribution::uniform;
@@ -65,7 +66,7 @@ struct GenerateOptions {
   unsigned threads = 0;                      // 0: all hardware threads
 };
 
-void generate(KeyType type, void* out, std::size_t n, const GenerateOptions& options);
+RXM_API void generate(KeyType type, void* out, std::size_t n, const GenerateOptions& options);
 
 template <class T> void generate(std::span<T> out, const GenerateOptions& options) {
   generate(key_type_v<T>, out.data(), out.size(), options);

@@ -24,16 +24,17 @@
 #include <optional>
 #include <vector>
 
+#include "radixmesh/export.hpp"
 #include "radixmesh/key_types.hpp"
 
 namespace radixmesh {
 
 enum class FileFormat { raw, npy };
 // .npy by extension, otherwise raw.
-FileFormat format_from_path(const std::filesystem::path& path);
+RXM_API FileFormat format_from_path(const std::filesystem::path& path);
 
 // An array in host memory (64-byte aligned), with its element type.
-class HostArray {
+class RXM_API HostArray {
  public:
   HostArray() = default;
   // Uninitialised. Throws Error(out_of_memory), saying needed vs available, before allocating
@@ -65,15 +66,15 @@ struct ArrayFileInfo {
 };
 
 // Reads the header (npy) or the size (raw, which needs `type`) and validates it.
-ArrayFileInfo inspect_array_file(const std::filesystem::path& path, std::optional<KeyType> type);
+RXM_API ArrayFileInfo inspect_array_file(const std::filesystem::path& path, std::optional<KeyType> type);
 
 // Reads a whole file. For .npy the dtype comes from the header (if `type` is given it must agree);
 // big-endian data is byte-swapped; a Fortran-order array is read as its flat memory order
 // (radixmesh treats every array as 1-D). Raw files need `type`.
-HostArray read_array(const std::filesystem::path& path, std::optional<KeyType> type = std::nullopt);
+RXM_API HostArray read_array(const std::filesystem::path& path, std::optional<KeyType> type = std::nullopt);
 
 // Writes `count` elements atomically (see above). Format from the extension unless given.
-void write_array(const std::filesystem::path& path, KeyType type, const void* data, std::size_t count,
+RXM_API void write_array(const std::filesystem::path& path, KeyType type, const void* data, std::size_t count,
                  std::optional<FileFormat> format = std::nullopt);
 
 namespace io_detail {
@@ -83,7 +84,7 @@ class AtomicOutputFile;
 // write_array in steps, for outputs that must appear together: write every one and finish() it,
 // then publish() each. Until published the file has no name (or one hidden temporary name);
 // destroying an unpublished writer removes it.
-class ArrayFileWriter {
+class RXM_API ArrayFileWriter {
  public:
   // Refuses (before creating anything) what write_array refuses: a bad type for the format, an
   // unwritable directory.
@@ -111,9 +112,9 @@ class ArrayFileWriter {
 // signal's disposition is still the default (a handler of the program's own, or SIG_IGN as under
 // nohup, stays), that remove the hidden temporary files of writes in progress and then re-raise
 // the signal with its default action. Call it once, early in main(), before starting threads.
-void remove_temporary_files_on_signals();
+RXM_API void remove_temporary_files_on_signals();
 // Removes the hidden temporary files of writes in progress now. Async-signal-safe: for programs
 // with their own signal handlers, which call it there. (Unnamed files need no removal.)
-void remove_temporary_files_now() noexcept;
+RXM_API void remove_temporary_files_now() noexcept;
 
 }  // namespace radixmesh

@@ -80,6 +80,15 @@ template <class T, class U, int MantissaBits> struct float_key_traits {
 };
 template <> struct key_traits<half_t> : float_key_traits<half_t, std::uint16_t, 10> {};
 template <> struct key_traits<bfloat16_t> : float_key_traits<bfloat16_t, std::uint16_t, 7> {};
+// Other names of the same bits (key_types.hpp): the traits of half_t and bfloat16_t.
+template <> struct key_traits<::__half> : key_traits<half_t> {};
+template <> struct key_traits<::__nv_bfloat16> : key_traits<bfloat16_t> {};
+#if defined(__STDCPP_FLOAT16_T__)
+template <> struct key_traits<std::float16_t> : key_traits<half_t> {};
+#endif
+#if defined(__STDCPP_BFLOAT16_T__)
+template <> struct key_traits<std::bfloat16_t> : key_traits<bfloat16_t> {};
+#endif
 template <> struct key_traits<float> : float_key_traits<float, std::uint32_t, 23> {};
 template <> struct key_traits<double> : float_key_traits<double, std::uint64_t, 52> {};
 

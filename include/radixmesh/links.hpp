@@ -4,6 +4,7 @@
 // over the graph). What `radixmesh info --links [--measure] [--json]` prints, and what the
 // exchange planner routes over.
 #pragma once
+#include "radixmesh/export.hpp"
 #include <string>
 
 #include "radixmesh/context.hpp"
@@ -21,6 +22,6 @@ struct LinkReport {
 // rates in a cache file keyed by the GPUs' UUIDs and the driver ($RXM_LINKS_CACHE, else
 // $XDG_CACHE_HOME/radixmesh or ~/.cache/radixmesh); otherwise a cache from an earlier
 // measurement is used where there is one, else nominal figures from the link types.
-LinkReport link_report(const Context& ctx, bool measure = false);
+RXM_API LinkReport link_report(const Context& ctx, bool measure = false);
 
 }  // namespace radixmesh

@@ -8,9 +8,11 @@
 #include <span>
 #include <utility>
 
+#include "radixmesh/export.hpp"
+
 namespace radixmesh {
 
-class DeviceBuffer {
+class RXM_API DeviceBuffer {
  public:
   DeviceBuffer() = default;
   DeviceBuffer(int device, std::size_t bytes);  // cudaMalloc on `device`; 0 bytes allocates nothing
@@ -34,7 +36,7 @@ class DeviceBuffer {
 };
 
 // Page-locked host memory: the staging area for host<->device copies at full PCIe speed.
-class PinnedBuffer {
+class RXM_API PinnedBuffer {
  public:
   PinnedBuffer() = default;
   explicit PinnedBuffer(std::size_t bytes);

@@ -31,6 +31,7 @@
 #include "radixmesh/buckets.hpp"
 #include "radixmesh/context.hpp"
 #include "radixmesh/error.hpp"
+#include "radixmesh/export.hpp"
 #include "radixmesh/key_types.hpp"
 #include "radixmesh/keys.hpp"
 #include "radixmesh/multisplit_tuning.hpp"
@@ -104,7 +105,7 @@ struct BucketSpec {
 };
 
 // True when ptr is device memory (of any device); false for host memory or without CUDA.
-bool is_device_pointer(const void* ptr);
+RXM_API bool is_device_pointer(const void* ptr);
 
 // Where a host-level call with a device callable runs: the device holding `in` (and `out`, both
 // checked against the context) and the context's stream there (a cudaStream_t). Throws
@@ -115,7 +116,7 @@ struct DevicePlace {
   int device = -1;
   void* stream = nullptr;
 };
-DevicePlace device_place(Context& ctx, const char* call, const void* in, const void* out, std::size_t n);
+RXM_API DevicePlace device_place(Context& ctx, const char* call, const void* in, const void* out, std::size_t n);
 
 template <class T, class = void> struct has_num_buckets : std::false_type {};
 template <class T>
@@ -182,8 +183,8 @@ template <class K, class F> BucketSpec spec_of(const F& f, std::uint32_t m) {
 // validate_multisplit checks what does not depend on the key type (m, null keys, the tuning);
 // multisplit_host picks the backend (the GPU for built-in bucket functions on a CUDA context or
 // device-resident keys, host threads otherwise) and returns the first bad bucket id, if any.
-void validate_multisplit(const MultisplitArgs& args);
-BadBucket multisplit_host(Context& ctx, const MultisplitArgs& args, BucketSource source, const BucketSpec& spec);
+RXM_API void validate_multisplit(const MultisplitArgs& args);
+RXM_API BadBucket multisplit_host(Context& ctx, const MultisplitArgs& args, BucketSource source, const BucketSpec& spec);
 
 template <class K, class F>
 void run_multisplit(Context& ctx, MultisplitArgs args, const F& bucket_fn) {

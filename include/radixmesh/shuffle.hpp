@@ -27,6 +27,7 @@
 // on one device (owners outside the mesh, lengths that differ, a bucket id >= m with
 // options.checked) throws rxm::Error on every process, naming the device, before any key moves.
 #pragma once
+#include "radixmesh/export.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -110,7 +111,7 @@ struct ShuffleSink {
                 std::uint64_t** offsets) = nullptr;
 };
 
-void run_shuffle(Context& ctx, const ShuffleArgs& args, const ShuffleSink& sink);
+RXM_API void run_shuffle(Context& ctx, const ShuffleArgs& args, const ShuffleSink& sink);
 
 template <class K, class V, class F, class KeySpan, class ValueSpan>
 ShuffleArgs shuffle_args(std::span<const KeySpan> shards, std::span<const ValueSpan> values, const F& bucket_fn,

@@ -6,6 +6,7 @@
 #include "radixmesh/context.hpp"
 #include "radixmesh/device_span.hpp"
 #include "radixmesh/error.hpp"
+#include "radixmesh/export.hpp"
 #include "radixmesh/keys.hpp"
 
 namespace radixmesh {
@@ -49,10 +50,10 @@ struct SortOptions {
 
 namespace detail {
 // Type-erased entry points: the templates below forward here. value_bytes is 0 (keys only), 4 or 8.
-void sort_host(Context& ctx, KeyType type, void* keys, std::size_t n, void* values,
+RXM_API void sort_host(Context& ctx, KeyType type, void* keys, std::size_t n, void* values,
                std::size_t value_bytes, const SortOptions& options);
 // Device-resident keys (and values) on the CUDA backend; the device ids come from the spans.
-void sort_device(Context& ctx, KeyType type, void* keys, std::size_t n, int keys_device, void* values,
+RXM_API void sort_device(Context& ctx, KeyType type, void* keys, std::size_t n, int keys_device, void* values,
                  std::size_t values_n, int values_device, std::size_t value_bytes, const SortOptions& options);
 }  // namespace detail
 

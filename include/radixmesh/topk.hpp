@@ -29,6 +29,7 @@
 #include "radixmesh/context.hpp"
 #include "radixmesh/device_span.hpp"
 #include "radixmesh/error.hpp"
+#include "radixmesh/export.hpp"
 #include "radixmesh/keys.hpp"
 
 namespace radixmesh {
@@ -93,7 +94,7 @@ struct TopkRequest {
   void* out_values = nullptr;            // host memory
   void* out_indices = nullptr;           // host memory
 };
-void topk_host(Context& ctx, const TopkRequest& request);
+RXM_API void topk_host(Context& ctx, const TopkRequest& request);
 
 template <class T, class Index>
 TopkResult<T, Index> run_topk(Context& ctx, KeyType type, const void* values, std::size_t n, int device, Rows rows,

@@ -9,7 +9,7 @@
 
 #include <chrono>
 
-#include "comm/communicator.hpp"
+#include "radixmesh/communicator.hpp"
 
 namespace radixmesh::comm {
 

@@ -1,4 +1,4 @@
-#include "comm/communicator.hpp"
+#include "radixmesh/communicator.hpp"
 
 #include <algorithm>
 #include <cstdlib>

@@ -5,21 +5,22 @@
 #include <thread>
 
 #include "comm/threads_transport.hpp"
+#include "radixmesh/communicator.hpp"
 #include "core/context_state.hpp"
 #if defined(RXM_HAS_CUDA)
 #include "comm/peer_transport.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
 #endif
 
-namespace radixmesh::detail {
+namespace radixmesh {
 
 comm::Communicator& communicator(const Context& ctx) {
-  MeshState& mesh = ctx.state().mesh;
+  detail::MeshState& mesh = ctx.state().mesh;
   if (mesh.communicator) return *mesh.communicator;
 #if defined(RXM_HAS_CUDA)
   if (ctx.backend() == Backend::cuda) {
     std::vector<comm::PeerParticipant> participants;
-    for (const auto& d : cuda_resources(ctx).devices) participants.push_back({d.device, d.stream});
+    for (const auto& d : detail::cuda_resources(ctx).devices) participants.push_back({d.device, d.stream});
     mesh.communicator = std::make_shared<comm::PeerTransport>(std::move(participants));
     return *mesh.communicator;
   }
@@ -29,4 +30,4 @@ comm::Communicator& communicator(const Context& ctx) {
   return *mesh.communicator;
 }
 
-}  // namespace radixmesh::detail
+}  // namespace radixmesh

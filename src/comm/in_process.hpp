@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "comm/communicator.hpp"
+#include "radixmesh/communicator.hpp"
 
 namespace radixmesh::comm {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/communicator.hpp"
+#include "radixmesh/communicator.hpp"
 
 namespace radixmesh::comm {
 

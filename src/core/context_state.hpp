@@ -13,7 +13,7 @@ namespace radixmesh::detail {
 struct CudaResources;  // src/cuda/runtime/cuda_resources.hpp
 }  // namespace radixmesh::detail
 namespace radixmesh::comm {
-class Communicator;  // src/comm/communicator.hpp
+class Communicator;  // radixmesh/communicator.hpp
 }
 namespace radixmesh::detail {
 
@@ -37,9 +37,6 @@ struct ContextState {
   ~ContextState();
 };
 
-// The context's Communicator: the one it was made with, else a threads transport over its
-// one-process mesh, made now (src/comm/context_communicator.cpp).
-comm::Communicator& communicator(const Context& ctx);
 
 // Made by the CUDA backend (or the no-CUDA stub): streams for every device in `topology`.
 std::shared_ptr<CudaResources> make_cuda_resources(const Topology& topology);

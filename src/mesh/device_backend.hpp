@@ -8,7 +8,7 @@
 #include <memory>
 #include <span>
 
-#include "comm/communicator.hpp"
+#include "radixmesh/communicator.hpp"
 #include "radixmesh/context.hpp"
 #include "radixmesh/multisplit.hpp"
 

@@ -6,7 +6,7 @@
 #include <exception>
 #include <string>
 
-#include "comm/communicator.hpp"
+#include "radixmesh/communicator.hpp"
 
 namespace radixmesh::mesh {
 

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-#include "comm/communicator.hpp"
+#include "radixmesh/communicator.hpp"
 #include "core/context_state.hpp"
 #include "mesh/device_backend.hpp"
 #include "mesh/local_errors.hpp"

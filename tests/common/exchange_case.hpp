@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "comm/communicator.hpp"
+#include "radixmesh/communicator.hpp"
 
 namespace radixmesh::testing {
 

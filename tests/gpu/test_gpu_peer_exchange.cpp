@@ -13,23 +13,21 @@
 #include <random>
 #include <vector>
 
-#include "comm/peer_transport.hpp"
 #include "common/gpu_skip.hpp"
 #include "common/random_keys.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
+#include "radixmesh/communicator.hpp"
 #include "radixmesh/error.hpp"
 
 namespace rxm = radixmesh;
 using rxm::comm::AllToAllV;
-using rxm::comm::PeerParticipant;
-using rxm::comm::PeerTransport;
 
 namespace {
 
 constexpr unsigned char poison = 0xA5;
 
-// One participant's device buffers and stream.
+// One participant's device buffers, and its stream (the context's, not owned here).
 struct Side {
   int device = 0;
   cudaStream_t stream = nullptr;
@@ -47,22 +45,21 @@ struct Mesh {
       rxm::detail::DeviceGuard guard(s.device);
       if (s.send) cudaFree(s.send);
       if (s.recv) cudaFree(s.recv);
-      if (s.stream) cudaStreamDestroy(s.stream);
     }
   }
 };
 
-// counts[i][j]: elements participant i sends to j.
-void build(Mesh& mesh, const std::vector<int>& devices, const std::vector<std::vector<std::uint64_t>>& counts,
+// counts[i][j]: elements participant i sends to j, participant i being device i of `ctx`.
+void build(Mesh& mesh, const rxm::Context& ctx, const std::vector<std::vector<std::uint64_t>>& counts,
            std::size_t elem, std::uint64_t seed) {
-  const std::size_t p = devices.size();
+  const std::size_t p = ctx.devices().size();
   mesh.sides.resize(p);
   std::mt19937_64 rng(seed);
   for (std::size_t i = 0; i < p; ++i) {
     Side& s = mesh.sides[i];
-    s.device = devices[i];
+    s.device = ctx.devices()[i].id;
+    s.stream = rxm::detail::cuda_resources(ctx).devices[i].stream;
     rxm::detail::DeviceGuard guard(s.device);
-    RXM_CUDA_CHECK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
     s.send_counts = counts[i];
     s.send_displs.assign(p, 0);
     s.recv_counts.assign(p, 0);
@@ -93,10 +90,10 @@ std::vector<AllToAllV> entries(const Mesh& mesh) {
   return e;
 }
 
-std::unique_ptr<PeerTransport> transport_of(const Mesh& mesh) {
-  std::vector<PeerParticipant> parts;
-  for (const auto& s : mesh.sides) parts.push_back({s.device, s.stream});
-  return std::make_unique<PeerTransport>(parts);
+// The context's communicator: the peer transport over its devices' streams.
+rxm::comm::Communicator* transport_of(const rxm::Context& ctx) {
+  EXPECT_EQ(rxm::communicator(ctx).transport(), rxm::comm::Transport::peer);
+  return &rxm::communicator(ctx);
 }
 
 // The model: participant j's receive buffer is the concatenation over senders i of i's part for j.
@@ -122,7 +119,7 @@ void expect_exchanged(const Mesh& mesh, std::size_t elem) {
   }
 }
 
-std::vector<int> logical_devices(std::size_t p) { return std::vector<int>(p, 0); }
+rxm::Context logical_devices(std::size_t p) { return rxm::Context::local(std::vector<int>(p, 0), rxm::Backend::cuda); }
 
 std::vector<std::vector<std::uint64_t>> random_counts(std::size_t p, std::uint64_t max, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -146,9 +143,10 @@ TEST(GpuPeerExchange, LogicalDevicesRandomCountsEveryElementSize) {
         for (auto& x : counts[1]) x = 0;
         for (auto& row : counts) row[1] = 0;
       }
+      auto ctx = logical_devices(p);
       Mesh mesh;
-      build(mesh, logical_devices(p), counts, elem, seed + elem);
-      auto t = transport_of(mesh);
+      build(mesh, ctx, counts, elem, seed + elem);
+      auto t = transport_of(ctx);
       auto e = entries(mesh);
       t->all_to_all_v(e, elem);
       // Twice on the same transport, the receive buffers poisoned again in between on their own
@@ -171,10 +169,11 @@ TEST(GpuPeerExchange, DistinctGpusWhereThereAreSeveral) {
   if (count < 2) GTEST_SKIP() << "one GPU: the logical-device tests cover the transport";
   std::vector<int> devices(static_cast<std::size_t>(count));
   std::iota(devices.begin(), devices.end(), 0);
+  auto ctx = rxm::Context::local(devices, rxm::Backend::cuda);
   for (std::size_t elem : {4u, 8u}) {
     Mesh mesh;
-    build(mesh, devices, random_counts(devices.size(), 1 << 20, 7 + elem), elem, 11);
-    auto t = transport_of(mesh);
+    build(mesh, ctx, random_counts(devices.size(), 1 << 20, 7 + elem), elem, 11);
+    auto t = transport_of(ctx);
     auto e = entries(mesh);
     t->all_to_all_v(e, elem);
     expect_exchanged(mesh, elem);
@@ -188,9 +187,10 @@ TEST(GpuPeerExchange, MoreThanTwoToThe31Elements) {
   const std::uint64_t per_pair = (std::uint64_t(1) << 29) + 7;  // 1-byte elements; 4 pairs: > 2^31 in all
   if (free_bytes < 5 * 4 * per_pair) GTEST_SKIP() << "needs " << 5 * 4 * per_pair << " bytes of device memory";
   std::vector<std::vector<std::uint64_t>> counts(2, std::vector<std::uint64_t>(2, per_pair));
+  auto ctx = logical_devices(2);
   Mesh mesh;
-  build(mesh, logical_devices(2), counts, 1, 3);
-  auto t = transport_of(mesh);
+  build(mesh, ctx, counts, 1, 3);
+  auto t = transport_of(ctx);
   auto e = entries(mesh);
   t->all_to_all_v(e, 1);
   expect_exchanged(mesh, 1);
@@ -200,9 +200,10 @@ TEST(GpuPeerExchange, DisagreeingCountsAndSmallBuffersAreRefusedBeforeAnyByteMov
   RXM_REQUIRE_GPU();
   auto counts = random_counts(3, 1000, 5);
   counts[0][2] = 17;
+  auto ctx = logical_devices(3);
   Mesh mesh;
-  build(mesh, logical_devices(3), counts, 4, 9);
-  auto t = transport_of(mesh);
+  build(mesh, ctx, counts, 4, 9);
+  auto t = transport_of(ctx);
   auto e = entries(mesh);
   std::vector<std::uint64_t> wrong = mesh.sides[2].recv_counts;
   wrong[0] += 1;
@@ -211,7 +212,7 @@ TEST(GpuPeerExchange, DisagreeingCountsAndSmallBuffersAreRefusedBeforeAnyByteMov
     t->all_to_all_v(e, 4);
     FAIL() << "disagreeing counts were accepted";
   } catch (const rxm::Error& err) {
-    EXPECT_NE(std::string(err.what()).find("participant 0 sends 17 elements to participant 2, which expects 18"),
+    EXPECT_NE(std::string(err.what()).find("sends 17 elements to participant 2, which expects 18"),
               std::string::npos)
         << err.what();
   }
@@ -224,7 +225,7 @@ TEST(GpuPeerExchange, DisagreeingCountsAndSmallBuffersAreRefusedBeforeAnyByteMov
     RXM_CUDA_CHECK(cudaMemcpy(got.data(), s.recv, got.size(), cudaMemcpyDeviceToHost));
     for (unsigned char b : got) ASSERT_EQ(b, poison);
   }
-  t->fail("participant 1 ran out of memory");
+  t->fail(1, "participant 1 ran out of memory");
   e = entries(mesh);
   try {
     t->all_to_all_v(e, 4);

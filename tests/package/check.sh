@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # ctest driver: install the build tree to a temporary prefix, then configure, build and run the
 # consumer project against it: main.cpp, and README.md's "C++ API in ten lines" taken from the
-# README itself (its #include and namespace lines at file scope, the rest as main's body).
+# README itself (its #include and namespace lines at file scope, the rest as main's body). With
+# nvcc's path and CUDA architectures (CUDA builds), the CUDA consumer is built and run too (it
+# skips its run where no GPU is visible).
+#   check.sh BUILD SOURCE WORK [NVCC CUDA_ARCHITECTURES]
 set -euo pipefail
-build=$1 source=$2 work=$3
+build=$1 source=$2 work=$3 nvcc=${4:-} cuda_arch=${5:-}
 readme=$source/../../README.md
 rm -rf "$work" && mkdir -p "$work"
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
@@ -22,8 +25,11 @@ awk '/^```cpp$/ { inside = 1; next } inside && /^```$/ { exit } inside { print }
   echo '  return ok ? 0 : 1;'
   echo "}"
 } >"$work/readme_example.cpp"
+cuda_args=()
+[ -n "$nvcc" ] && cuda_args=(-DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$cuda_arch")
 cmake -S "$source" -B "$work/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
-  -DREADME_EXAMPLE="$work/readme_example.cpp" >/dev/null
+  -DREADME_EXAMPLE="$work/readme_example.cpp" "${cuda_args[@]}" >/dev/null
 cmake --build "$work/consumer" >/dev/null
 "$work/consumer/consumer"
 "$work/consumer/readme_example"
+if [ -n "$nvcc" ]; then "$work/consumer/cuda_consumer"; fi

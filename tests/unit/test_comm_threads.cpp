@@ -41,7 +41,7 @@ TEST(MeshContext, SingleDeviceContextsAreAMeshOfOne) {
   EXPECT_EQ(ctx.local_mesh_devices().first, 0);
   EXPECT_EQ(ctx.local_mesh_devices().count, 1);
   EXPECT_EQ(ctx.mesh_backend(0), rxm::Backend::cpu);
-  EXPECT_EQ(rxm::detail::communicator(ctx).size(), 1);
+  EXPECT_EQ(rxm::communicator(ctx).size(), 1);
   auto local = rxm::Context::local();
   EXPECT_EQ(local.mesh_size(), 1);
   EXPECT_EQ(local.mesh_backend(0), local.backend());
@@ -53,10 +53,10 @@ TEST(MeshContext, CpuMeshHasNLocalCpuDevices) {
   EXPECT_EQ(ctx.local_mesh_devices().count, 5);
   EXPECT_EQ(ctx.cpu_threads(), 3u);
   EXPECT_EQ(ctx.mesh_backend(4), rxm::Backend::cpu);
-  auto& comm = rxm::detail::communicator(ctx);
+  auto& comm = rxm::communicator(ctx);
   EXPECT_EQ(comm.transport(), rxm::comm::Transport::threads);
   EXPECT_EQ(comm.size(), 5);
-  EXPECT_EQ(&comm, &rxm::detail::communicator(ctx)) << "one communicator per context";
+  EXPECT_EQ(&comm, &rxm::communicator(ctx)) << "one communicator per context";
   EXPECT_THROW(ctx.mesh_backend(5), rxm::Error);
   EXPECT_THROW(rxm::Context::cpu_mesh(0), rxm::Error);
   EXPECT_GE(rxm::Context::cpu_mesh(64).cpu_threads(), 1u);

@@ -46,6 +46,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "radixmesh/export.hpp"
 #include "radixmesh/keys.hpp"
 #include "radixmesh/multisplit_tuning.hpp"
 
@@ -64,7 +65,7 @@ constexpr DigitEngine chosen_digit_engine(DigitEngine engine, int key_bits, int 
 }
 
 template <int KeyBits, int ValueBytes>
-cudaError_t multisplit_digit(void* temp, std::size_t& temp_bytes, const digit_key_t<KeyBits>* keys_in,
+RXM_API cudaError_t multisplit_digit(void* temp, std::size_t& temp_bytes, const digit_key_t<KeyBits>* keys_in,
                              digit_key_t<KeyBits>* keys_out, const void* values_in, void* values_out, std::size_t n,
                              int shift, int bits, std::uint32_t* bucket_offsets, cudaStream_t stream,
                              DigitEngine engine = DigitEngine::automatic, const MultisplitTuning& tuning = {});

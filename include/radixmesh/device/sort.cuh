@@ -20,6 +20,7 @@
 
 #include <cstddef>
 
+#include "radixmesh/export.hpp"
 #include "radixmesh/key_types.hpp"
 #include "radixmesh/keys.hpp"
 #include "radixmesh/sort.hpp"
@@ -28,7 +29,7 @@ namespace radixmesh::cuda {
 
 namespace detail {
 // The type-erased entry the templates below forward to (src/cuda/sort/device_sort.cpp).
-void sort_erased(void* temp, std::size_t& temp_bytes, KeyType type, const void* keys_in, void* keys_out,
+RXM_API void sort_erased(void* temp, std::size_t& temp_bytes, KeyType type, const void* keys_in, void* keys_out,
                  const void* values_in, void* values_out, std::size_t value_bytes, std::size_t n,
                  const SortOptions& options, cudaStream_t stream);
 inline SortOptions options_of(Order order, int begin_bit, int end_bit, SortEngine engine) {

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "radixmesh/export.hpp"
 #include "radixmesh/key_types.hpp"
 #include "radixmesh/topk.hpp"
 
@@ -105,14 +106,14 @@ struct TopkProblem {
 };
 
 // Bytes of temporary storage topk needs for this problem on `device`.
-std::size_t topk_temp_bytes(const TopkProblem& problem, int device);
+RXM_API std::size_t topk_temp_bytes(const TopkProblem& problem, int device);
 
 // The path this problem takes on `device` (benchmarks record it): "sample-select", "delegates"
 // or "raw" (radix select over the rows).
-const char* topk_path_name(const TopkProblem& problem, int device);
+RXM_API const char* topk_path_name(const TopkProblem& problem, int device);
 
 // Runs on `stream`; `temp` holds at least topk_temp_bytes(problem) bytes of device memory.
 // Arguments are checked (rxm::Error); device-resident offsets are trusted as documented.
-void topk(void* temp, std::size_t temp_bytes, const TopkProblem& problem, cudaStream_t stream);
+RXM_API void topk(void* temp, std::size_t temp_bytes, const TopkProblem& problem, cudaStream_t stream);
 
 }  // namespace radixmesh::device

@@ -22,7 +22,7 @@ struct CudaResources {
   };
   std::vector<PerDevice> devices;  // same order as Topology::devices
   // The entry of CUDA ordinal `device`; throws (internal) if the context does not use it.
-  PerDevice& of_device(int device);
+  RXM_API PerDevice& of_device(int device);
   ~CudaResources();
 };
 
@@ -31,11 +31,14 @@ struct CudaResources {
 // when a context is made; enabling is per process and stays on.
 void enable_peer_access(const Topology& topology);
 
-// The resources of a CUDA context; throws if the context is on the CPU backend.
-CudaResources& cuda_resources(const Context& ctx);
+// The resources of a CUDA context; throws if the context is on the CPU backend. Exported, with
+// CudaResources::of_device and ScratchBuffer, for tests/gpu/test_gpu_scratch.cu alone, which
+// checks the pool's own out-of-memory error (no public call reaches it: rxm::sort checks the free
+// memory first).
+RXM_API CudaResources& cuda_resources(const Context& ctx);
 
 // Makes `device` current and restores the previous one on scope exit.
-class DeviceGuard {
+class RXM_API DeviceGuard {  // exported for the GPU tests and mesh benchmarks
  public:
   explicit DeviceGuard(int device);
   ~DeviceGuard();

@@ -45,7 +45,7 @@ cudaMemPool_t make_scratch_pool(int device, std::size_t total_memory);
 // cudaMalloc gives, and what CUB and 16-byte vector loads assume). When the pool cannot give
 // them even after releasing its idle memory, cudaMalloc is tried (freed with cudaFree then); when
 // that fails too, throws Error(out_of_memory) naming the bytes asked for and the bytes free.
-class ScratchBuffer {
+class RXM_API ScratchBuffer {  // exported for tests/gpu/test_gpu_scratch.cu (cuda_resources.hpp)
  public:
   static constexpr std::size_t alignment = 256;
 

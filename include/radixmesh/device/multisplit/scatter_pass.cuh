@@ -25,6 +25,7 @@
 #include "radixmesh/device/multisplit/common.cuh"
 #include "radixmesh/device/multisplit/tile_copy.cuh"
 #include "radixmesh/device/multisplit/warp_match.cuh"
+#include "radixmesh/export.hpp"
 
 namespace radixmesh::device::multisplit_detail {
 

@@ -33,6 +33,7 @@
 #include "radixmesh/device/multisplit/bucket_functors.cuh"
 #include "radixmesh/device/multisplit/common.cuh"
 #include "radixmesh/device/multisplit/tile_copy.cuh"
+#include "radixmesh/export.hpp"
 
 namespace radixmesh::device::multisplit_detail {
 

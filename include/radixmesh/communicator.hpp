@@ -1,4 +1,7 @@
-// The mesh's communication layer: one Communicator per Context, shaped like an NCCL communicator.
+// radixmesh/communicator.hpp — the mesh's communication layer: one Communicator per Context,
+// shaped like an NCCL communicator. rxm::shuffle, sort and top-k run over it; users building
+// their own distributed operators (a join's exchange) can call it directly:
+//   auto& comm = rxm::communicator(ctx);  comm.all_to_all_v(entries, sizeof(Key));
 //
 // Participants. A mesh has `size()` participants ("mesh devices"): GPUs, logical devices on one
 // GPU, or CPU devices (host threads or MPI ranks), numbered 0..size()-1 globally, rank-major. One
@@ -18,6 +21,8 @@
 // operation first agrees on these verdicts, so every process throws at the same step and the
 // communicator stays usable afterwards; only a timeout leaves it broken (later calls throw).
 #pragma once
+#include "radixmesh/context.hpp"
+#include "radixmesh/export.hpp"
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -28,8 +33,8 @@
 namespace radixmesh::comm {
 
 enum class Transport { automatic, peer, nccl, mpi, threads };
-const char* name_of(Transport t);
-Transport transport_from_name(const std::string& name);  // throws Error naming the choices
+RXM_API const char* name_of(Transport t);
+RXM_API Transport transport_from_name(const std::string& name);  // throws Error naming the choices
 
 // Where one participant's buffer lives.
 struct Location {
@@ -53,7 +58,7 @@ struct AllToAllV {
   std::span<const std::uint64_t> recv_displs;
 };
 
-class Communicator {
+class RXM_API Communicator {
  public:
   virtual ~Communicator() = default;
   virtual Transport transport() const = 0;
@@ -91,3 +96,10 @@ class Communicator {
 };
 
 }  // namespace radixmesh::comm
+
+namespace radixmesh {
+// The context's Communicator: the one it was made with (MPI, NCCL), else one made on first use for
+// its one-process mesh (the peer transport over a CUDA context's devices, the threads transport
+// over CPU devices).
+RXM_API comm::Communicator& communicator(const Context& ctx);
+}  // namespace radixmesh
