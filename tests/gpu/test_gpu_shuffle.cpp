@@ -32,11 +32,12 @@ template <class T> rxm::DeviceArray<T> upload(const std::vector<T>& host, int de
   return d;
 }
 
-template <class K> std::vector<K> random_keys(std::size_t n, std::mt19937_64& rng) {
+// Random keys; below `bound` when it is not 0 (identity buckets need keys < m).
+template <class K> std::vector<K> random_keys(std::size_t n, std::mt19937_64& rng, std::uint64_t bound) {
   std::vector<K> keys(n);
   for (auto& k : keys) {
     if constexpr (std::is_same_v<K, float>) k = float(int(rng() % 20001) - 10000) / 8.0f;  // ties, signs
-    else k = K(rng());
+    else k = K(bound ? rng() % bound : rng());
   }
   return keys;
 }
@@ -44,7 +45,7 @@ template <class K> std::vector<K> random_keys(std::size_t n, std::mt19937_64& rn
 // Shards on the context's devices, the GPU shuffle, and the CPU model of the same data.
 template <class K, class V, class F>
 void check(rxm::Context& ctx, const std::vector<std::size_t>& sizes, const F& f, const std::vector<int>& owner,
-           std::uint64_t seed, const std::string& what) {
+           std::uint64_t seed, const std::string& what, std::uint64_t key_bound = 0) {
   SCOPED_TRACE(what);
   const int p = ctx.mesh_size();
   std::mt19937_64 rng(seed);
@@ -52,7 +53,7 @@ void check(rxm::Context& ctx, const std::vector<std::size_t>& sizes, const F& f,
   std::vector<std::vector<V>> values(static_cast<std::size_t>(p));
   std::uint64_t next = 0;
   for (int d = 0; d < p; ++d) {
-    keys[std::size_t(d)] = random_keys<K>(sizes[std::size_t(d)], rng);
+    keys[std::size_t(d)] = random_keys<K>(sizes[std::size_t(d)], rng, key_bound);
     values[std::size_t(d)].resize(sizes[std::size_t(d)]);
     for (auto& v : values[std::size_t(d)]) v = V(next++);  // the global index: stability shows
   }
@@ -114,7 +115,7 @@ template <class K> void every_bucket_function(rxm::Context& ctx, std::uint64_t s
   check<K, std::uint32_t>(ctx, sizes, rxm::buckets::hash{.m = 1}, std::vector<int>{0}, seed + 4, "m = 1");
   check<K, std::uint32_t>(ctx, sizes, rxm::buckets::hash{.m = 65536}, round_robin(65536, p), seed + 5, "m = 65536");
   if constexpr (!std::is_same_v<K, float>) {
-    check<K, std::uint32_t>(ctx, sizes, rxm::buckets::identity{.m = 300}, round_robin(300, p), seed + 6, "identity");
+    check<K, std::uint32_t>(ctx, sizes, rxm::buckets::identity{.m = 300}, round_robin(300, p), seed + 6, "identity", 300);
     check<K, std::uint32_t>(ctx, sizes, rxm::buckets::delta<K>(K(0), std::numeric_limits<K>::max(), 33),
                             round_robin(33, p), seed + 7, "delta");
   }
