@@ -62,15 +62,7 @@ Options parse(int argc, char** argv) {
       return argv[++i];
     };
     if (a == "--devices") {
-      o.devices.clear();
-      const std::string list = value();
-      std::size_t at = 0;
-      while (at <= list.size()) {
-        const std::size_t comma = list.find(',', at);
-        o.devices.push_back(std::stoi(list.substr(at, comma - at)));
-        if (comma == std::string::npos) break;
-        at = comma + 1;
-      }
+      o.devices = rxm::bench::driver_device_list("bench_exchange", value());
     } else if (a == "--bytes-per-device") {
       o.bytes_per_device = parse_bytes(value());
     } else if (a == "--skew") {

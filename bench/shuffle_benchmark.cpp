@@ -55,14 +55,7 @@ Options parse(int argc, char** argv) {
       return argv[++i];
     };
     if (a == "--devices") {
-      o.devices.clear();
-      const std::string list = value();
-      for (std::size_t at = 0; at <= list.size();) {
-        const std::size_t comma = list.find(',', at);
-        o.devices.push_back(std::stoi(list.substr(at, comma - at)));
-        if (comma == std::string::npos) break;
-        at = comma + 1;
-      }
+      o.devices = rxm::bench::driver_device_list("bench_shuffle", value());
     } else if (a == "--keys") {
       o.keys = parse_count(value());
     } else if (a == "--buckets") {

@@ -53,4 +53,19 @@ double driver_number(const std::string& name, const std::string& flag, const cha
   return value;
 }
 
+std::vector<int> driver_device_list(const std::string& name, const std::string& text) {
+  std::vector<int> devices;
+  for (std::size_t at = 0; at <= text.size();) {
+    const std::size_t comma = text.find(',', at);
+    const std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    char* end = nullptr;
+    const long id = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || id < 0) driver_argument_error(name, "--devices '" + text + "' is not a list of device ids");
+    devices.push_back(int(id));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return devices;
+}
+
 }  // namespace radixmesh::bench

@@ -3,6 +3,7 @@
 // (there may be no GPU, no driver, or a bad argument).
 #pragma once
 #include <string>
+#include <vector>
 
 namespace radixmesh::bench {
 
@@ -21,6 +22,9 @@ int driver_main(const char* name, const char* usage, int argc, char** argv, int 
 
 // Throws rxm::Error(invalid_argument) "<problem>. fix: see <name> --help".
 [[noreturn]] void driver_argument_error(const std::string& name, const std::string& problem);
+
+// A device list as the drivers take it ("0,0,0,0", "0,1"), or driver_argument_error naming --devices.
+std::vector<int> driver_device_list(const std::string& name, const std::string& text);
 
 // The whole of `text` as a number (strtod: 1e8 and 0x10 too), or driver_argument_error naming `flag`.
 double driver_number(const std::string& name, const std::string& flag, const char* text);

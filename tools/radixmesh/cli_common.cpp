@@ -355,6 +355,13 @@ void add_values_flags(CLI::App& command, std::string& values, std::string& value
       ->needs(in);
 }
 
+ArrayFileInfo inspect_keys_input(const std::string& in, std::optional<KeyType> type) {
+  require_readable_file(in, "--in");
+  require(type || format_from_path(in) == FileFormat::npy, "--in '" + in + "' is a raw file, so its element type is unknown",
+          "pass --type (u8 u16 u32 u64 i8 i16 i32 i64 f16 bf16 f32 f64), or use a .npy file");
+  return inspect_array_file(in, type);
+}
+
 ArrayFileInfo inspect_values(const std::string& values_path, const std::string& values_type,
                              const std::string& keys_path, std::size_t key_count, const std::string& purpose) {
   require_readable_file(values_path, "--values");

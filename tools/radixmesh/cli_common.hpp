@@ -88,6 +88,9 @@ void add_values_flags(CLI::App& command, std::string& values, std::string& value
 // The values file's element type and count, validated against the keys (`keys_path`, `key_count`)
 // before anything is read: one 4- or 8-byte value per key. A raw file without --values-type takes
 // its width from its size. `purpose` names the command in the message ("sort", "multisplit").
+// The keys file --in of a command, checked before anything is read: readable, and a .npy or a raw
+// file with --type (`type`, when given).
+ArrayFileInfo inspect_keys_input(const std::string& in, std::optional<KeyType> type);
 ArrayFileInfo inspect_values(const std::string& values_path, const std::string& values_type,
                              const std::string& keys_path, std::size_t key_count, const std::string& purpose);
 

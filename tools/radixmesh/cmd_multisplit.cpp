@@ -54,11 +54,7 @@ void run_multisplit(const MultisplitFlags& flags) {
   if (!flags.type.empty()) type = parse_key_type(flags.type);
   parse_backend(flags.backend);
   parse_device_list(flags.devices);
-  require_readable_file(flags.in, "--in");
-  require(type || format_from_path(flags.in) == FileFormat::npy,
-          "--in '" + flags.in + "' is a raw file, so its element type is unknown",
-          "pass --type (u8 u16 u32 u64 i8 i16 i32 i64 f16 bf16 f32 f64), or use a .npy file");
-  const ArrayFileInfo keys_info = inspect_array_file(flags.in, type);
+  const ArrayFileInfo keys_info = inspect_keys_input(flags.in, type);
   const bool with_values = !flags.values.empty();
   std::optional<ArrayFileInfo> values_info;
   if (with_values)

@@ -164,11 +164,7 @@ std::vector<HostShard> shuffle_slices(Context& ctx, const std::string& spec, con
 void run_shuffle_command(const ShuffleFlags& flags) {
   std::optional<KeyType> type;
   if (!flags.type.empty()) type = parse_key_type(flags.type);
-  require_readable_file(flags.in, "--in");
-  require(type || format_from_path(flags.in) == FileFormat::npy,
-          "--in '" + flags.in + "' is a raw file, so its element type is unknown",
-          "pass --type (u8 u16 u32 u64 i8 i16 i32 i64 f16 bf16 f32 f64), or use a .npy file");
-  const ArrayFileInfo keys_info = inspect_array_file(flags.in, type);
+  const ArrayFileInfo keys_info = inspect_keys_input(flags.in, type);
   const bool with_values = !flags.values.empty();
   require(!with_values || !flags.values_out_prefix.empty(), "--values was given without --values-out-prefix",
           "name where the shuffled values go with --values-out-prefix");

@@ -39,11 +39,7 @@ void run_sort(const SortFlags& flags) {
   parse_backend(flags.backend);  // bad flag values fail before any file is touched
   parse_device_list(flags.devices);
 
-  require_readable_file(flags.in, "--in");
-  require(type || format_from_path(flags.in) == FileFormat::npy,
-          "--in '" + flags.in + "' is a raw file, so its element type is unknown",
-          "pass --type (u8 u16 u32 u64 i8 i16 i32 i64 f16 bf16 f32 f64), or use a .npy file");
-  const ArrayFileInfo keys_info = inspect_array_file(flags.in, type);
+  const ArrayFileInfo keys_info = inspect_keys_input(flags.in, type);
   const bool with_values = !flags.values.empty();
   std::optional<ArrayFileInfo> values_info;
   if (with_values) values_info = inspect_values(flags.values, flags.values_type, flags.in, keys_info.count, "sort");
