@@ -4,7 +4,7 @@
 // same number of keys (the Communicator alone). The target compares the shuffle with the
 // larger of the two. Every step prints its time and its floor.
 //
-//   bench_shuffle [--devices 0,0,0,0] [--keys 2^30] [--buckets 1024] [--reps 5]
+//   bench_shuffle [--devices 0,0,0,0] [--keys 2^30] [--buckets 1024] [--owners round-robin|block] [--reps 5]
 //
 // Floors (bytes over the device-to-device copy traffic measured in this run, reads plus writes):
 // the split reads every key twice and writes it once (12 bytes a key), the exchange and the
@@ -38,6 +38,7 @@ struct Options {
   std::vector<int> devices{0, 0, 0, 0};
   std::uint64_t keys = std::uint64_t(1) << 30;
   std::uint32_t buckets = 1024;
+  bool block_owners = false;  // contiguous bucket ranges per device instead of round-robin
   int reps = 5;
 };
 
@@ -60,6 +61,10 @@ Options parse(int argc, char** argv) {
       o.keys = parse_count(value());
     } else if (a == "--buckets") {
       o.buckets = std::uint32_t(std::stoul(value()));
+    } else if (a == "--owners") {
+      const std::string v = value();
+      if (v != "block" && v != "round-robin") rxm::bench::driver_argument_error("bench_shuffle", "--owners " + v + " is not block or round-robin");
+      o.block_owners = v == "block";
     } else if (a == "--reps") {
       o.reps = std::stoi(value());
     } else {
@@ -111,7 +116,8 @@ int run(int argc, char** argv) {
   }
   for (const auto& s : shards) spans.emplace_back(s);
   std::vector<int> owner(o.buckets);
-  for (std::uint32_t b = 0; b < o.buckets; ++b) owner[b] = int(b % std::uint32_t(p));
+  for (std::uint32_t b = 0; b < o.buckets; ++b)
+    owner[b] = o.block_owners ? int(std::uint64_t(b) * std::uint64_t(p) / o.buckets) : int(b % std::uint32_t(p));
   const rxm::buckets::hash fn{.m = o.buckets};
 
   // The shuffle, whole, then once more with its steps timed.
@@ -175,7 +181,7 @@ int run(int argc, char** argv) {
   for (int d : o.devices) device_list += (device_list.empty() ? "" : ",") + std::to_string(d);
   rxm::bench::Case c("shuffle",
                      {{"devices", device_list}, {"keys", total}, {"type", "u32"}, {"buckets", "hash"},
-                      {"m", o.buckets}, {"owners", "round-robin"}, {"streaming", false}},
+                      {"m", o.buckets}, {"owners", o.block_owners ? "block" : "round-robin"}, {"streaming", false}},
                      n, "keys");
   c.add("radixmesh shuffle (split, counts, exchange, regroup)", ours, true);
   c.add_diagnostic("local multisplit alone, every device (diagnostic)", split);
@@ -201,5 +207,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return radixmesh::bench::driver_main("bench_shuffle", "usage: bench_shuffle [--devices 0,0,0,0] [--keys 2^30] [--buckets 1024] [--reps 5]", argc, argv, run);
+  return radixmesh::bench::driver_main("bench_shuffle", "usage: bench_shuffle [--devices 0,0,0,0] [--keys 2^30] [--buckets 1024] [--owners round-robin|block] [--reps 5]", argc, argv, run);
 }
