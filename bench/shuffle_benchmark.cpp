@@ -171,6 +171,7 @@ int run(int argc, char** argv) {
     rxm::detail::DeviceGuard guard(ctx.devices()[0].id);
     auto copy = time_ms([&] {
       RXM_CUDA_CHECK(cudaMemcpy(outs[0].data(), shards[0].data(), per_device * 4, cudaMemcpyDeviceToDevice));
+      RXM_CUDA_CHECK(cudaDeviceSynchronize());  // a device-to-device cudaMemcpy does not wait for itself
     }, o.reps);
     traffic = 2.0 * double(per_device * 4) / (copy.median_ms / 1e3);
   }
