@@ -33,6 +33,15 @@ std::string gpu_rank_problem() {
 #endif
 }
 
+// The mesh of one device per rank that `transport` spans, every device on `backend`.
+void one_device_per_rank(detail::MeshState& mesh, std::shared_ptr<comm::Communicator> transport, Backend backend) {
+  mesh.size = transport->size();
+  mesh.process_rank = transport->first_local();
+  mesh.local = {transport->first_local(), 1};
+  mesh.backends.assign(std::size_t(mesh.size), backend);
+  mesh.communicator = std::move(transport);
+}
+
 // This rank's index among the ranks of its host.
 int host_rank(MPI_Comm comm, int& ranks_on_host) {
   MPI_Comm host;
@@ -71,13 +80,7 @@ Context Context::mpi_from_handle(const void* handle, std::size_t handle_bytes, B
     const int gpus = int(discover_cuda().topology.devices.size());
     Context c = local({local_rank % gpus}, Backend::cuda);
     const auto& d = detail::cuda_resources(c).devices.front();
-    auto transport = std::make_shared<comm::NcclTransport>(comm, d.device, d.stream);
-    detail::MeshState& mesh = c.state_->mesh;
-    mesh.size = transport->size();
-    mesh.process_rank = transport->first_local();
-    mesh.local = {transport->first_local(), 1};
-    mesh.backends.assign(std::size_t(mesh.size), Backend::cuda);
-    mesh.communicator = std::move(transport);
+    one_device_per_rank(c.state_->mesh, std::make_shared<comm::NcclTransport>(comm, d.device, d.stream), Backend::cuda);
     return c;
   }
 #endif
@@ -86,12 +89,7 @@ Context Context::mpi_from_handle(const void* handle, std::size_t handle_bytes, B
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency() / unsigned(std::max(1, ranks_on_host)));
   Context c = cpu(threads);
   c.state_->cpu_fallback_reason = "MPI ranks run the CPU backend: " + problem;
-  detail::MeshState& mesh = c.state_->mesh;
-  mesh.size = transport->size();
-  mesh.process_rank = transport->first_local();
-  mesh.local = {transport->first_local(), 1};
-  mesh.backends.assign(std::size_t(mesh.size), Backend::cpu);
-  mesh.communicator = std::move(transport);
+  one_device_per_rank(c.state_->mesh, std::move(transport), Backend::cpu);
   return c;
 }
 

@@ -215,7 +215,7 @@ TEST(MeshPlanner, NvswitchBoxEveryRouteDirect) {
       EXPECT_EQ(pair.shares[0].chunks, 16u);  // 256 MiB in 16 MiB chunks
     }
   }
-  // Round 0 (local copies, no time) and 7 shifted rounds; in each round every GPU sends b up
+  // The shift-0 step (local copies, no time) and 7 shifted steps; in each round every GPU sends b up
   // its 450 GB/s link and receives b down its link: b / 450e9 per round.
   ASSERT_EQ(plan.steps.size(), 8u);
   EXPECT_EQ(plan.steps[0].seconds, 0.0);
@@ -427,7 +427,7 @@ TEST(MeshPlanner, TwoHostsJoinedByNics) {
   const ExchangePlan plan = plan_exchange(m, g);
   check_plan(plan, m, g);
   EXPECT_EQ(plan.max_flow_runs, 12u);
-  // Round 2 (steps[1]; round 0 has no bytes) is 0->2, 1->3, 2->0, 3->1: 200 MiB each way on each
+  // Shift 2 (steps[1]; shift 0 has no bytes) is 0->2, 1->3, 2->0, 3->1: 200 MiB each way on each
   // of the four NIC ports (on its first route every pair uses its own GPU's NIC; split over both
   // routes, each port would still carry two halves), so 200 MiB / 50 GB/s.
   EXPECT_NEAR(plan.steps[1].link_seconds, double(200ull << 20) / 50e9, 1e-12);

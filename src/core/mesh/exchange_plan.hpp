@@ -4,7 +4,7 @@
 //
 // The schedule model:
 // - Steps are rounds of a shifted all-to-all: round r carries every pair (i, (i + r) mod P), so each
-//   participant sends to one peer and receives from one peer per round. Round 0 is each
+//   participant sends to one peer and receives from one peer per round. The step of shift 0 is each
 //   participant's bytes to itself (local copies). Rounds without bytes are left out.
 // - Within a step all transfers run at once. The step's link time T is the largest, over links, of
 //   (bytes the step sends across the link) / (link capacity); each transfer runs at bytes / T, so
