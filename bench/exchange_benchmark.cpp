@@ -1,17 +1,22 @@
-// bench_exchange: the mesh's all-to-all-v (the peer transport) against the naive all-at-once
-// copy-engine exchange (every pair's cudaMemcpyPeerAsync issued at once on one stream) and the
-// device-to-device copy of the same bytes, in the same run, on logical devices of one GPU or on
-// distinct GPUs.
+// bench_exchange: the mesh's all-to-all-v against NCCL's grouped send/recv (where NCCL can run:
+// one GPU per mesh device), the naive all-at-once copy-engine exchange (every pair's
+// cudaMemcpyPeerAsync issued at once on one stream) and the device-to-device copy of the same
+// bytes, in the same run, on logical devices of one GPU or on distinct GPUs.
 //
 //   bench_exchange [--devices 0,0,0,0] [--bytes-per-device 2G] [--skew uniform|zipf:S] [--reps N]
+//                  [--transport auto|peer|peer-sm|nccl] [--explain]
 //
+// --explain prints the exchange planner's plan for these counts over the machine's link graph
+// (routes per pair: direct, relayed or staged through host memory; rounds; modelled time).
+//
+// Ours is the transport --transport names (auto: the one the context picks, printed); the other
+// one-process transports (peer, peer-sm) are timed beside it as diagnostics, and NCCL as the peer.
 // Every participant sends --bytes-per-device bytes (4-byte elements), split over the destinations
 // evenly (uniform) or by Zipf(S) over the destination's rank (destination 0 hottest). Printed: the
 // time, the bytes sent per device per second, and the floor: on logical devices, every byte is
 // read and written once in the one GPU's memory, so the floor is the bytes sent over the measured
 // device-to-device copy rate; on distinct GPUs, the busiest device's off-device bytes (in or out)
-// over the rate one GPU measured sending to all the others at once. NCCL's all-to-all needs one
-// GPU per rank and is measured by the multi-GPU runs (nccl transport), not here.
+// over the rate one GPU measured sending to all the others at once.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -29,8 +34,10 @@
 #include "cuda/runtime/cuda_resources.hpp"
 #include "harness/driver_main.hpp"
 #include "harness/harness.hpp"
+#include "mesh_benchmarks.hpp"
 #include "radixmesh/communicator.hpp"
 #include "radixmesh/error.hpp"
+#include "radixmesh/links.hpp"
 
 namespace rxm = radixmesh;
 using rxm::comm::AllToAllV;
@@ -42,6 +49,8 @@ struct Options {
   std::uint64_t bytes_per_device = std::uint64_t(2) << 30;
   double zipf_s = 0;  // 0: uniform
   int reps = 10;
+  rxm::comm::Transport transport = rxm::comm::Transport::automatic;
+  bool explain = false;  // print the exchange planner's routes and schedule for this exchange
 };
 
 std::uint64_t parse_bytes(const std::string& text) {
@@ -73,6 +82,10 @@ Options parse(int argc, char** argv) {
         rxm::require(s == "uniform", "--skew " + s + " is not known", "use uniform or zipf:S");
     } else if (a == "--reps") {
       o.reps = std::stoi(value());
+    } else if (a == "--explain") {
+      o.explain = true;
+    } else if (a == "--transport") {
+      o.transport = rxm::comm::transport_from_name(value());
     } else {
       rxm::bench::driver_argument_error("bench_exchange", "unknown argument " + a);
     }
@@ -122,7 +135,9 @@ int run(int argc, char** argv) {
 
   // The context's mesh devices (logical devices when an id repeats) and its communicator.
   auto ctx = rxm::Context::local(o.devices, rxm::Backend::cuda);
-  auto& transport = rxm::communicator(ctx);
+  const rxm::comm::Transport chosen = rxm::use_transport(ctx, o.transport).transport();
+  std::printf("transport: %s%s\n", rxm::comm::name_of(chosen),
+              o.transport == rxm::comm::Transport::automatic ? " (the automatic choice)" : "");
   std::vector<Participant> parts(p);
   for (std::size_t i = 0; i < p; ++i) {
     Participant& x = parts[i];
@@ -141,16 +156,37 @@ int run(int argc, char** argv) {
     RXM_CUDA_CHECK(cudaMalloc(&x.recv, x.recv_elems * elem));
     RXM_CUDA_CHECK(cudaMemset(x.send, int(i + 1), elems * elem));
   }
+  if (o.explain) {
+    std::vector<std::uint64_t> bytes;
+    for (const auto& row : counts)
+      for (std::uint64_t c : row) bytes.push_back(c * elem);
+    const rxm::LinkReport plan = rxm::explain_exchange(ctx, bytes);
+    std::printf("exchange plan (link rates: %s)\n%s", plan.source.c_str(), plan.text.c_str());
+  }
   std::vector<AllToAllV> entries;
   for (const auto& x : parts)
     entries.push_back({{x.device, x.stream}, x.send, x.recv, x.recv_elems, x.send_counts, x.send_displs, x.recv_counts,
                        x.recv_displs});
 
   const int warmup = 2;
-  auto ours = rxm::bench::time_host({}, [&] {
-    transport.all_to_all_v(entries, elem);
-    sync_all(parts);
-  }, warmup, o.reps);
+  auto time_transport = [&](rxm::comm::Transport t) {
+    auto& transport = rxm::use_transport(ctx, t);
+    return rxm::bench::time_host({}, [&] {
+      transport.all_to_all_v(entries, elem);
+      sync_all(parts);
+    }, warmup, o.reps);
+  };
+  const auto ours = time_transport(chosen);
+  // The other transports of one process, each where it can run here (NCCL: one GPU per device).
+  std::vector<std::pair<rxm::comm::Transport, rxm::bench::Stats>> others;
+  for (auto t : {rxm::comm::Transport::peer, rxm::comm::Transport::peer_sm, rxm::comm::Transport::nccl}) {
+    if (t == chosen) continue;
+    try {
+      others.emplace_back(t, time_transport(t));
+    } catch (const rxm::Error& e) {
+      std::printf("%s transport: not run here (%s)\n", rxm::comm::name_of(t), e.what());
+    }
+  }
 
   // The naive exchange: every pair's copy issued at once, in pair order, on participant 0's stream.
   auto naive = rxm::bench::time_host({}, [&] {
@@ -208,10 +244,16 @@ int run(int argc, char** argv) {
   rxm::bench::Case c("exchange",
                      {{"devices", device_list}, {"logical", logical}, {"bytes_per_device", o.bytes_per_device},
                       {"skew", o.zipf_s == 0 ? std::string("uniform") : "zipf:" + std::to_string(o.zipf_s)},
-                      {"transport", "peer"}, {"elem_bytes", elem}},
+                      {"transport", rxm::comm::name_of(chosen)}, {"elem_bytes", elem}},
                      double(elems * elem * p), "bytes");
-  c.add(std::string("radixmesh all_to_all_v (") + rxm::comm::name_of(transport.transport()) + " transport)", ours, true);
+  c.add(std::string("radixmesh all_to_all_v (") + rxm::comm::name_of(chosen) + " transport)", ours, true);
   c.add("naive all-at-once cudaMemcpyPeerAsync exchange", naive);
+  for (const auto& [t, stats] : others) {
+    if (t == rxm::comm::Transport::nccl)
+      c.add("NCCL grouped ncclSend/ncclRecv (one communicator per GPU, ncclCommInitAll)", stats);
+    else
+      c.add_diagnostic(std::string("radixmesh all_to_all_v (") + rxm::comm::name_of(t) + " transport)", stats);
+  }
   c.set_floor(floor_bytes, floor_rate, basis);
   c.print();
   const double per_device = double(o.bytes_per_device) / (ours.median_ms / 1e3);
@@ -230,6 +272,11 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return radixmesh::bench::driver_main("bench_exchange", "usage: bench_exchange [--devices 0,0,0,0] [--bytes-per-device 2G] [--skew uniform|zipf:S] [--reps N]", argc, argv, run);
-}
+namespace radixmesh::bench {
+
+const char* const exchange_usage =
+    "usage: bench_exchange [--devices 0,0,0,0] [--bytes-per-device 2G] [--skew uniform|zipf:S] [--reps N] [--transport auto|peer|peer-sm|nccl] [--explain]\n";
+
+int run_exchange_benchmark(int argc, char** argv) { return run(argc, argv); }
+
+}  // namespace radixmesh::bench

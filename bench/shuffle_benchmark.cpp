@@ -27,6 +27,7 @@
 #include "cuda/runtime/cuda_resources.hpp"
 #include "harness/driver_main.hpp"
 #include "harness/harness.hpp"
+#include "mesh_benchmarks.hpp"
 #include "radixmesh/radixmesh.hpp"
 #include "radixmesh/shuffle.hpp"
 
@@ -207,6 +208,11 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return radixmesh::bench::driver_main("bench_shuffle", "usage: bench_shuffle [--devices 0,0,0,0] [--keys 2^30] [--buckets 1024] [--owners round-robin|block] [--reps 5]", argc, argv, run);
-}
+namespace radixmesh::bench {
+
+const char* const shuffle_usage =
+    "usage: bench_shuffle [--devices 0,0,0,0] [--keys 2^30] [--buckets 1024] [--owners round-robin|block] [--reps 5]\n";
+
+int run_shuffle_benchmark(int argc, char** argv) { return run(argc, argv); }
+
+}  // namespace radixmesh::bench

@@ -32,7 +32,12 @@
 
 namespace radixmesh::comm {
 
-enum class Transport { automatic, peer, nccl, mpi, threads };
+// How an all-to-all-v's bytes move. peer: device copies by the copy engines (GPUs and logical
+// devices of one process); peer_sm: the same pairs copied by a kernel on each sender, its SMs
+// storing into the destinations (peer memory over NVLink); nccl: grouped ncclSend/ncclRecv (GPUs
+// of one process, or one GPU per MPI rank); mpi: MPI point-to-point (CPU ranks); threads: host
+// copies (CPU devices of one process). automatic: the measured choice (see use_transport).
+enum class Transport { automatic, peer, nccl, mpi, threads, peer_sm };
 RXM_API const char* name_of(Transport t);
 RXM_API Transport transport_from_name(const std::string& name);  // throws Error naming the choices
 
@@ -102,4 +107,17 @@ namespace radixmesh {
 // its one-process mesh (the peer transport over a CUDA context's devices, the threads transport
 // over CPU devices).
 RXM_API comm::Communicator& communicator(const Context& ctx);
+
+// Makes the context's communicator use transport `t` and returns it; call it before the
+// context's first multi-device operation, or between operations (the old communicator goes; it
+// must have no collective in flight). One-process meshes: peer, peer_sm or nccl over GPUs (nccl
+// needs one GPU per mesh device, so no logical devices), threads over CPU devices. An MPI
+// context keeps the transport it was made with (nccl for GPU ranks, mpi for CPU ranks).
+// automatic is what communicator(ctx) picks on first use: the environment variable
+// RXM_TRANSPORT (a transport's name) when set; else peer for logical devices and CPU devices;
+// else, for distinct GPUs, the transport that moved an all-to-all fastest on this machine
+// (timed once with 64 MiB per GPU, then kept in the machine cache beside the link rates, keyed
+// by the GPUs' UUIDs and the driver). Throws invalid_argument or unsupported, naming the
+// transports that would work.
+RXM_API comm::Communicator& use_transport(const Context& ctx, comm::Transport t);
 }  // namespace radixmesh

@@ -5,7 +5,9 @@
 // exchange planner routes over.
 #pragma once
 #include "radixmesh/export.hpp"
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "radixmesh/context.hpp"
 
@@ -23,5 +25,13 @@ struct LinkReport {
 // $XDG_CACHE_HOME/radixmesh or ~/.cache/radixmesh); otherwise a cache from an earlier
 // measurement is used where there is one, else nominal figures from the link types.
 RXM_API LinkReport link_report(const Context& ctx, bool measure = false);
+
+// How an exchange of send_bytes (row-major mesh_size() x mesh_size(): bytes from device i to
+// device j) would be routed over the context's link graph: per pair its routes (direct, relayed
+// through another GPU, or staged through host memory where peer access is missing) with their
+// shares, the schedule of shifted rounds, the modelled time and its floor (the exchange planner,
+// MGI §4.3). The link rates are those link_report gives (measured where cached). On CPU devices
+// every pair is a host copy.
+RXM_API LinkReport explain_exchange(const Context& ctx, const std::vector<std::uint64_t>& send_bytes);
 
 }  // namespace radixmesh

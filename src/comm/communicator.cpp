@@ -14,15 +14,17 @@ const char* name_of(Transport t) {
     case Transport::nccl: return "nccl";
     case Transport::mpi: return "mpi";
     case Transport::threads: return "threads";
+    case Transport::peer_sm: return "peer-sm";
   }
   return "?";
 }
 
 Transport transport_from_name(const std::string& name) {
-  for (Transport t : {Transport::automatic, Transport::peer, Transport::nccl, Transport::mpi, Transport::threads})
+  for (Transport t : {Transport::automatic, Transport::peer, Transport::peer_sm, Transport::nccl, Transport::mpi,
+                      Transport::threads})
     if (name == name_of(t)) return t;
   throw_error(ErrorCode::invalid_argument, "unknown transport '" + name + "'",
-              "use one of auto, peer, nccl, mpi, threads");
+              "use one of auto, peer, peer-sm, nccl, mpi, threads");
 }
 
 std::chrono::milliseconds Communicator::default_timeout() {

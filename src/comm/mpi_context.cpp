@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "comm/mpi_transport.hpp"
-#if defined(RXM_HAS_CUDA)
+#if defined(RXM_HAS_NCCL)
 #include "comm/nccl_library.hpp"
 #include "comm/nccl_transport.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
@@ -17,17 +17,24 @@ namespace radixmesh {
 
 namespace {
 
-// Whether this rank can run a GPU mesh device: a visible GPU and a loadable NCCL; why not, else.
-std::string gpu_rank_problem() {
-#if defined(RXM_HAS_CUDA)
+// Whether this rank can run a GPU mesh device: a GPU of its own (NCCL refuses two ranks on one
+// GPU) and a loadable NCCL; why not, else.
+std::string gpu_rank_problem([[maybe_unused]] int ranks_on_host) {
+#if defined(RXM_HAS_NCCL)
   const CudaDiscovery cuda = discover_cuda();
   if (cuda.topology.devices.empty()) return cuda.reason;
+  const int gpus = int(cuda.topology.devices.size());
+  if (ranks_on_host > gpus)
+    return std::to_string(ranks_on_host) + " ranks share this host's " + std::to_string(gpus) +
+           " GPU(s), and NCCL needs one GPU per rank (run at most " + std::to_string(gpus) + " ranks per host)";
   try {
     (void)comm::nccl();
   } catch (const Error& e) {
     return e.what();
   }
   return {};
+#elif defined(RXM_HAS_CUDA)
+  return "this build of radixmesh has no NCCL transport (RXM_ENABLE_NCCL=OFF)";
 #else
   return "this build of radixmesh has no CUDA backend";
 #endif
@@ -66,7 +73,8 @@ Context Context::mpi_from_handle(const void* handle, std::size_t handle_bytes, B
   [[maybe_unused]] const int local_rank = host_rank(comm, ranks_on_host);
 
   // Every rank must agree on the backend: GPUs (with NCCL) only if every rank has them.
-  const std::string problem = backend == Backend::cpu ? std::string("the CPU backend was asked for") : gpu_rank_problem();
+  const std::string problem =
+      backend == Backend::cpu ? std::string("the CPU backend was asked for") : gpu_rank_problem(ranks_on_host);
   int can_gpu = problem.empty() ? 1 : 0, all_gpu = 0;
   MPI_Allreduce(&can_gpu, &all_gpu, 1, MPI_INT, MPI_MIN, comm);
   if (backend == Backend::cuda && !all_gpu)
@@ -74,7 +82,7 @@ Context Context::mpi_from_handle(const void* handle, std::size_t handle_bytes, B
                 "Context::mpi: GPU ranks were asked for, but " +
                     (problem.empty() ? std::string("another rank cannot run one") : "this rank cannot: " + problem),
                 "give every rank a GPU and NCCL, or use Backend::cpu");
-#if defined(RXM_HAS_CUDA)
+#if defined(RXM_HAS_NCCL)
   if (all_gpu) {
     // Rank r of a host takes that host's GPU r (mod the GPUs it sees).
     const int gpus = int(discover_cuda().topology.devices.size());

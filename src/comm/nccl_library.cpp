@@ -33,6 +33,7 @@ Loaded load() {
   };
   sym(l.get_unique_id, "ncclGetUniqueId");
   sym(l.comm_init_rank, "ncclCommInitRank");
+  sym(l.comm_init_all, "ncclCommInitAll");
   sym(l.comm_destroy, "ncclCommDestroy");
   sym(l.comm_abort, "ncclCommAbort");
   sym(l.comm_get_async_error, "ncclCommGetAsyncError");

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <thread>
 
+#include "comm/nccl_exchange.hpp"
 #include "comm/nccl_library.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
@@ -59,29 +60,11 @@ void NcclTransport::all_to_all_v(std::span<const AllToAllV> local, std::size_t e
   require(!aborted_, "all_to_all_v: the NCCL communicator was aborted after an earlier failure",
           "make a new context");
   control_->agree_all_to_all(local, elem_bytes);  // same verdict on every rank, nothing moved yet
-  const AllToAllV& a = local[0];
   const NcclLibrary& n = nccl();
-  const int me = first_local(), p = size();
   detail::DeviceGuard guard(device_);
-  const auto* send = static_cast<const std::byte*>(a.send);
-  auto* recv = static_cast<std::byte*>(a.recv);
-  if (a.send_counts[std::size_t(me)])
-    RXM_CUDA_CHECK(cudaMemcpyAsync(recv + a.recv_displs[std::size_t(me)] * elem_bytes,
-                                   send + a.send_displs[std::size_t(me)] * elem_bytes,
-                                   a.send_counts[std::size_t(me)] * elem_bytes, cudaMemcpyDeviceToDevice, stream_));
+  copy_own_part(first_local(), local[0], elem_bytes, stream_);
   check_nccl(n.group_start(), "ncclGroupStart");
-  for (int q = 0; q < p; ++q) {
-    if (q == me) continue;
-    const std::size_t sq = std::size_t(q);
-    if (a.send_counts[sq])
-      check_nccl(n.send(send + a.send_displs[sq] * elem_bytes, a.send_counts[sq] * elem_bytes, ncclUint8, q, comm_,
-                        stream_),
-                 "ncclSend");
-    if (a.recv_counts[sq])
-      check_nccl(n.recv(recv + a.recv_displs[sq] * elem_bytes, a.recv_counts[sq] * elem_bytes, ncclUint8, q, comm_,
-                        stream_),
-                 "ncclRecv");
-  }
+  enqueue_nccl_exchange(n, comm_, first_local(), size(), local[0], elem_bytes, stream_);
   check_nccl(n.group_end(), "ncclGroupEnd");
   // Stream-ordered for the caller; the host waits only to turn a peer's failure into an error on
   // every rank instead of a hang (NCCL has no deadline of its own).

@@ -3,12 +3,16 @@
 // and issued without a host synchronization:
 //   1. an event on every participant's stream marks its earlier work (what it sends is written,
 //      what it receives into is free);
-//   2. each sender issues one copy per destination on its own copy stream for that destination
-//      (so the copies to different destinations run concurrently on the copy engines), after both
-//      events of the pair;
-//   3. every receiver's stream waits for the copies into it.
-// Copies between two GPUs use cudaMemcpyPeerAsync (the driver stages through host memory where
-// peer access is off); logical devices of one GPU copy within the device.
+//   2. each sender copies its segments after the events of both ends of each pair;
+//   3. every receiver's stream waits for the copies into it, and every sender's for the copies out
+//      of it (its send buffer is free again then).
+// Two ways to move the bytes (PeerCopy):
+//   - copy_engines ("peer"): one cudaMemcpyPeerAsync per pair, each on its own stream, so copies to
+//     different destinations run concurrently on the copy engines;
+//   - sm ("peer-sm"): one kernel per sender stores every segment into its destination (peer
+//     memory over NVLink for distinct GPUs), so the SMs drive all links at once.
+// A pair of GPUs without peer access always takes cudaMemcpyPeerAsync, which the driver stages
+// through host memory.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -23,20 +27,30 @@ struct PeerParticipant {
   cudaStream_t stream = nullptr;  // the participant's stream (the context's stream of that device)
 };
 
+enum class PeerCopy { copy_engines, sm };
+
 class PeerTransport final : public InProcessCommunicator {
  public:
-  explicit PeerTransport(std::vector<PeerParticipant> participants);
+  PeerTransport(std::vector<PeerParticipant> participants, PeerCopy method);
   ~PeerTransport() override;
   PeerTransport(const PeerTransport&) = delete;
   PeerTransport& operator=(const PeerTransport&) = delete;
 
-  Transport transport() const override { return Transport::peer; }
+  Transport transport() const override { return method_ == PeerCopy::sm ? Transport::peer_sm : Transport::peer; }
   void all_to_all_v(std::span<const AllToAllV> local, std::size_t elem_bytes) override;
 
  private:
   void release() noexcept;
+  // Queues sender i's copies and records the events its receivers wait for.
+  void copy_with_engines(std::size_t i, std::span<const AllToAllV> local, std::size_t elem_bytes);
+  void copy_with_sms(std::size_t i, std::span<const AllToAllV> local, std::size_t elem_bytes);
+  // The event that marks the end of the copy from i to j.
+  cudaEvent_t done(std::size_t i, std::size_t j) const;
+  bool stores_reach(std::size_t i, std::size_t j) const { return can_store_[i * participants_.size() + j]; }
 
   std::vector<PeerParticipant> participants_;
+  PeerCopy method_;
+  std::vector<char> can_store_;             // [from * size() + to]: kernel stores reach (same GPU or peer access)
   std::vector<cudaStream_t> copy_streams_;  // [sender * size() + destination], on the sender's device
   std::vector<cudaEvent_t> ready_;          // [participant]
   std::vector<cudaEvent_t> copied_;         // [sender * size() + destination]

@@ -37,5 +37,7 @@ BadBucket cuda_multisplit(Context& ctx, const MultisplitArgs& args, const Bucket
 
 // The link graph of a CUDA context's devices (src/cuda/mesh/machine_links.cpp).
 LinkReport cuda_link_report(const Context& ctx, bool measure);
+// The exchange plan of send_bytes (row-major P x P) over the context's link graph.
+LinkReport cuda_exchange_report(const Context& ctx, const std::vector<std::uint64_t>& send_bytes);
 
 }  // namespace radixmesh::detail

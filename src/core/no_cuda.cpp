@@ -48,6 +48,7 @@ BadBucket cuda_multisplit(Context&, const MultisplitArgs&, const BucketSpec&) { 
 std::vector<std::uint64_t> copy_offsets_to_host(const std::uint64_t*, std::size_t) { no_cuda(); }
 void cuda_topk_host(Context&, const TopkPlan&, const TopkRequest&) { no_cuda(); }
 LinkReport cuda_link_report(const Context&, bool) { no_cuda(); }
+LinkReport cuda_exchange_report(const Context&, const std::vector<std::uint64_t>&) { no_cuda(); }
 
 // Channels: validate_channel refuses every context of this build (they are all CPU contexts).
 ChannelState make_channel_state(const Context& ctx, const ChannelLayout& layout, std::span<const int> owners) {

@@ -217,6 +217,19 @@ TEST(GpuChannel, KeysOnlyUserFunctorExplicitM) {
   round_trip<std::uint32_t, void>(four, mod_hash{1000}, 1000, random_owners(1000, 4, 13), {33'333, 1, 0, 65'536});
 }
 
+TEST(GpuChannel, EveryGpuWhereThereAreSeveral) {  // pushes into peer memory over NVLink
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) GTEST_SKIP() << "needs two GPUs or more";
+  std::vector<int> gpus(static_cast<std::size_t>(count));
+  std::vector<std::size_t> sizes;
+  for (int g = 0; g < count; ++g) {
+    gpus[std::size_t(g)] = g;
+    sizes.push_back(g == 1 ? 0 : std::size_t(90'001 + 7'919 * g));
+  }
+  round_trip<std::uint32_t, std::uint32_t>(gpus, rxm::buckets::radix_digit{24, 8}, 256, random_owners(256, count, 17),
+                                           sizes);
+}
+
 TEST(GpuChannel, OneBucket) {
   round_trip<std::uint64_t, std::uint32_t>(three, rxm::buckets::radix_digit{0, 0}, 1, {2}, {1'000, 2'000, 3'000});
 }

@@ -1,4 +1,5 @@
-// The peer transport's all-to-all-v on logical devices (several participants on one GPU, each
+// The one-process GPU transports' all-to-all-v (peer: copy engines; peer-sm: a copy kernel per
+// sender; nccl: on distinct GPUs) on logical devices (several participants on one GPU, each
 // with its own stream and buffers), and on distinct GPUs where the machine has them: byte-exact
 // against a CPU model of the exchange, receive buffers poisoned first (every element written,
 // nothing else touched), random counts with zeros and empty participants, element sizes 1, 4, 8
@@ -90,11 +91,14 @@ std::vector<AllToAllV> entries(const Mesh& mesh) {
   return e;
 }
 
-// The context's communicator: the peer transport over its devices' streams.
-rxm::comm::Communicator* transport_of(const rxm::Context& ctx) {
-  EXPECT_EQ(rxm::communicator(ctx).transport(), rxm::comm::Transport::peer);
-  return &rxm::communicator(ctx);
+// The context's communicator, made to use transport t.
+rxm::comm::Communicator* transport_of(const rxm::Context& ctx, rxm::comm::Transport t = rxm::comm::Transport::peer) {
+  rxm::comm::Communicator& c = rxm::use_transport(ctx, t);
+  EXPECT_EQ(c.transport(), t);
+  return &c;
 }
+
+constexpr rxm::comm::Transport one_gpu_transports[] = {rxm::comm::Transport::peer, rxm::comm::Transport::peer_sm};
 
 // The model: participant j's receive buffer is the concatenation over senders i of i's part for j.
 void expect_exchanged(const Mesh& mesh, std::size_t elem) {
@@ -135,9 +139,11 @@ TEST(GpuPeerExchange, LogicalDevicesRandomCountsEveryElementSize) {
   RXM_REQUIRE_GPU();
   const std::uint64_t seed = rxm::testing::test_seed();
   SCOPED_TRACE(seed);
+  for (auto transport : one_gpu_transports)
   for (std::size_t p : {1u, 2u, 3u, 4u, 7u}) {
     for (std::size_t elem : {1u, 4u, 8u, 12u}) {
-      SCOPED_TRACE(::testing::Message() << p << " participants, " << elem << "-byte elements");
+      SCOPED_TRACE(::testing::Message() << p << " participants, " << elem << "-byte elements, "
+                                        << rxm::comm::name_of(transport));
       auto counts = random_counts(p, 100003, seed + p * 31 + elem);
       if (p > 2) {  // an empty participant: sends and receives nothing
         for (auto& x : counts[1]) x = 0;
@@ -146,7 +152,7 @@ TEST(GpuPeerExchange, LogicalDevicesRandomCountsEveryElementSize) {
       auto ctx = logical_devices(p);
       Mesh mesh;
       build(mesh, ctx, counts, elem, seed + elem);
-      auto t = transport_of(ctx);
+      auto t = transport_of(ctx, transport);
       auto e = entries(mesh);
       t->all_to_all_v(e, elem);
       // Twice on the same transport, the receive buffers poisoned again in between on their own
@@ -170,14 +176,36 @@ TEST(GpuPeerExchange, DistinctGpusWhereThereAreSeveral) {
   std::vector<int> devices(static_cast<std::size_t>(count));
   std::iota(devices.begin(), devices.end(), 0);
   auto ctx = rxm::Context::local(devices, rxm::Backend::cuda);
-  for (std::size_t elem : {4u, 8u}) {
-    Mesh mesh;
-    build(mesh, ctx, random_counts(devices.size(), 1 << 20, 7 + elem), elem, 11);
-    auto t = transport_of(ctx);
-    auto e = entries(mesh);
-    t->all_to_all_v(e, elem);
-    expect_exchanged(mesh, elem);
+  for (auto transport : {rxm::comm::Transport::peer, rxm::comm::Transport::peer_sm, rxm::comm::Transport::nccl})
+    for (std::size_t elem : {1u, 4u, 8u, 12u}) {
+      SCOPED_TRACE(::testing::Message() << elem << "-byte elements, " << rxm::comm::name_of(transport));
+      Mesh mesh;
+      build(mesh, ctx, random_counts(devices.size(), 1 << 20, 7 + elem), elem, 11);
+      auto t = transport_of(ctx, transport);
+      auto e = entries(mesh);
+      t->all_to_all_v(e, elem);
+      t->all_to_all_v(e, elem);  // again on the same transport
+      expect_exchanged(mesh, elem);
+      if (HasFatalFailure()) return;
+    }
+  // The automatic choice is one of them, measured.
+  const auto chosen = rxm::use_transport(ctx, rxm::comm::Transport::automatic).transport();
+  EXPECT_TRUE(chosen == rxm::comm::Transport::peer || chosen == rxm::comm::Transport::peer_sm ||
+              chosen == rxm::comm::Transport::nccl)
+      << rxm::comm::name_of(chosen);
+}
+
+TEST(GpuPeerExchange, NcclRefusesLogicalDevicesClearly) {
+  RXM_REQUIRE_GPU();
+  auto ctx = logical_devices(2);
+  try {
+    rxm::use_transport(ctx, rxm::comm::Transport::nccl);
+    FAIL() << "nccl over logical devices was accepted";
+  } catch (const rxm::Error& err) {
+    EXPECT_NE(std::string(err.what()).find("listed more than once"), std::string::npos) << err.what();
   }
+  EXPECT_THROW(rxm::use_transport(ctx, rxm::comm::Transport::threads), rxm::Error);
+  EXPECT_EQ(rxm::use_transport(ctx, rxm::comm::Transport::automatic).transport(), rxm::comm::Transport::peer);
 }
 
 TEST(GpuPeerExchange, MoreThanTwoToThe31Elements) {
@@ -190,10 +218,15 @@ TEST(GpuPeerExchange, MoreThanTwoToThe31Elements) {
   auto ctx = logical_devices(2);
   Mesh mesh;
   build(mesh, ctx, counts, 1, 3);
-  auto t = transport_of(ctx);
-  auto e = entries(mesh);
-  t->all_to_all_v(e, 1);
-  expect_exchanged(mesh, 1);
+  for (auto transport : one_gpu_transports) {
+    SCOPED_TRACE(rxm::comm::name_of(transport));
+    auto t = transport_of(ctx, transport);
+    auto e = entries(mesh);
+    t->all_to_all_v(e, 1);
+    expect_exchanged(mesh, 1);
+    if (HasFatalFailure()) return;
+    for (const auto& s : mesh.sides) RXM_CUDA_CHECK(cudaMemset(s.recv, poison, s.recv_elems + 1));
+  }
 }
 
 TEST(GpuPeerExchange, DisagreeingCountsAndSmallBuffersAreRefusedBeforeAnyByteMoves) {

@@ -18,6 +18,7 @@
 #include "common/gpu_skip.hpp"
 #include "common/random_keys.hpp"
 #include "common/shuffle_model.hpp"
+#include "radixmesh/communicator.hpp"
 #include "radixmesh/radixmesh.hpp"
 #include "radixmesh/shuffle.hpp"
 
@@ -151,7 +152,12 @@ TEST(GpuShuffle, EveryGpuWhereThereAreSeveral) {
   RXM_CUDA_CHECK(cudaGetDeviceCount(&count));
   if (count < 2) GTEST_SKIP() << "one GPU: the logical-device tests cover the mesh";
   auto ctx = rxm::Context::local({}, rxm::Backend::cuda);
-  every_bucket_function<std::uint32_t>(ctx, test_seed());
+  for (auto t : {rxm::comm::Transport::peer, rxm::comm::Transport::peer_sm, rxm::comm::Transport::nccl}) {
+    SCOPED_TRACE(rxm::comm::name_of(t));
+    rxm::use_transport(ctx, t);
+    every_bucket_function<std::uint32_t>(ctx, test_seed());
+    if (HasFatalFailure()) return;
+  }
 }
 
 TEST(GpuShuffle, BadInputIsRefusedBeforeAnyKeyMoves) {

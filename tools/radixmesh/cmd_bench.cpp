@@ -4,6 +4,9 @@
 //   sort: bench/sort_benchmark.hpp (CPU: std::sort, boost; CUDA: CUB, torch.sort)
 //   topk: bench_topk.hpp (CPU: std::nth_element, std::partial_sort; CUDA: torch.topk, sort-then-take)
 //   multisplit: bench_multisplit.hpp (CPU: counting sort, RB-sort; CUDA: sort on the digit's bits)
+// exchange and shuffle (the mesh, GPUs only) take their drivers' flags and run
+// bench/mesh_benchmarks.hpp: all_to_all_v vs NCCL and the naive copy exchange; the shuffle vs its
+// multisplit and all_to_all_v alone.
 #include <cstdio>
 #include <memory>
 
@@ -16,6 +19,15 @@
 #include "bench_topk.hpp"
 #include "radixmesh/keys.hpp"  // Order, used by sort_benchmark.hpp
 #include "sort_benchmark.hpp"
+#endif
+#if defined(RXM_BENCH_HAS_MESH) && RXM_BENCH_HAS_MESH
+#include <string>
+#include <vector>
+
+#include "mesh_benchmarks.hpp"
+#define RXM_CLI_HAS_MESH_BENCH 1
+#else
+#define RXM_CLI_HAS_MESH_BENCH 0
 #endif
 
 // rxm_bench_sort defines RXM_BENCH_HAS_CUDA_SORT when it holds run_cuda_sort_benchmark.
@@ -195,6 +207,25 @@ void run_bench_multisplit(const BenchMultisplitFlags&, const Invocation&) { no_b
 
 #endif
 
+// `radixmesh bench exchange|shuffle ARGS`: the driver's own flags, forwarded as they are.
+void run_mesh_bench(const char* name, const std::vector<std::string>& args) {
+#if RXM_CLI_HAS_MESH_BENCH
+  std::vector<std::string> words{std::string("radixmesh bench ") + name};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  const int argc = int(words.size());
+  const int status = std::string(name) == "exchange" ? bench::run_exchange_benchmark(argc, argv.data())
+                                                     : bench::run_shuffle_benchmark(argc, argv.data());
+  if (status != 0) throw_error(ErrorCode::internal, std::string("bench ") + name + " failed", "see the lines above");
+#else
+  (void)args;
+  throw_error(ErrorCode::unsupported, std::string("this radixmesh has no mesh benchmarks (bench ") + name + ")",
+              "rebuild with -DRXM_ENABLE_CUDA=ON -DRXM_BUILD_BENCH=ON on a machine with nvcc");
+#endif
+}
+
 }  // namespace
 
 std::vector<Command> register_bench(CLI::App& root, const Invocation& invocation) {
@@ -239,7 +270,23 @@ std::vector<Command> register_bench(CLI::App& root, const Invocation& invocation
   multisplit->add_option("--values", multisplit_flags->value_bytes, "Value bytes per key: 0 (keys only), 4 or 8")
       ->capture_default_str();
 #endif
-  return {{sort, [sort_flags, invocation] { run_bench_sort(*sort_flags, invocation); }},
+#if RXM_CLI_HAS_MESH_BENCH
+  const std::string exchange_help = std::string("The mesh's all_to_all_v vs NCCL grouped send/recv and the naive "
+                                                "copy-engine exchange, on GPUs or logical devices. Flags: ") +
+                                    bench::exchange_usage;
+  const std::string shuffle_help =
+      std::string("rxm::shuffle on GPUs or logical devices vs its multisplit and all_to_all_v alone. Flags: ") +
+      bench::shuffle_usage;
+#else
+  const std::string exchange_help = "The mesh's all_to_all_v (needs a CUDA build)";
+  const std::string shuffle_help = "rxm::shuffle on GPU mesh devices (needs a CUDA build)";
+#endif
+  CLI::App* exchange = bench->add_subcommand("exchange", exchange_help);
+  CLI::App* shuffle = bench->add_subcommand("shuffle", shuffle_help);
+  for (CLI::App* mesh : {exchange, shuffle}) mesh->prefix_command();  // every flag goes to the benchmark
+  return {{exchange, [exchange] { run_mesh_bench("exchange", exchange->remaining()); }},
+          {shuffle, [shuffle] { run_mesh_bench("shuffle", shuffle->remaining()); }},
+          {sort, [sort_flags, invocation] { run_bench_sort(*sort_flags, invocation); }},
           {topk, [topk_flags, invocation] { run_bench_topk(*topk_flags, invocation); }},
           {multisplit, [multisplit_flags, invocation] { run_bench_multisplit(*multisplit_flags, invocation); }}};
 }

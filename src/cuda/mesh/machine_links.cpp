@@ -21,8 +21,10 @@
 #include <sstream>
 
 #include "core/backends.hpp"
+#include "cuda/mesh/machine_cache.hpp"
 #include "cuda/mesh/machine_links.hpp"
 #include "core/mesh/json_text.hpp"
+#include "core/mesh/exchange_plan.hpp"
 #include "core/mesh/link_graph.hpp"
 #include "core/mesh/routes.hpp"
 #include "cuda/runtime/cuda_check.hpp"
@@ -99,40 +101,6 @@ Rates measure(const std::vector<int>& gpus, bool pairs) {
   return r;
 }
 
-std::string uuid_of(int device) {
-  cudaDeviceProp p{};
-  RXM_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
-  char text[40];
-  std::string s;
-  for (int i = 0; i < 16; ++i) {
-    std::snprintf(text, sizeof text, "%02x", static_cast<unsigned char>(p.uuid.bytes[i]));
-    s += text;
-  }
-  return s;
-}
-
-// $RXM_LINKS_CACHE, else $XDG_CACHE_HOME/radixmesh, else ~/.cache/radixmesh.
-std::filesystem::path cache_dir() {
-  if (const char* d = std::getenv("RXM_LINKS_CACHE")) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME")) return std::filesystem::path(x) / "radixmesh";
-  if (const char* h = std::getenv("HOME")) return std::filesystem::path(h) / ".cache" / "radixmesh";
-  return std::filesystem::temp_directory_path() / "radixmesh";
-}
-
-std::string cache_key(const std::vector<int>& gpus, const std::string& driver) {
-  std::string key = "driver " + driver;
-  for (int g : gpus) key += " " + uuid_of(g);
-  return key;
-}
-
-std::filesystem::path cache_file(const std::string& key) {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a of the key names the file
-  for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
-  char name[40];
-  std::snprintf(name, sizeof name, "links-%016llx.txt", static_cast<unsigned long long>(h));
-  return cache_dir() / name;
-}
-
 // The cache holds the key line, then "copy <ordinal> <rate>" and "peer <from> <to> <rate>" lines.
 bool load_rates(const std::filesystem::path& file, const std::string& key, Rates& r) {
   std::ifstream in(file);
@@ -188,8 +156,8 @@ MachineLinks machine_links(const Context& ctx, bool measure_links) {
     participants_of[g].push_back(int(i));
   }
   MachineLinks report;
-  const std::string key = cache_key(gpus, t.driver_version);
-  const std::filesystem::path file = cache_file(key);
+  const std::string key = detail::machine_cache_key(gpus, t.driver_version);
+  const std::filesystem::path file = detail::machine_cache_file(key, "links");
   Rates rates;
   if (measure_links) {
     rates = measure(gpus, gpus.size() > 1);
@@ -278,6 +246,19 @@ LinkReport cuda_link_report(const Context& ctx, bool measure_links) {
   for (std::size_t i = 0; i < matrix.size(); ++i) mat += (i ? "," : "") + std::to_string(matrix[i]);
   report.json = "{\"source\":" + mesh::json_quote(report.source) + ",\"graph\":" + mesh::links_json(g) +
                 ",\"bandwidth_bytes_per_s\":" + mat + "],\"participants\":" + std::to_string(g.participant_count()) + "}";
+  return report;
+}
+
+LinkReport cuda_exchange_report(const Context& ctx, const std::vector<std::uint64_t>& send_bytes) {
+  MachineLinks m = machine_links(ctx, false);
+  mesh::SendMatrix matrix(m.graph.participant_count());
+  matrix.bytes = send_bytes;
+  const mesh::ExchangePlan plan = mesh::plan_exchange(matrix, m.graph);
+  LinkReport report;
+  report.source = m.source;
+  report.notes = m.notes;
+  report.text = mesh::plan_text(plan, m.graph);
+  report.json = mesh::plan_json(plan);
   return report;
 }
 
