@@ -214,6 +214,10 @@ MachineLinks machine_links(const Context& ctx, bool measure_links) {
       if (port.remote == NvlinkPort::Remote::nvswitch) ++lanes_to_switch;
       else if (auto it = by_bus.find(port.remote_pci_bus_id); it != by_bus.end()) ++lanes_to_gpu[it->second];
     }
+    if (!nv.ports.empty() && version == 0) {  // NVML gave no version this build knows
+      version = 4;
+      report.notes += "NVLink version not known to radixmesh: nominal rates assume NVLink 4; ";
+    }
     if (lanes_to_switch) {
       if (nvswitch < 0) nvswitch = g.add_vertex(mesh::VertexKind::nvswitch, "nvswitch", 0);
       g.add_link(vs[0], nvswitch, {mesh::LinkKind::nvlink, version, lanes_to_switch});

@@ -4,11 +4,19 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <type_traits>
 
 namespace radixmesh::detail {
 
 namespace {
+
+// nvmlDeviceGetNvLinkVersion answers with nvmlNvlinkVersion_t: 1 = 1.0, 2 = 2.0, 3 = 2.2, 4 = 3.0,
+// 5 = 3.1, 6 = 4.0, 7 = 5.0 (an H100's links read 6). The link graph wants the generation.
+int nvlink_generation(unsigned nvml_version) {
+  static constexpr int generation[] = {0, 1, 2, 2, 3, 3, 4, 5};
+  return nvml_version < std::size(generation) ? generation[nvml_version] : 0;
+}
 
 // The few NVML declarations used here (nvml.h is not part of the CUDA toolkit here; these
 // signatures and layouts are NVML's stable ABI).
@@ -89,7 +97,7 @@ NvmlLinks nvlink_ports(const std::string& pci_bus_id) {
     if (n.link_state(device, link, &active) != NVML_SUCCESS || !active) continue;
     NvlinkPort port;
     unsigned version = 0;
-    if (n.link_version(device, link, &version) == NVML_SUCCESS) port.version = int(version);
+    if (n.link_version(device, link, &version) == NVML_SUCCESS) port.version = nvlink_generation(version);
     nvmlPciInfo_t remote{};
     if (n.remote_pci(device, link, &remote) == NVML_SUCCESS) port.remote_pci_bus_id = upper(remote.busId);
     nvmlIntNvLinkDeviceType_t type = NVML_NVLINK_DEVICE_TYPE_UNKNOWN;
