@@ -64,30 +64,27 @@ std::uint64_t parse_bytes(const std::string& text) {
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      rxm::require(i + 1 < argc, a + " needs a value", "see --help");
-      return argv[++i];
-    };
-    if (a == "--devices") {
+  rxm::bench::DriverArgs args("bench_exchange", argc, argv);
+  while (args.next()) {
+    auto value = [&] { return args.value(); };
+    if (args.is("--devices")) {
       o.devices = rxm::bench::driver_device_list("bench_exchange", value());
-    } else if (a == "--bytes-per-device") {
+    } else if (args.is("--bytes-per-device")) {
       o.bytes_per_device = parse_bytes(value());
-    } else if (a == "--skew") {
+    } else if (args.is("--skew")) {
       const std::string s = value();
       if (s.rfind("zipf:", 0) == 0)
         o.zipf_s = std::stod(s.substr(5));
       else
         rxm::require(s == "uniform", "--skew " + s + " is not known", "use uniform or zipf:S");
-    } else if (a == "--reps") {
+    } else if (args.is("--reps")) {
       o.reps = std::stoi(value());
-    } else if (a == "--explain") {
+    } else if (args.is("--explain")) {
       o.explain = true;
-    } else if (a == "--transport") {
+    } else if (args.is("--transport")) {
       o.transport = rxm::comm::transport_from_name(value());
     } else {
-      rxm::bench::driver_argument_error("bench_exchange", "unknown argument " + a);
+      args.unknown();
     }
   }
   rxm::require(!o.devices.empty() && o.reps > 0, "no devices or no repetitions", "see --help");

@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "radixmesh/communicator.hpp"
@@ -50,26 +51,23 @@ std::uint64_t parse_count(const std::string& s) {
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      rxm::require(i + 1 < argc, a + " needs a value", "see --help");
-      return argv[++i];
-    };
-    if (a == "--devices") {
+  rxm::bench::DriverArgs args("bench_shuffle", argc, argv);
+  while (args.next()) {
+    auto value = [&] { return args.value(); };
+    if (args.is("--devices")) {
       o.devices = rxm::bench::driver_device_list("bench_shuffle", value());
-    } else if (a == "--keys") {
+    } else if (args.is("--keys")) {
       o.keys = parse_count(value());
-    } else if (a == "--buckets") {
+    } else if (args.is("--buckets")) {
       o.buckets = std::uint32_t(std::stoul(value()));
-    } else if (a == "--owners") {
+    } else if (args.is("--owners")) {
       const std::string v = value();
       if (v != "block" && v != "round-robin") rxm::bench::driver_argument_error("bench_shuffle", "--owners " + v + " is not block or round-robin");
       o.block_owners = v == "block";
-    } else if (a == "--reps") {
+    } else if (args.is("--reps")) {
       o.reps = std::stoi(value());
     } else {
-      rxm::bench::driver_argument_error("bench_shuffle", "unknown argument " + a);
+      args.unknown();
     }
   }
   return o;
@@ -137,15 +135,25 @@ int run(int argc, char** argv) {
                  "report this as a bug");
   }
 
-  // The local multisplit alone: every shard split by the same function, one after the other.
+  // The local multisplit alone: every shard split by the same function at the same time, each
+  // device by its own host thread on a context of its own (its own stream, also for logical
+  // devices), as a user splits shards on several GPUs today.
   std::vector<rxm::DeviceArray<std::uint32_t>> outs;
-  for (int d = 0; d < p; ++d) outs.emplace_back(ctx.devices()[std::size_t(d)].id, per_device);
-  std::vector<std::size_t> offsets(o.buckets + 1);
+  std::vector<rxm::Context> solo;
+  for (int d = 0; d < p; ++d) {
+    outs.emplace_back(ctx.devices()[std::size_t(d)].id, per_device);
+    solo.push_back(rxm::Context::local({ctx.devices()[std::size_t(d)].id}, rxm::Backend::cuda));
+  }
+  std::vector<std::vector<std::size_t>> offsets(static_cast<std::size_t>(p), std::vector<std::size_t>(o.buckets + 1));
   auto split = time_ms([&] {
+    std::vector<std::thread> threads;
     for (int d = 0; d < p; ++d)
-      rxm::multisplit(ctx, std::span<const std::uint32_t>(shards[std::size_t(d)].data(), per_device),
-                      outs[std::size_t(d)].span(), fn, std::span<std::size_t>(offsets), {.checked = false});
-    sync_devices(ctx);
+      threads.emplace_back([&, d] {
+        rxm::multisplit(solo[std::size_t(d)], std::span<const std::uint32_t>(shards[std::size_t(d)].data(), per_device),
+                        outs[std::size_t(d)].span(), fn, std::span<std::size_t>(offsets[std::size_t(d)]),
+                        {.checked = false});
+      });
+    for (auto& t : threads) t.join();
   }, o.reps);
 
   // The all_to_all_v alone: every device sends an equal share to every device (what a hash split
@@ -186,7 +194,7 @@ int run(int argc, char** argv) {
                       {"m", o.buckets}, {"owners", o.block_owners ? "block" : "round-robin"}, {"streaming", false}},
                      n, "keys");
   c.add("radixmesh shuffle (split, counts, exchange, regroup)", ours, true);
-  c.add_diagnostic("local multisplit alone, every device (diagnostic)", split);
+  c.add_diagnostic("local multisplit alone, every device at once (diagnostic)", split);
   c.add_diagnostic("all_to_all_v alone, same keys (diagnostic)", exchange);
   c.set_floor(12 * n + 8 * n + 8 * n, traffic,
               "split (keys read twice, written once) + exchange + regroup (read and written once each) over "

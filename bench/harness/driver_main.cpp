@@ -46,6 +46,13 @@ void driver_argument_error(const std::string& name, const std::string& problem) 
   throw_error(ErrorCode::invalid_argument, problem, "see " + name + " --help");
 }
 
+std::string DriverArgs::value() {
+  if (at_ + 1 >= argc_) driver_argument_error(name_, flag_() + " needs a value");
+  return argv_[++at_];
+}
+
+void DriverArgs::unknown() const { driver_argument_error(name_, "unknown argument " + flag_()); }
+
 double driver_number(const std::string& name, const std::string& flag, const char* text) {
   char* end = nullptr;
   const double value = std::strtod(text, &end);

@@ -3,6 +3,7 @@
 // (there may be no GPU, no driver, or a bad argument).
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace radixmesh::bench {
@@ -25,6 +26,26 @@ int driver_main(const char* name, const char* usage, int argc, char** argv, int 
 
 // A device list as the drivers take it ("0,0,0,0", "0,1"), or driver_argument_error naming --devices.
 std::vector<int> driver_device_list(const std::string& name, const std::string& text);
+
+// Walks a driver's flags:
+//   DriverArgs args("bench_x", argc, argv);
+//   while (args.next()) { if (args.is("--n")) n = args.value(); else args.unknown(); }
+class DriverArgs {
+ public:
+  DriverArgs(std::string name, int argc, char** argv) : name_(std::move(name)), argc_(argc), argv_(argv) {}
+  bool next() { return ++at_ < argc_; }                      // moves to the next flag
+  bool is(const char* flag) const { return flag_() == flag; }
+  std::string value();                                      // the flag's value; an error names the flag without one
+  [[noreturn]] void unknown() const;                        // "unknown argument ..."
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string flag_() const { return argv_[at_]; }
+  std::string name_;
+  int argc_;
+  char** argv_;
+  int at_ = 0;
+};
 
 // The whole of `text` as a number (strtod: 1e8 and 0x10 too), or driver_argument_error naming `flag`.
 double driver_number(const std::string& name, const std::string& flag, const char* text);

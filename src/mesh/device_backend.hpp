@@ -35,8 +35,13 @@ class DeviceBackend {
   virtual comm::Location location(int local) const = 0;
   // `bytes` of memory on local device `local`; throws out_of_memory naming needed and free.
   virtual std::shared_ptr<std::byte> allocate(int local, std::size_t bytes, const char* what) = 0;
-  // Stable multisplit on local device `local`; returns the first bad bucket id (checked mode).
-  virtual detail::BadBucket split(int local, const LocalSplit& split) = 0;
+  // Stable multisplit on local device `local`, in two steps so that every device splits at the
+  // same time: start_split queues it (GPU devices, on their stream) or runs it (CPU devices);
+  // finish_split waits for it, leaves split.args.offsets filled (bucket positions, m + 1) and
+  // returns the first bad bucket id (checked mode). One split per device at a time; the split's
+  // buffers must live until finish_split.
+  virtual void start_split(int local, const LocalSplit& split) = 0;
+  virtual detail::BadBucket finish_split(int local) = 0;
   // dst[c.to + e] = src[c.from + e] for every chunk, elements of elem_bytes bytes.
   virtual void copy_chunks(int local, const void* src, void* dst, std::span<const Chunk> chunks,
                            std::size_t elem_bytes) = 0;

@@ -134,7 +134,12 @@ void run_shuffle(Context& ctx, const ShuffleArgs& a, const ShuffleSink& sink) {
       split.source = a.source;
       split.spec = a.spec;
       split.remap = order.remap.data();
-      const BadBucket bad = backend->split(i, split);
+      backend->start_split(i, split);
+    });
+  // Every device's split is queued before any is waited for, so the devices split at once.
+  for (int i = 0; i < locals; ++i)
+    errors.run(first + i, [&] {
+      const BadBucket bad = backend->finish_split(i);
       if (bad.found()) throw Error(ErrorCode::invalid_argument, bad_bucket_message(bad, a.m, first + i));
     });
 

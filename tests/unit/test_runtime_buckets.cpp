@@ -173,3 +173,49 @@ TEST(RuntimeBuckets, SplittersShapeAndPrefixIndexMatchPublicFunctor) {
   splitters_shape_matches<std::int64_t>(seed);
   splitters_shape_matches<double>(seed);
 }
+
+namespace {
+
+// The hash shape (three 32-bit multiplicative remainders) against buckets::hash's 64-bit `%`, at
+// every awkward m (1, powers of two, primes, 2^16 - 1, 2^16), on every key of this width's types.
+template <class T> void hash_shape_matches(std::uint64_t seed) {
+  using U = rxm::key_bits_t<T>;
+  const auto keys = keys_for_encoding<T>(seed);
+  for (std::uint32_t m : {1u, 2u, 3u, 7u, 255u, 256u, 1000u, 1024u, 4093u, 65521u, 65535u, 65536u}) {
+    rxm::cuda::RuntimeBucketParams<U> p;
+    p.type = rxm::key_type_v<T>;
+    p.kind = rxm::detail::BucketSpec::Kind::hash;
+    p.m = m;
+    p.hash = rxm::cuda::HashBuckets::of(m);
+    const rxm::cuda::RuntimeBuckets<U, rxm::cuda::RuntimeShape::hash> shaped(p);
+    const rxm::cuda::RuntimeBuckets<U, rxm::cuda::RuntimeShape::any> any(p);
+    const rxm::buckets::hash f{.m = m};
+    for (T k : keys) {
+      const U bits = rxm::to_bits(k);
+      ASSERT_EQ(shaped(bits), f(k)) << "m " << m << " bits " << std::uint64_t(bits);
+      ASSERT_EQ(any(bits), f(k)) << "m " << m;
+    }
+  }
+}
+
+}  // namespace
+
+TEST(RuntimeBuckets, HashShapeMatchesPublicFunctor) {
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE(seed);
+  hash_shape_matches<std::uint32_t>(seed);
+  hash_shape_matches<float>(seed);
+  hash_shape_matches<std::int64_t>(seed);
+  hash_shape_matches<double>(seed);
+}
+
+TEST(RuntimeBuckets, RemapSendsIdsBelowMAndKeepsTheRest) {
+  rxm::cuda::RuntimeBucketParams<std::uint32_t> p;
+  p.kind = rxm::detail::BucketSpec::Kind::identity;
+  p.m = 4;
+  const std::uint32_t remap[4] = {2, 0, 3, 1};
+  p.remap = remap;
+  const rxm::cuda::RuntimeBuckets<std::uint32_t, rxm::cuda::RuntimeShape::any> f(p);
+  for (std::uint32_t k = 0; k < 4; ++k) EXPECT_EQ(f(k), remap[k]);
+  EXPECT_EQ(f(9), 9u) << "an id >= m stays, so the checked mode still finds it";
+}

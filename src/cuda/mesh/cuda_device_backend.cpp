@@ -1,13 +1,16 @@
-// The GPU mesh device: device memory on the participant's GPU, the host API's GPU multisplit, and
-// chunk copies on the participant's stream. Logical devices of one GPU each have their own
+// The GPU mesh device: device memory on the participant's GPU, the GPU multisplit queued on the
+// participant's stream (QueuedSplit: every device's split runs at once), and chunk copies on the
+// participant's stream. Logical devices of one GPU each have their own
 // stream (the context's CudaResources entry of that participant) and their own buffers.
 #include <cuda_runtime_api.h>
 
+#include <map>
 #include <numeric>
 #include <vector>
 
 #include "core/backends.hpp"
 #include "cuda/mesh/copy_pieces.hpp"
+#include "cuda/multisplit/queued_split.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
 #include "cuda/runtime/scratch.hpp"
@@ -52,50 +55,31 @@ class CudaDeviceBackend final : public DeviceBackend {
     });
   }
 
-  detail::BadBucket split(int local, const LocalSplit& split) override {
+  void start_split(int local, const LocalSplit& split) override {
     require(split.spec.kind != detail::BucketSpec::Kind::user,
             "a user bucket functor cannot run on GPU mesh devices through the host API",
             "use a built-in bucket function (radix_digit, identity, delta, splitters, hash) or a CPU mesh");
-    // cuda_multisplit queues on the context's stream of the GPU, which for logical devices is not
-    // this device's stream: what this device queued before must be done first.
-    synchronize(local);
     const detail::MultisplitArgs& a = split.args;
-    const std::uint32_t m = a.m;
+    require(a.n <= (std::size_t(1) << 32) - (std::size_t(1) << 16),
+            "shuffle: " + std::to_string(a.n) + " keys on one GPU mesh device",
+            "spread the keys over more mesh devices: at most 2^32 - 2^16 per device");
+    if (split.spec.kind == detail::BucketSpec::Kind::identity)
+      require(!is_floating(a.type), "shuffle: identity buckets on floating-point keys",
+              "use integer keys, or delta buckets for floats");
+    // Ids go straight to their owner-major positions: the remap table rides in the bucket
+    // functor (none when it is the identity, which lets radix digits take the digit split).
     bool identity = true;
-    for (std::uint32_t b = 0; b < m && identity; ++b) identity = split.remap[b] == b;
-    if (identity || a.keys_out == nullptr) {
-      detail::BadBucket bad = detail::cuda_multisplit(ctx_, a, split.spec);
-      if (!bad.found() && a.keys_out == nullptr) remap_offsets(split, a.offsets);
-      return bad;
-    }
-    // Split by the bucket function into scratch, then move each bucket's block to its place in
-    // the remapped (owner-major) order: one batched copy of m blocks for keys, one for values.
-    const std::size_t key_bytes = size_of(a.type);
-    auto keys_tmp = allocate(local, a.n * key_bytes, "shuffle: the local split's keys");
-    std::shared_ptr<std::byte> values_tmp;
-    detail::MultisplitArgs by_id = a;
-    by_id.keys_out = keys_tmp.get();
-    if (a.value_bytes) {
-      values_tmp = allocate(local, a.n * a.value_bytes, "shuffle: the local split's values");
-      by_id.values_out = values_tmp.get();
-    }
-    std::vector<std::size_t> id_offsets(m + 1);
-    by_id.offsets = id_offsets.data();
-    const detail::BadBucket bad = detail::cuda_multisplit(ctx_, by_id, split.spec);
-    if (bad.found()) return bad;
-    std::vector<std::uint64_t> size_at(m + 1, 0);  // bucket sizes by position
-    for (std::uint32_t b = 0; b < m; ++b) size_at[split.remap[b]] = id_offsets[b + 1] - id_offsets[b];
-    std::vector<std::size_t> pos_offsets(m + 1, 0);
-    for (std::uint32_t q = 0; q < m; ++q) pos_offsets[q + 1] = pos_offsets[q] + size_at[q];
-    std::vector<Chunk> moves;
-    moves.reserve(m);
-    for (std::uint32_t b = 0; b < m; ++b)
-      moves.push_back({id_offsets[b], pos_offsets[split.remap[b]], id_offsets[b + 1] - id_offsets[b]});
-    copy_chunks(local, keys_tmp.get(), a.keys_out, moves, key_bytes);
-    if (a.value_bytes) copy_chunks(local, values_tmp.get(), a.values_out, moves, a.value_bytes);
-    std::copy(pos_offsets.begin(), pos_offsets.end(), a.offsets);
-    // The scratch is freed on return (cudaFree waits for the device): the copies are done by then.
-    return bad;
+    for (std::uint32_t b = 0; b < a.m && identity; ++b) identity = split.remap[b] == b;
+    pending_[local] = detail::QueuedSplit::start(device(local), a, split.spec, identity ? nullptr : split.remap);
+  }
+
+  detail::BadBucket finish_split(int local) override {
+    const auto it = pending_.find(local);
+    require(it != pending_.end(), "finish_split on mesh device " + std::to_string(local) + " without start_split",
+            "start the split first (a bug in radixmesh)");
+    detail::QueuedSplit queued = std::move(it->second);
+    pending_.erase(it);
+    return queued.finish();
   }
 
   void copy_chunks(int local, const void* src, void* dst, std::span<const Chunk> chunks,
@@ -122,17 +106,9 @@ class CudaDeviceBackend final : public DeviceBackend {
     return resources_.devices[std::size_t(local)];
   }
 
-  // Histogram-only splits report offsets by bucket id; the mesh wants them by position.
-  static void remap_offsets(const LocalSplit& split, std::size_t* offsets) {
-    const std::uint32_t m = split.args.m;
-    std::vector<std::size_t> size_at(m, 0);
-    for (std::uint32_t b = 0; b < m; ++b) size_at[split.remap[b]] = offsets[b + 1] - offsets[b];
-    offsets[0] = 0;
-    for (std::uint32_t q = 0; q < m; ++q) offsets[q + 1] = offsets[q] + size_at[q];
-  }
-
   Context ctx_;
   detail::CudaResources& resources_;
+  std::map<int, detail::QueuedSplit> pending_;  // splits queued by start_split, per local device
 };
 
 }  // namespace

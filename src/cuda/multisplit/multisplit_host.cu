@@ -15,11 +15,13 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "core/backends.hpp"
 #include "cuda/multisplit/multisplit_digit.hpp"
+#include "cuda/multisplit/queued_split.hpp"
 #include "cuda/multisplit/runtime_buckets.cuh"
 #include "cuda/multisplit/runtime_split.hpp"
 #include "cuda/runtime/cuda_check.hpp"
@@ -65,7 +67,7 @@ template <class U>
 void run_on_device(const CudaResources::PerDevice& device, const MultisplitArgs& args,
                    const cuda::RuntimeBucketParams<U>& buckets, const RuntimeSplitArgs& split) {
   using cuda::RuntimeShape;
-  if (splits_raw_digit(args, buckets)) {
+  if (buckets.remap == nullptr && splits_raw_digit(args, buckets)) {
     with_value_bytes(split.value_bytes, [&](auto value_bytes) {
       std::size_t temp_bytes = 0;
       auto run = [&](void* temp) {
@@ -87,8 +89,144 @@ void run_on_device(const CudaResources::PerDevice& device, const MultisplitArgs&
       return run_runtime_split(device, cuda::RuntimeBuckets<U, RuntimeShape::delta_integer>(buckets), split);
     if (buckets.kind == BucketSpec::Kind::splitters)
       return run_runtime_split(device, cuda::RuntimeBuckets<U, RuntimeShape::splitters>(buckets), split);
+    if (buckets.kind == BucketSpec::Kind::hash)
+      return run_runtime_split(device, cuda::RuntimeBuckets<U, RuntimeShape::hash>(buckets), split);
   }
   run_runtime_split(device, cuda::RuntimeBuckets<U, RuntimeShape::any>(buckets), split);
+}
+
+template <class U>
+cuda::RuntimeBucketParams<U> runtime_params(const MultisplitArgs& args, const BucketSpec& spec) {
+  cuda::RuntimeBucketParams<U> buckets;
+  buckets.encoding = cuda::RuntimeEncoding<U>::of(args.type);
+  buckets.type = args.type;
+  buckets.kind = spec.kind;
+  buckets.digit = {spec.shift, spec.bits};
+  buckets.m = args.m;
+  buckets.delta_lo_encoded = spec.delta_lo_encoded;
+  buckets.delta_width = spec.delta_width;
+  buckets.delta_reciprocal = buckets::detail::delta_reciprocal(spec.delta_width);
+  buckets.delta_lo_value = spec.delta_lo_value;
+  buckets.delta_scale = spec.delta_scale;
+  buckets.hash = cuda::HashBuckets::of(args.m);
+  return buckets;
+}
+
+template <class U>
+void start_width(QueuedSplit::State& q, const MultisplitArgs& args, const BucketSpec& spec,
+                 const std::uint32_t* remap);
+
+}  // namespace
+
+// What a queued split keeps until finish(): its scratch (splitter table, remap table, results),
+// the pinned copy of the results, and how to describe a bad key (by key width).
+struct QueuedSplit::State {
+  const CudaResources::PerDevice* device = nullptr;
+  MultisplitArgs args;
+  ScratchBuffer splitters, remap, results_d;
+  PinnedBuffer results_h;
+  const void* keys_in = nullptr;  // where the bad key is read back from
+  std::function<std::uint32_t(std::uint64_t)> id_of;    // f's id of a key's bits (without the remap)
+};
+
+QueuedSplit::QueuedSplit() = default;
+QueuedSplit::QueuedSplit(QueuedSplit&&) noexcept = default;
+QueuedSplit& QueuedSplit::operator=(QueuedSplit&&) noexcept = default;
+QueuedSplit::~QueuedSplit() = default;
+
+QueuedSplit QueuedSplit::start(const CudaResources::PerDevice& device, const MultisplitArgs& args,
+                               const BucketSpec& spec, const std::uint32_t* remap) {
+  QueuedSplit q;
+  q.state_ = std::make_unique<State>();
+  State& st = *q.state_;
+  st.device = &device;
+  st.args = args;
+  st.keys_in = args.keys_in;
+  DeviceGuard guard(device.device);
+  switch (size_of(args.type)) {
+    case 1: start_width<std::uint8_t>(st, args, spec, remap); break;
+    case 2: start_width<std::uint16_t>(st, args, spec, remap); break;
+    case 4: start_width<std::uint32_t>(st, args, spec, remap); break;
+    default: start_width<std::uint64_t>(st, args, spec, remap); break;
+  }
+  return q;
+}
+
+BadBucket QueuedSplit::finish() {
+  State& st = *state_;
+  DeviceGuard guard(st.device->device);
+  RXM_CUDA_CHECK(cudaStreamSynchronize(st.device->stream));
+  unsigned long long first_bad = ~0ull;
+  const auto* results = static_cast<const unsigned char*>(st.results_h.data());
+  if (st.args.checked) std::memcpy(&first_bad, results, sizeof first_bad);
+  if (first_bad != ~0ull) {  // the scatter passes wrote nothing
+    BadBucket report;
+    report.index = std::size_t(first_bad);
+    const std::size_t key_bytes = size_of(st.args.type);
+    std::uint64_t key = 0;  // little-endian: the key's bits in the low bytes
+    RXM_CUDA_CHECK(cudaMemcpy(&key, static_cast<const unsigned char*>(st.keys_in) + first_bad * key_bytes, key_bytes,
+                              cudaMemcpyDeviceToHost));
+    report.key_bits = key;
+    report.id = st.id_of(key);
+    return report;
+  }
+  for (std::size_t b = 0; b <= st.args.m; ++b) {
+    std::uint32_t o = 0;
+    std::memcpy(&o, results + sizeof(unsigned long long) + b * 4, 4);
+    st.args.offsets[b] = o;
+  }
+  return {};
+}
+
+namespace {
+
+template <class U>
+void start_width(QueuedSplit::State& q, const MultisplitArgs& args, const BucketSpec& spec,
+                 const std::uint32_t* remap) {
+  const CudaResources::PerDevice& device = *q.device;
+  cudaStream_t stream = device.stream;
+  cuda::RuntimeBucketParams<U> buckets = runtime_params<U>(args, spec);
+  // The tables' uploads come from pinned memory kept until finish(), so they need no
+  // synchronization of their own.
+  const std::size_t splitter_bytes =
+      spec.kind == BucketSpec::Kind::splitters && args.m > 1 ? (std::size_t(args.m) - 1) * sizeof(U) : 0;
+  const std::size_t remap_bytes = remap ? std::size_t(args.m) * 4 : 0;
+  const std::size_t result_bytes = sizeof(unsigned long long) + (std::size_t(args.m) + 1) * 4;
+  q.results_h = PinnedBuffer(result_bytes + splitter_bytes + remap_bytes);
+  auto* staged = static_cast<unsigned char*>(q.results_h.data()) + result_bytes;
+  if (splitter_bytes) {
+    auto* encoded = reinterpret_cast<U*>(staged);
+    std::memcpy(encoded, spec.splitters, splitter_bytes);  // the keys' bits
+    for (std::size_t i = 0; i + 1 < args.m; ++i) encoded[i] = buckets.encoding(encoded[i]);
+    q.splitters = ScratchBuffer(device, splitter_bytes);
+    RXM_CUDA_CHECK(cudaMemcpyAsync(q.splitters.data(), encoded, splitter_bytes, cudaMemcpyHostToDevice, stream));
+    buckets.encoded_splitters = static_cast<const U*>(q.splitters.data());
+    buckets.splitter_count = args.m - 1;
+  }
+  if (remap_bytes) {
+    std::memcpy(staged + splitter_bytes, remap, remap_bytes);
+    q.remap = ScratchBuffer(device, remap_bytes);
+    RXM_CUDA_CHECK(
+        cudaMemcpyAsync(q.remap.data(), staged + splitter_bytes, remap_bytes, cudaMemcpyHostToDevice, stream));
+    buckets.remap = static_cast<const std::uint32_t*>(q.remap.data());
+  }
+  q.id_of = [plain = runtime_params<U>(args, spec), kind = spec.kind, m = args.m](std::uint64_t bits) {
+    return kind == BucketSpec::Kind::splitters ? m : plain.any_kind(U(bits));  // splitters: found on the device
+  };
+  q.results_d = ScratchBuffer(device, result_bytes);
+  RuntimeSplitArgs split;
+  split.keys_in = args.keys_in;
+  split.keys_out = args.keys_out;
+  split.values_in = args.values_in;
+  split.values_out = args.values_out;
+  split.n = args.n;
+  split.m = args.m;
+  split.value_bytes = args.value_bytes;
+  split.bad_index = args.checked ? q.results_d.as<unsigned long long>() : nullptr;
+  split.tuning = args.tuning;
+  split.offsets = reinterpret_cast<std::uint32_t*>(q.results_d.as<unsigned char>() + sizeof(unsigned long long));
+  run_on_device<U>(device, args, buckets, split);
+  RXM_CUDA_CHECK(cudaMemcpyAsync(q.results_h.data(), q.results_d.data(), result_bytes, cudaMemcpyDeviceToHost, stream));
 }
 
 template <class U>
@@ -115,49 +253,13 @@ BadBucket multisplit_width(Context& ctx, const MultisplitArgs& args, const Bucke
   cudaStream_t stream = resources.stream;
   DeviceGuard guard(device);
 
-  cuda::RuntimeBucketParams<U> buckets;
-  buckets.encoding = cuda::RuntimeEncoding<U>::of(args.type);
-  buckets.type = args.type;
-  buckets.kind = spec.kind;
-  buckets.digit = {spec.shift, spec.bits};
-  buckets.m = args.m;
-  buckets.delta_lo_encoded = spec.delta_lo_encoded;
-  buckets.delta_width = spec.delta_width;
-  buckets.delta_reciprocal = buckets::detail::delta_reciprocal(spec.delta_width);
-  buckets.delta_lo_value = spec.delta_lo_value;
-  buckets.delta_scale = spec.delta_scale;
-  // The splitters' encodings live until the call's last synchronization (the copy back of the
-  // offsets), so their upload needs no synchronization of its own.
-  ScratchBuffer splitters;
-  std::vector<U> encoded;
-  if (spec.kind == BucketSpec::Kind::splitters && args.m > 1) {
-    encoded.resize(args.m - 1);
-    std::memcpy(encoded.data(), spec.splitters, encoded.size() * sizeof(U));  // the keys' bits
-    for (U& e : encoded) e = buckets.encoding(e);
-    splitters = ScratchBuffer(resources, encoded.size() * sizeof(U));
-    RXM_CUDA_CHECK(cudaMemcpyAsync(splitters.data(), encoded.data(), encoded.size() * sizeof(U),
-                                   cudaMemcpyHostToDevice, stream));
-    buckets.encoded_splitters = static_cast<const U*>(splitters.data());
-    buckets.splitter_count = args.m - 1;
-  }
-
   // Device copies of host-resident data (pinned staging at full PCIe speed).
   const std::size_t key_bytes = args.n * sizeof(U), value_bytes = args.n * args.value_bytes;
-  // The checked mode's word and the offsets, side by side: one copy back brings both.
-  ScratchBuffer keys_in_d, keys_out_d, values_in_d, values_out_d,
-      results_d(resources, sizeof(unsigned long long) + (std::size_t(args.m) + 1) * 4);
+  ScratchBuffer keys_in_d, keys_out_d, values_in_d, values_out_d;
   PinnedBuffer staging;
-  RuntimeSplitArgs split;
-  split.keys_in = args.keys_in;
-  split.keys_out = args.keys_out;
-  split.values_in = args.values_in;
-  split.values_out = args.values_out;
-  split.n = args.n;
-  split.m = args.m;
-  split.value_bytes = args.value_bytes;
-  split.bad_index = args.checked ? results_d.as<unsigned long long>() : nullptr;
-  split.tuning = args.tuning;
-  split.offsets = reinterpret_cast<std::uint32_t*>(results_d.as<unsigned char>() + sizeof(unsigned long long));
+  MultisplitArgs on_device = args;
+  std::vector<std::size_t> offsets_wide(std::size_t(args.m) + 1);
+  on_device.offsets = offsets_wide.data();
   if (in_device < 0 && args.n > 0) {
     staging = PinnedBuffer(key_bytes > value_bytes ? key_bytes : value_bytes);
     auto upload = [&](ScratchBuffer& to, const void* from, std::size_t bytes) {
@@ -167,39 +269,20 @@ BadBucket multisplit_width(Context& ctx, const MultisplitArgs& args, const Bucke
       RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
     };
     upload(keys_in_d, args.keys_in, key_bytes);
-    split.keys_in = keys_in_d.data();
+    on_device.keys_in = keys_in_d.data();
     if (!histogram_only) {
       keys_out_d = ScratchBuffer(resources, key_bytes);
-      split.keys_out = keys_out_d.data();
+      on_device.keys_out = keys_out_d.data();
     }
     if (args.value_bytes != 0) {
       upload(values_in_d, args.values_in, value_bytes);
       values_out_d = ScratchBuffer(resources, value_bytes);
-      split.values_in = values_in_d.data();
-      split.values_out = values_out_d.data();
+      on_device.values_in = values_in_d.data();
+      on_device.values_out = values_out_d.data();
     }
   }
-  run_on_device<U>(resources, args, buckets, split);
-
-  std::vector<unsigned char> results(results_d.bytes());
-  RXM_CUDA_CHECK(cudaMemcpyAsync(results.data(), results_d.data(), results.size(), cudaMemcpyDeviceToHost, stream));
-  RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
-  unsigned long long first_bad = ~0ull;
-  if (args.checked) std::memcpy(&first_bad, results.data(), sizeof first_bad);
-  if (first_bad != ~0ull) {  // the scatter passes wrote nothing
-    BadBucket report;
-    report.index = std::size_t(first_bad);
-    U key = 0;
-    RXM_CUDA_CHECK(cudaMemcpyAsync(&key, static_cast<const U*>(split.keys_in) + first_bad, sizeof key,
-                                   cudaMemcpyDeviceToHost, stream));
-    RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    report.key_bits = key;
-    report.id = buckets.kind == BucketSpec::Kind::splitters ? args.m : buckets.any_kind(key);  // splitters: on the device
-    return report;
-  }
-  std::vector<std::uint32_t> offsets_host(std::size_t(args.m) + 1);
-  std::memcpy(offsets_host.data(), results.data() + sizeof(unsigned long long), offsets_host.size() * 4);
-  std::vector<std::size_t> offsets_wide(offsets_host.begin(), offsets_host.end());
+  const BadBucket bad = QueuedSplit::start(resources, on_device, spec).finish();
+  if (bad.found()) return bad;
   if (offsets_device >= 0)
     RXM_CUDA_CHECK(cudaMemcpy(args.offsets, offsets_wide.data(), offsets_wide.size() * sizeof(std::size_t),
                               cudaMemcpyHostToDevice));

@@ -52,9 +52,43 @@ template <class U> struct RuntimeEncoding {
 };
 
 // Which functions a RuntimeBuckets instantiation computes: `any` (every kind and key type, a
-// run-time switch per key), `delta_integer` (delta buckets over integer keys, on the encoding)
-// or `splitters` (a search of the encoded boundaries).
-enum class RuntimeShape { any, delta_integer, splitters };
+// run-time switch per key), `delta_integer` (delta buckets over integer keys, on the encoding),
+// `splitters` (a search of the encoded boundaries) or `hash` (buckets::hash of the key's bits,
+// its 64-bit modulo done as three 32-bit multiplicative ones).
+enum class RuntimeShape { any, delta_integer, splitters, hash };
+
+// x mod m for 32-bit x and 1 <= m <= 2^16 by one multiplication (Lemire, Kaser and Kurz, "Faster
+// remainder by direct computation", 2019): with c = floor((2^64 - 1) / m) + 1, x mod m is the
+// high 64 bits of (c * x mod 2^64) * m.
+struct FastMod32 {
+  std::uint64_t c = 0;
+  std::uint32_t m = 1;
+  static FastMod32 of(std::uint32_t m) { return {~std::uint64_t(0) / m + 1, m}; }
+  RXM_HOST_DEVICE std::uint32_t operator()(std::uint32_t x) const {
+    const std::uint64_t low = c * x;
+#if defined(__CUDA_ARCH__)
+    return std::uint32_t(__umul64hi(low, m));
+#else  // the high 64 bits of low * m from 32-bit halves (m <= 2^16: no partial product overflows)
+    return std::uint32_t(((low >> 32) * m + (((low & 0xFFFFFFFFu) * m) >> 32)) >> 32);
+#endif
+  }
+};
+
+// buckets::hash's id, h mod m for the 64-bit mix h, from 32-bit remainders:
+// h mod m = ((h_hi mod m) * (2^32 mod m) + h_lo mod m) mod m, every product below 2^32 for m <= 2^16.
+struct HashBuckets {
+  FastMod32 mod;
+  std::uint32_t two32_mod_m = 0;
+  static HashBuckets of(std::uint32_t m) {
+    return {FastMod32::of(m), std::uint32_t((std::uint64_t(1) << 32) % m)};
+  }
+  RXM_HOST_DEVICE std::uint32_t operator()(std::uint64_t bits) const {
+    const std::uint64_t h = buckets::hash::mix(bits);
+    const std::uint32_t high = mod(mod(std::uint32_t(h >> 32)) * two32_mod_m), low = mod(std::uint32_t(h));
+    const std::uint32_t sum = high + low;
+    return sum >= mod.m ? sum - mod.m : sum;
+  }
+};
 
 // What a bucket function of the host API is at run time (filled from detail::BucketSpec), and the
 // generic per-key switch over key type and function.
@@ -72,6 +106,10 @@ template <class U> struct RuntimeBucketParams {
   const U* encoded_splitters = nullptr;  // device memory, m - 1 of them, encoded
   std::uint32_t splitter_count = 0;
   buckets::detail::splitter_index<U> index{};  // built by the kernels over their shared copy
+  HashBuckets hash{};                          // Kind::hash, m <= 2^16
+  // Optional, device memory, m entries: a key of id b < m goes to bucket remap[b] (the mesh's
+  // owner-major order); ids >= m stay as they are, so the checked mode still sees them.
+  const std::uint32_t* remap = nullptr;
 
   // Calls f(T{}) for the key type of this width named by `type`.
   template <class F> RXM_HOST_DEVICE std::uint32_t with_type(F&& f) const {
@@ -154,11 +192,19 @@ template <class U, RuntimeShape Shape = RuntimeShape::any> struct RuntimeBuckets
   }
 
   RXM_HOST_DEVICE std::uint32_t operator()(U raw) const {
+    const std::uint32_t id = id_of(raw);
+    return this->remap != nullptr && id < this->m ? this->remap[id] : id;
+  }
+
+ private:
+  RXM_HOST_DEVICE std::uint32_t id_of(U raw) const {
     if constexpr (Shape == RuntimeShape::delta_integer)
       return buckets::detail::delta_of_encoded(this->encoding(raw), this->delta_lo_encoded, this->delta_width,
                                                this->delta_reciprocal, this->m);
     else if constexpr (Shape == RuntimeShape::splitters)
       return this->splitter_rank(this->encoding(raw));
+    else if constexpr (Shape == RuntimeShape::hash)
+      return this->hash(std::uint64_t(raw));
     else
       return this->any_kind(raw);
   }
