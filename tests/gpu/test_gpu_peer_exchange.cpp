@@ -225,7 +225,9 @@ TEST(GpuPeerExchange, MoreThanTwoToThe31Elements) {
     t->all_to_all_v(e, 1);
     expect_exchanged(mesh, 1);
     if (HasFatalFailure()) return;
+    // cudaMemset runs on the legacy default stream, which the context's streams do not wait for.
     for (const auto& s : mesh.sides) RXM_CUDA_CHECK(cudaMemset(s.recv, poison, s.recv_elems + 1));
+    RXM_CUDA_CHECK(cudaDeviceSynchronize());
   }
 }
 

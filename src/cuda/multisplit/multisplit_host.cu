@@ -114,7 +114,7 @@ cuda::RuntimeBucketParams<U> runtime_params(const MultisplitArgs& args, const Bu
 
 template <class U>
 void start_width(QueuedSplit::State& q, const MultisplitArgs& args, const BucketSpec& spec,
-                 const std::uint32_t* remap);
+                 const std::uint32_t* remap, bool wait_at_once);
 
 }  // namespace
 
@@ -124,7 +124,11 @@ struct QueuedSplit::State {
   const CudaResources::PerDevice* device = nullptr;
   MultisplitArgs args;
   ScratchBuffer splitters, remap, results_d;
-  PinnedBuffer results_h;
+  PinnedBuffer results_pinned;              // the results, when the split is waited for later
+  std::vector<unsigned char> results_pageable, tables;  // the results when waited for at once; the tables' upload
+  const unsigned char* results() const {
+    return results_pinned.data() ? static_cast<const unsigned char*>(results_pinned.data()) : results_pageable.data();
+  }
   const void* keys_in = nullptr;  // where the bad key is read back from
   std::function<std::uint32_t(std::uint64_t)> id_of;    // f's id of a key's bits (without the remap)
 };
@@ -135,7 +139,7 @@ QueuedSplit& QueuedSplit::operator=(QueuedSplit&&) noexcept = default;
 QueuedSplit::~QueuedSplit() = default;
 
 QueuedSplit QueuedSplit::start(const CudaResources::PerDevice& device, const MultisplitArgs& args,
-                               const BucketSpec& spec, const std::uint32_t* remap) {
+                               const BucketSpec& spec, const std::uint32_t* remap, bool wait_at_once) {
   QueuedSplit q;
   q.state_ = std::make_unique<State>();
   State& st = *q.state_;
@@ -144,10 +148,10 @@ QueuedSplit QueuedSplit::start(const CudaResources::PerDevice& device, const Mul
   st.keys_in = args.keys_in;
   DeviceGuard guard(device.device);
   switch (size_of(args.type)) {
-    case 1: start_width<std::uint8_t>(st, args, spec, remap); break;
-    case 2: start_width<std::uint16_t>(st, args, spec, remap); break;
-    case 4: start_width<std::uint32_t>(st, args, spec, remap); break;
-    default: start_width<std::uint64_t>(st, args, spec, remap); break;
+    case 1: start_width<std::uint8_t>(st, args, spec, remap, wait_at_once); break;
+    case 2: start_width<std::uint16_t>(st, args, spec, remap, wait_at_once); break;
+    case 4: start_width<std::uint32_t>(st, args, spec, remap, wait_at_once); break;
+    default: start_width<std::uint64_t>(st, args, spec, remap, wait_at_once); break;
   }
   return q;
 }
@@ -157,7 +161,7 @@ BadBucket QueuedSplit::finish() {
   DeviceGuard guard(st.device->device);
   RXM_CUDA_CHECK(cudaStreamSynchronize(st.device->stream));
   unsigned long long first_bad = ~0ull;
-  const auto* results = static_cast<const unsigned char*>(st.results_h.data());
+  const unsigned char* results = st.results();
   if (st.args.checked) std::memcpy(&first_bad, results, sizeof first_bad);
   if (first_bad != ~0ull) {  // the scatter passes wrote nothing
     BadBucket report;
@@ -182,18 +186,18 @@ namespace {
 
 template <class U>
 void start_width(QueuedSplit::State& q, const MultisplitArgs& args, const BucketSpec& spec,
-                 const std::uint32_t* remap) {
+                 const std::uint32_t* remap, bool wait_at_once) {
   const CudaResources::PerDevice& device = *q.device;
   cudaStream_t stream = device.stream;
   cuda::RuntimeBucketParams<U> buckets = runtime_params<U>(args, spec);
-  // The tables' uploads come from pinned memory kept until finish(), so they need no
-  // synchronization of their own.
+  // The tables' uploads come from pageable memory: cudaMemcpyAsync returns once it has staged
+  // them, without waiting for the device.
   const std::size_t splitter_bytes =
       spec.kind == BucketSpec::Kind::splitters && args.m > 1 ? (std::size_t(args.m) - 1) * sizeof(U) : 0;
   const std::size_t remap_bytes = remap ? std::size_t(args.m) * 4 : 0;
   const std::size_t result_bytes = sizeof(unsigned long long) + (std::size_t(args.m) + 1) * 4;
-  q.results_h = PinnedBuffer(result_bytes + splitter_bytes + remap_bytes);
-  auto* staged = static_cast<unsigned char*>(q.results_h.data()) + result_bytes;
+  q.tables.resize(splitter_bytes + remap_bytes);
+  unsigned char* staged = q.tables.data();
   if (splitter_bytes) {
     auto* encoded = reinterpret_cast<U*>(staged);
     std::memcpy(encoded, spec.splitters, splitter_bytes);  // the keys' bits
@@ -226,7 +230,15 @@ void start_width(QueuedSplit::State& q, const MultisplitArgs& args, const Bucket
   split.tuning = args.tuning;
   split.offsets = reinterpret_cast<std::uint32_t*>(q.results_d.as<unsigned char>() + sizeof(unsigned long long));
   run_on_device<U>(device, args, buckets, split);
-  RXM_CUDA_CHECK(cudaMemcpyAsync(q.results_h.data(), q.results_d.data(), result_bytes, cudaMemcpyDeviceToHost, stream));
+  void* results_h = nullptr;
+  if (wait_at_once) {
+    q.results_pageable.resize(result_bytes);
+    results_h = q.results_pageable.data();  // the copy into pageable memory returns when it is done
+  } else {
+    q.results_pinned = PinnedBuffer(result_bytes);
+    results_h = q.results_pinned.data();
+  }
+  RXM_CUDA_CHECK(cudaMemcpyAsync(results_h, q.results_d.data(), result_bytes, cudaMemcpyDeviceToHost, stream));
 }
 
 template <class U>
@@ -281,7 +293,7 @@ BadBucket multisplit_width(Context& ctx, const MultisplitArgs& args, const Bucke
       on_device.values_out = values_out_d.data();
     }
   }
-  const BadBucket bad = QueuedSplit::start(resources, on_device, spec).finish();
+  const BadBucket bad = QueuedSplit::start(resources, on_device, spec, nullptr, true).finish();
   if (bad.found()) return bad;
   if (offsets_device >= 0)
     RXM_CUDA_CHECK(cudaMemcpy(args.offsets, offsets_wide.data(), offsets_wide.size() * sizeof(std::size_t),
