@@ -37,22 +37,21 @@ class CudaDeviceBackend final : public DeviceBackend {
     return {d.device, d.stream};
   }
 
+  // From the device's scratch pool, stream-ordered on the device's stream: a shuffle's temporary
+  // buffers then cost no cudaMalloc/cudaFree (cudaFree synchronizes the device) on repeated calls.
+  // Copies on other streams (the transports') are ordered after the allocation and before the
+  // release by events on the device's stream.
   std::shared_ptr<std::byte> allocate(int local, std::size_t bytes, const char* what) override {
-    const int ordinal = device(local).device;
-    detail::DeviceGuard guard(ordinal);
-    void* p = nullptr;
-    if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess) {
-      cudaGetLastError();
-      try {
-        detail::throw_device_allocation_failure(ordinal, bytes);
-      } catch (Error& e) {
-        throw Error(e.code(), std::string(what) + ": " + e.what());
-      }
+    const auto& d = device(local);
+    detail::DeviceGuard guard(d.device);
+    std::shared_ptr<detail::ScratchBuffer> buffer;
+    try {
+      buffer = std::make_shared<detail::ScratchBuffer>(d, bytes ? bytes : 1);
+    } catch (const Error& e) {
+      throw Error(e.code(), std::string(what) + ": " + e.what());
     }
-    return std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [ordinal](std::byte* q) {
-      detail::DeviceGuard g(ordinal);
-      cudaFree(q);
-    });
+    auto* data = buffer->as<std::byte>();
+    return std::shared_ptr<std::byte>(std::move(buffer), data);  // aliases the buffer's lifetime
   }
 
   void start_split(int local, const LocalSplit& split) override {

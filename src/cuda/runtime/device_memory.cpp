@@ -41,6 +41,20 @@ std::shared_ptr<CudaResources> make_cuda_resources(const Topology& topology) {
     d.scratch_pool = make_scratch_pool(info.id, info.total_memory);
   }
   enable_peer_access(topology);
+  // Peer access does not reach memory-pool allocations: each pool grants it to the context's
+  // other GPUs that have it, so the mesh's kernels (peer-sm, the channel) can store into scratch
+  // buffers of another GPU.
+  for (std::size_t i = 0; i < topology.devices.size(); ++i)
+    for (std::size_t j = 0; j < topology.devices.size(); ++j) {
+      const auto& pool_owner = r->devices[j];
+      const int reader = topology.devices[i].id;
+      if (reader == pool_owner.device || !pool_owner.scratch_pool || !topology.peers[i][j].access) continue;
+      cudaMemAccessDesc access{};
+      access.location.type = cudaMemLocationTypeDevice;
+      access.location.id = reader;
+      access.flags = cudaMemAccessFlagsProtReadWrite;
+      RXM_CUDA_CHECK(cudaMemPoolSetAccess(pool_owner.scratch_pool, &access, 1));
+    }
   return r;
 }
 
