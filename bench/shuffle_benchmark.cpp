@@ -4,7 +4,10 @@
 // same number of keys (the Communicator alone). The target compares the shuffle with the
 // larger of the two. Every step prints its time and its floor.
 //
-//   bench_shuffle [--devices 0,0,0,0] [--keys 2^30] [--buckets 1024] [--owners round-robin|block] [--reps 5]
+//   bench_shuffle [--devices 0,0,0,0] [--keys 2^30] [--buckets 1024] [--owners round-robin|block] [--tiles N] [--reps 5]
+//
+// Ours runs with --tiles (default 0: the automatic count); the other order of operations (not
+// streamed when ours streams, 4 tiles when it does not) is timed beside it.
 //
 // Floors (bytes over the device-to-device copy traffic measured in this run, reads plus writes):
 // the split reads every key twice and writes it once (12 bytes a key), the exchange and the
@@ -41,6 +44,7 @@ struct Options {
   std::uint64_t keys = std::uint64_t(1) << 30;
   std::uint32_t buckets = 1024;
   bool block_owners = false;  // contiguous bucket ranges per device instead of round-robin
+  int tiles = 0;              // ShuffleOptions::tiles of ours (0: automatic)
   int reps = 5;
 };
 
@@ -64,6 +68,8 @@ Options parse(int argc, char** argv) {
       const std::string v = value();
       if (v != "block" && v != "round-robin") rxm::bench::driver_argument_error("bench_shuffle", "--owners " + v + " is not block or round-robin");
       o.block_owners = v == "block";
+    } else if (args.is("--tiles")) {
+      o.tiles = std::stoi(value());
     } else if (args.is("--reps")) {
       o.reps = std::stoi(value());
     } else {
@@ -120,20 +126,27 @@ int run(int argc, char** argv) {
   const rxm::buckets::hash fn{.m = o.buckets};
 
   // The shuffle, whole, then once more with its steps timed.
-  auto ours = time_ms([&] {
-    auto r = rxm::shuffle(ctx, std::span<const rxm::device_span<const std::uint32_t>>(spans), fn,
-                          std::span<const int>(owner));
-  }, o.reps);
+  auto shuffle_with = [&](int tiles) {
+    return time_ms([&] {
+      auto r = rxm::shuffle(ctx, std::span<const rxm::device_span<const std::uint32_t>>(spans), fn,
+                            std::span<const int>(owner), {.tiles = tiles});
+    }, o.reps);
+  };
+  auto ours = shuffle_with(o.tiles);
   rxm::ShufflePhases phases;
   {
     auto r = rxm::shuffle(ctx, std::span<const rxm::device_span<const std::uint32_t>>(spans), fn,
-                          std::span<const int>(owner), {.phases = &phases});
+                          std::span<const int>(owner), {.phases = &phases, .tiles = o.tiles});
     std::uint64_t received = 0;
     for (const auto& s : r.shards) received += s.keys.size();
     rxm::require(received == total, "bench_shuffle: the shuffle returned " + std::to_string(received) + " keys of " +
                                         std::to_string(total),
                  "report this as a bug");
   }
+
+  // The other order of operations, beside ours: not streamed when ours streams, else streamed.
+  const int other_tiles = phases.tiles > 1 ? 1 : 4;
+  const auto other = shuffle_with(other_tiles);
 
   // The local multisplit alone: every shard split by the same function at the same time, each
   // device by its own host thread on a context of its own (its own stream, also for logical
@@ -191,19 +204,28 @@ int run(int argc, char** argv) {
   for (int d : o.devices) device_list += (device_list.empty() ? "" : ",") + std::to_string(d);
   rxm::bench::Case c("shuffle",
                      {{"devices", device_list}, {"keys", total}, {"type", "u32"}, {"buckets", "hash"},
-                      {"m", o.buckets}, {"owners", o.block_owners ? "block" : "round-robin"}, {"streaming", false}},
+                      {"m", o.buckets}, {"owners", o.block_owners ? "block" : "round-robin"}, {"tiles", phases.tiles}},
                      n, "keys");
-  c.add("radixmesh shuffle (split, counts, exchange, regroup)", ours, true);
+  const auto order_name = [](int tiles) {
+    return tiles > 1 ? "streamed, " + std::to_string(tiles) + " tiles" : std::string("not streamed");
+  };
+  c.add("radixmesh shuffle (" + order_name(phases.tiles) + ")", ours, true);
+  c.add_diagnostic("radixmesh shuffle (" + order_name(other_tiles) + ", diagnostic)", other);
   c.add_diagnostic("local multisplit alone, every device at once (diagnostic)", split);
   c.add_diagnostic("all_to_all_v alone, same keys (diagnostic)", exchange);
   c.set_floor(12 * n + 8 * n + 8 * n, traffic,
               "split (keys read twice, written once) + exchange + regroup (read and written once each) over "
               "the device-to-device copy traffic (reads + writes) measured in this run");
   c.print();
-  std::printf("steps: split %.3f ms (floor %.3f), counts %.3f ms, exchange %.3f ms (floor %.3f), regroup %.3f ms "
-              "(floor %.3f)\n",
-              phases.split_ms, floor_split, phases.counts_ms, phases.exchange_ms, floor_move, phases.regroup_ms,
-              floor_move);
+  if (phases.tiles > 1)
+    std::printf("steps (%d tiles): splits and exchanges streamed %.3f ms (floors: split %.3f, exchange %.3f), regroup "
+                "%.3f ms (floor %.3f)\n",
+                phases.tiles, phases.split_ms, floor_split, floor_move, phases.regroup_ms, floor_move);
+  else
+    std::printf("steps: split %.3f ms (floor %.3f), counts %.3f ms, exchange %.3f ms (floor %.3f), regroup %.3f ms "
+                "(floor %.3f)\n",
+                phases.split_ms, floor_split, phases.counts_ms, phases.exchange_ms, floor_move, phases.regroup_ms,
+                floor_move);
   const double larger = std::max(split.median_ms, exchange.median_ms);
   std::printf("shuffle / max(multisplit alone, all_to_all_v alone) = %.3f / %.3f = %.2fx (target <= 1.2x)\n",
               ours.median_ms, larger, ours.median_ms / larger);
@@ -219,7 +241,7 @@ int run(int argc, char** argv) {
 namespace radixmesh::bench {
 
 const char* const shuffle_usage =
-    "usage: bench_shuffle [--devices 0,0,0,0] [--keys 2^30] [--buckets 1024] [--owners round-robin|block] [--reps 5]\n";
+    "usage: bench_shuffle [--devices 0,0,0,0] [--keys 2^30] [--buckets 1024] [--owners round-robin|block] [--tiles N] [--reps 5]\n";
 
 int run_shuffle_benchmark(int argc, char** argv) { return run(argc, argv); }
 

@@ -44,17 +44,28 @@
 namespace radixmesh {
 
 // Wall-clock time of each step of one shuffle on this process, in milliseconds, for benchmarks:
-// asking for it waits for every local device at the end of each step, which costs a little.
+// asking for it waits for every local device at the end of each step, which costs a little. A
+// streamed shuffle (tiles > 1) overlaps its splits and exchanges: split_ms is then the streamed
+// part from the first split to the last exchange, and counts_ms and exchange_ms stay 0.
 struct ShufflePhases {
   double split_ms = 0;     // the local multisplits
   double counts_ms = 0;    // the all_gather of per-bucket counts, and the layouts
   double exchange_ms = 0;  // the all_to_all_v of keys and values
   double regroup_ms = 0;   // received (source-major) chunks into bucket-major order
+  int tiles = 0;           // how many tiles the shuffle streamed (1: not streamed)
 };
 
 struct ShuffleOptions {
   bool checked = true;             // bucket ids >= m throw (as in MultisplitOptions)
   ShufflePhases* phases = nullptr;  // when set, filled with the time of each step
+  // Streaming (MGI's sorters and movers): each device's shard is split in `tiles` consecutive
+  // tiles, and a tile's per-destination batches are exchanged while the later tiles are still being
+  // split, so on distinct GPUs the exchange (over NVLink) hides behind the split (in HBM). The
+  // result is the same for every tile count. 0: automatic, 4 tiles where the mesh's devices of
+  // this process are distinct GPUs or the process has one GPU (MPI ranks), 1 where they share one
+  // GPU's memory (logical devices) or are CPU devices, whose steps use the same memory and cannot
+  // overlap. Every process must pass the same value.
+  int tiles = 0;
 };
 
 struct no_values {};
@@ -101,6 +112,7 @@ struct ShuffleArgs {
   bool checked = true;
   bool device_resident = false;  // shards are device_spans (GPU mesh devices), else host spans
   ShufflePhases* phases = nullptr;
+  int tiles = 0;                  // ShuffleOptions::tiles
 };
 
 // Where the result goes: shape(result, local, n, m, &keys, &values, &offsets) makes local device
@@ -146,6 +158,7 @@ ShuffleArgs shuffle_args(std::span<const KeySpan> shards, std::span<const ValueS
   }
   args.checked = options.checked;
   args.phases = options.phases;
+  args.tiles = options.tiles;
   return args;
 }
 

@@ -1,6 +1,7 @@
 // The CPU mesh device: host memory, the host multisplit, memcpy.
 #include <cstring>
 #include <map>
+#include <utility>
 
 #include "core/backends.hpp"
 #include "mesh/device_backend.hpp"
@@ -30,18 +31,20 @@ class CpuDeviceBackend final : public DeviceBackend {
     require_host_memory(bytes, what);
     return std::shared_ptr<std::byte>(new std::byte[bytes ? bytes : 1], std::default_delete<std::byte[]>());
   }
-  void start_split(int local, const LocalSplit& split) override {
+  void start_split(int local, int ticket, const LocalSplit& split) override {
     RemappedSource source{split.source, split.remap, split.args.m};
-    finished_[local] = detail::cpu_multisplit(split.args, {&source, &RemappedSource::ids}, threads_);
+    finished_[{local, ticket}] = detail::cpu_multisplit(split.args, {&source, &RemappedSource::ids}, threads_);
   }
-  detail::BadBucket finish_split(int local) override {
-    const auto it = finished_.find(local);
+  detail::BadBucket finish_split(int local, int ticket) override {
+    const auto it = finished_.find({local, ticket});
     require(it != finished_.end(), "finish_split on mesh device " + std::to_string(local) + " without start_split",
             "start the split first (a bug in radixmesh)");
     const detail::BadBucket bad = it->second;
     finished_.erase(it);
     return bad;
   }
+  void after_split(int, int) override {}
+  bool overlaps_split_and_exchange() const override { return false; }  // one host memory
   void synchronize(int) override {}
   void copy_chunks(int, const void* src, void* dst, std::span<const Chunk> chunks, std::size_t elem_bytes) override {
     const auto* from = static_cast<const std::byte*>(src);
@@ -52,7 +55,7 @@ class CpuDeviceBackend final : public DeviceBackend {
 
  private:
   unsigned threads_;
-  std::map<int, detail::BadBucket> finished_;  // splits run by start_split, per local device
+  std::map<std::pair<int, int>, detail::BadBucket> finished_;  // splits run by start_split, by (device, ticket)
 };
 
 }  // namespace

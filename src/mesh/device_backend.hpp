@@ -35,13 +35,20 @@ class DeviceBackend {
   virtual comm::Location location(int local) const = 0;
   // `bytes` of memory on local device `local`; throws out_of_memory naming needed and free.
   virtual std::shared_ptr<std::byte> allocate(int local, std::size_t bytes, const char* what) = 0;
-  // Stable multisplit on local device `local`, in two steps so that every device splits at the
-  // same time: start_split queues it (GPU devices, on their stream) or runs it (CPU devices);
-  // finish_split waits for it, leaves split.args.offsets filled (bucket positions, m + 1) and
-  // returns the first bad bucket id (checked mode). One split per device at a time; the split's
-  // buffers must live until finish_split.
-  virtual void start_split(int local, const LocalSplit& split) = 0;
-  virtual detail::BadBucket finish_split(int local) = 0;
+  // Stable multisplit on local device `local`, in steps, so that every device splits at the same
+  // time and a device's later splits overlap the exchange of its earlier ones: start_split queues
+  // it (GPU devices: on a split stream of the device, after the device stream's earlier work) or
+  // runs it (CPU devices); `ticket` names it (distinct per device among the splits not finished).
+  // finish_split waits for it alone, leaves split.args.offsets filled (bucket positions, m + 1)
+  // and returns the first bad bucket id (checked mode). after_split makes the device's later work
+  // (its stream: the exchange) wait for it. The split's buffers must live until it is finished and
+  // waited for.
+  virtual void start_split(int local, int ticket, const LocalSplit& split) = 0;
+  virtual detail::BadBucket finish_split(int local, int ticket) = 0;
+  virtual void after_split(int local, int ticket) = 0;
+  // Whether this process's devices are distinct memories (distinct GPUs, or one GPU per process)
+  // whose split and exchange can overlap; false for CPU devices and logical devices of one GPU.
+  virtual bool overlaps_split_and_exchange() const = 0;
   // dst[c.to + e] = src[c.from + e] for every chunk, elements of elem_bytes bytes.
   virtual void copy_chunks(int local, const void* src, void* dst, std::span<const Chunk> chunks,
                            std::size_t elem_bytes) = 0;

@@ -2,6 +2,9 @@
 // local shard by bucket position (owner-major, so each destination's keys are contiguous), gather
 // every device's counts per position (so each receiver knows what it receives), all_to_all_v the
 // keys and then the values, and regroup the received (source, bucket) chunks bucket-major.
+// Streamed (ShuffleOptions::tiles): the shard is split in tiles, all queued at once, and each
+// tile's counts and exchange follow as soon as that tile is split, while the next tiles split; the
+// regroup puts each bucket's pieces in order of source, then tile.
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -75,10 +78,9 @@ class PhaseClock {
   std::chrono::steady_clock::time_point start_;
 };
 
-// One local device's split shard.
+// One local device's split shard (every tile's split writes its own range of it).
 struct Split {
   std::shared_ptr<std::byte> keys, values;
-  std::vector<std::size_t> offsets;  // m + 1, by position
 };
 
 }  // namespace
@@ -107,95 +109,121 @@ void run_shuffle(Context& ctx, const ShuffleArgs& a, const ShuffleSink& sink) {
   errors.run(first, [&] { validate_common(a, size); });
   for (int i = 0; i < locals; ++i) errors.run(first + i, [&] { validate_shard(a, std::size_t(i), first + i); });
 
+  // Tiles: every process must agree, so the automatic count depends only on the mesh's makeup.
+  const int tiles = a.tiles > 0 ? a.tiles : backend->overlaps_split_and_exchange() ? 4 : 1;
+  errors.run(first, [&] {
+    require(a.tiles >= 0 && a.tiles <= 1024, "shuffle: tiles = " + std::to_string(a.tiles),
+            "use 0 (automatic) or 1 to 1024 tiles");
+  });
+  if (a.phases) a.phases->tiles = tiles;
+
   PhaseClock clock(a.phases, *backend, locals);
   mesh::BucketOrder order;
   errors.run(first, [&] { order = mesh::order_buckets(a.bucket_owner, size); });
+  const std::size_t m = a.m, T = std::size_t(tiles);
+  // Tile t of local device i covers [begin(i, t), begin(i, t + 1)) of its shard.
+  auto begin = [&](int i, std::size_t t) { return a.sizes[std::size_t(i)] * t / T; };
+
+  // Split every tile of every device: queued at once (GPU devices split on a stream of their own,
+  // tile after tile), waited for tile by tile below.
   std::vector<Split> splits(static_cast<std::size_t>(locals));
+  std::vector<std::vector<std::vector<std::size_t>>> tile_offsets(
+      static_cast<std::size_t>(locals), std::vector<std::vector<std::size_t>>(T, std::vector<std::size_t>(m + 1, 0)));
   for (int i = 0; i < locals; ++i)
     errors.run(first + i, [&] {
       const std::size_t n = a.sizes[std::size_t(i)];
       Split& s = splits[std::size_t(i)];
-      s.offsets.assign(std::size_t(a.m) + 1, 0);
       s.keys = backend->allocate(i, n * key_bytes, "shuffle: the split keys");
       if (a.value_bytes) s.values = backend->allocate(i, n * a.value_bytes, "shuffle: the split values");
-      mesh::LocalSplit split;
-      split.args.type = a.type;
-      split.args.n = n;
-      split.args.keys_in = a.keys[std::size_t(i)];
-      split.args.keys_out = s.keys.get();
-      if (a.value_bytes) {
-        split.args.values_in = a.values[std::size_t(i)];
-        split.args.values_out = s.values.get();
-        split.args.value_bytes = a.value_bytes;
-      }
-      split.args.m = a.m;
-      split.args.offsets = s.offsets.data();
-      split.args.checked = a.checked;
-      split.source = a.source;
-      split.spec = a.spec;
-      split.remap = order.remap.data();
-      backend->start_split(i, split);
     });
-  // Every device's split is queued before any is waited for, so the devices split at once.
-  for (int i = 0; i < locals; ++i)
-    errors.run(first + i, [&] {
-      const BadBucket bad = backend->finish_split(i);
-      if (bad.found()) throw Error(ErrorCode::invalid_argument, bad_bucket_message(bad, a.m, first + i));
-    });
+  for (std::size_t t = 0; t < T; ++t)
+    for (int i = 0; i < locals; ++i)
+      errors.run(first + i, [&] {
+        const std::size_t from = begin(i, t);
+        const Split& s = splits[std::size_t(i)];
+        mesh::LocalSplit split;
+        split.args.type = a.type;
+        split.args.n = begin(i, t + 1) - from;
+        split.args.keys_in = static_cast<const std::byte*>(a.keys[std::size_t(i)]) + from * key_bytes;
+        split.args.keys_out = s.keys.get() + from * key_bytes;
+        if (a.value_bytes) {
+          split.args.values_in = static_cast<const std::byte*>(a.values[std::size_t(i)]) + from * a.value_bytes;
+          split.args.values_out = s.values.get() + from * a.value_bytes;
+          split.args.value_bytes = a.value_bytes;
+        }
+        split.args.m = a.m;
+        split.args.offsets = tile_offsets[std::size_t(i)][t].data();
+        split.args.checked = a.checked;
+        split.source = a.source;
+        split.spec = a.spec;
+        split.remap = order.remap.data();
+        backend->start_split(i, int(t), split);
+      });
 
-  clock.mark(&ShufflePhases::split_ms);
-  // Every device's count per bucket position, so that each receiver knows what it receives.
-  const std::size_t m = a.m;
-  std::vector<std::vector<std::uint64_t>> own(static_cast<std::size_t>(locals), std::vector<std::uint64_t>(m, 0));
-  if (!errors.any())
-    for (std::size_t i = 0; i < own.size(); ++i)
-      for (std::size_t pos = 0; pos < m; ++pos) own[i][pos] = splits[i].offsets[pos + 1] - splits[i].offsets[pos];
-  std::vector<std::span<const std::byte>> own_bytes;
-  for (const auto& o : own) own_bytes.push_back(std::as_bytes(std::span(o)));
-  std::vector<std::uint64_t> counts(std::size_t(size) * m);
-  errors.collective([&] { comm.all_gather(own_bytes, std::as_writable_bytes(std::span(counts))); });
+  // Tile by tile: wait for its splits, gather its counts, exchange its batches. The exchange of
+  // tile t waits only for tile t's split on each device, so it runs while later tiles split.
+  std::vector<std::vector<std::uint64_t>> tile_counts(T, std::vector<std::uint64_t>(std::size_t(size) * m));
+  std::vector<std::vector<mesh::ShuffleLayout>> layouts(static_cast<std::size_t>(locals));  // [device][tile]
+  std::vector<std::vector<std::shared_ptr<std::byte>>> recv_keys(static_cast<std::size_t>(locals)),
+      recv_values(static_cast<std::size_t>(locals));
+  for (std::size_t t = 0; t < T; ++t) {
+    for (int i = 0; i < locals; ++i)
+      errors.run(first + i, [&] {
+        BadBucket bad = backend->finish_split(i, int(t));
+        if (!bad.found()) return;
+        bad.index += begin(i, t);  // the tile's index within the shard
+        throw Error(ErrorCode::invalid_argument, bad_bucket_message(bad, a.m, first + i));
+      });
+    if (T == 1) clock.mark(&ShufflePhases::split_ms);
+    // Every device's count per bucket position in this tile, so that each receiver knows what it
+    // receives.
+    std::vector<std::vector<std::uint64_t>> own(static_cast<std::size_t>(locals), std::vector<std::uint64_t>(m, 0));
+    if (!errors.any())
+      for (std::size_t i = 0; i < own.size(); ++i)
+        for (std::size_t pos = 0; pos < m; ++pos) own[i][pos] = tile_offsets[i][t][pos + 1] - tile_offsets[i][t][pos];
+    std::vector<std::span<const std::byte>> own_bytes;
+    for (const auto& o : own) own_bytes.push_back(std::as_bytes(std::span(o)));
+    errors.collective([&] { comm.all_gather(own_bytes, std::as_writable_bytes(std::span(tile_counts[t]))); });
 
-  std::vector<mesh::ShuffleLayout> layouts;
-  std::vector<std::shared_ptr<std::byte>> recv_keys, recv_values;
-  recv_keys.resize(std::size_t(locals));
-  recv_values.resize(std::size_t(locals));
-  for (int i = 0; i < locals; ++i) {
-    layouts.push_back(mesh::layout_for(first + i, size, a.bucket_owner, order, counts, splits[std::size_t(i)].offsets));
-    const std::uint64_t received = layouts.back().received;
-    errors.run(first + i, [&] {
-      recv_keys[std::size_t(i)] = backend->allocate(i, received * key_bytes, "shuffle: the received keys");
-      if (a.value_bytes)
-        recv_values[std::size_t(i)] = backend->allocate(i, received * a.value_bytes, "shuffle: the received values");
-    });
-  }
-  auto exchange = [&](const std::vector<std::shared_ptr<std::byte>>& from, const std::vector<std::shared_ptr<std::byte>>& to,
-                      std::size_t elem_bytes) {
-    std::vector<comm::AllToAllV> args(static_cast<std::size_t>(locals));
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      const mesh::ShuffleLayout& l = layouts[i];
-      args[i] = {backend->location(int(i)), from[i].get(), to[i].get(), l.received,
-                 l.send_counts, l.send_displs, l.recv_counts, l.recv_displs};
+    std::vector<comm::AllToAllV> keys_args, values_args;
+    for (int i = 0; i < locals; ++i) {
+      const std::size_t ii = std::size_t(i);
+      mesh::ShuffleLayout l = mesh::layout_for(first + i, size, order, tile_counts[t], tile_offsets[ii][t]);
+      for (auto& d : l.send_displs) d += begin(i, t);  // displacements within the whole split shard
+      layouts[ii].push_back(std::move(l));
+      const mesh::ShuffleLayout& lay = layouts[ii].back();
+      recv_keys[ii].emplace_back();
+      recv_values[ii].emplace_back();
+      errors.run(first + i, [&] {
+        recv_keys[ii].back() = backend->allocate(i, lay.received * key_bytes, "shuffle: the received keys");
+        if (a.value_bytes)
+          recv_values[ii].back() = backend->allocate(i, lay.received * a.value_bytes, "shuffle: the received values");
+        backend->after_split(i, int(t));
+      });
+      keys_args.push_back({backend->location(i), splits[ii].keys.get(), recv_keys[ii].back().get(), lay.received,
+                           lay.send_counts, lay.send_displs, lay.recv_counts, lay.recv_displs});
+      values_args.push_back({backend->location(i), splits[ii].values.get(), recv_values[ii].back().get(),
+                             lay.received, lay.send_counts, lay.send_displs, lay.recv_counts, lay.recv_displs});
     }
-    comm.all_to_all_v(args, elem_bytes);
-  };
-  std::vector<std::shared_ptr<std::byte>> split_keys, split_values;
-  for (const Split& s : splits) {
-    split_keys.push_back(s.keys);
-    split_values.push_back(s.values);
+    if (T == 1) clock.mark(&ShufflePhases::counts_ms);
+    errors.collective([&] { comm.all_to_all_v(keys_args, key_bytes); });
+    if (a.value_bytes) comm.all_to_all_v(values_args, a.value_bytes);
+    if (T == 1) clock.mark(&ShufflePhases::exchange_ms);
   }
-  clock.mark(&ShufflePhases::counts_ms);
-  errors.collective([&] { exchange(split_keys, recv_keys, key_bytes); });
-  if (a.value_bytes) exchange(split_values, recv_values, a.value_bytes);
-  clock.mark(&ShufflePhases::exchange_ms);
+  if (T > 1) clock.mark(&ShufflePhases::split_ms);  // the streamed splits and exchanges
 
+  // The received tiles, source-major, into the result: bucket-major, stable by source then tile.
   for (int i = 0; i < locals; ++i) {
-    const mesh::ShuffleLayout& l = layouts[std::size_t(i)];
+    const std::size_t ii = std::size_t(i);
+    const mesh::ShuffleRegroup r = mesh::regroup_for(first + i, size, a.bucket_owner, order, tile_counts, layouts[ii]);
     void *keys = nullptr, *values = nullptr;
     std::uint64_t* offsets = nullptr;
-    sink.shape(sink.result, i, l.received, m, &keys, &values, &offsets);
-    std::copy(l.bucket_offsets.begin(), l.bucket_offsets.end(), offsets);
-    backend->copy_chunks(i, recv_keys[std::size_t(i)].get(), keys, l.regroup, key_bytes);
-    if (a.value_bytes) backend->copy_chunks(i, recv_values[std::size_t(i)].get(), values, l.regroup, a.value_bytes);
+    sink.shape(sink.result, i, r.received, m, &keys, &values, &offsets);
+    std::copy(r.bucket_offsets.begin(), r.bucket_offsets.end(), offsets);
+    for (std::size_t t = 0; t < T; ++t) {
+      backend->copy_chunks(i, recv_keys[ii][t].get(), keys, r.chunks[t], key_bytes);
+      if (a.value_bytes) backend->copy_chunks(i, recv_values[ii][t].get(), values, r.chunks[t], a.value_bytes);
+    }
   }
   for (int i = 0; i < locals; ++i) backend->synchronize(i);  // the result is complete on return
   clock.mark(&ShufflePhases::regroup_ms);

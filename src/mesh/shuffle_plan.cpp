@@ -20,42 +20,53 @@ BucketOrder order_buckets(std::span<const int> owner, int size) {
   return order;
 }
 
-ShuffleLayout layout_for(int participant, int size, std::span<const int> owner, const BucketOrder& order,
-                         std::span<const std::uint64_t> counts, std::span<const std::size_t> split_offsets) {
-  const std::size_t n = std::size_t(size), m = owner.size(), p = std::size_t(participant);
-  auto count = [&](std::size_t source, std::size_t pos) { return counts[source * m + pos]; };
+ShuffleLayout layout_for(int participant, int size, const BucketOrder& order, std::span<const std::uint64_t> counts,
+                         std::span<const std::size_t> split_offsets) {
+  const std::size_t n = std::size_t(size), p = std::size_t(participant);
+  const std::size_t m = order.remap.size();
   const std::size_t mine_begin = order.owner_begin[p], mine_end = order.owner_begin[p + 1];
   ShuffleLayout l;
   for (std::size_t d = 0; d < n; ++d) {
     l.send_displs.push_back(split_offsets[order.owner_begin[d]]);
     l.send_counts.push_back(split_offsets[order.owner_begin[d + 1]] - split_offsets[order.owner_begin[d]]);
   }
-  std::vector<std::uint64_t> cursor(n);  // where the next chunk of each source starts in the receive buffer
   for (std::size_t s = 0; s < n; ++s) {
     std::uint64_t from_s = 0;
-    for (std::size_t pos = mine_begin; pos < mine_end; ++pos) from_s += count(s, pos);
+    for (std::size_t pos = mine_begin; pos < mine_end; ++pos) from_s += counts[s * m + pos];
     l.recv_displs.push_back(l.received);
     l.recv_counts.push_back(from_s);
-    cursor[s] = l.received;
     l.received += from_s;
   }
-  // Buckets in ascending id; the ones of this device, in positions ascending too (same owner).
-  l.bucket_offsets.assign(m + 1, 0);
+  return l;
+}
+
+ShuffleRegroup regroup_for(int participant, int size, std::span<const int> owner, const BucketOrder& order,
+                           std::span<const std::vector<std::uint64_t>> tile_counts,
+                           std::span<const ShuffleLayout> layouts) {
+  const std::size_t n = std::size_t(size), m = owner.size(), tiles = tile_counts.size();
+  ShuffleRegroup r;
+  r.chunks.resize(tiles);
+  // cursor[t][s]: where source s's next chunk starts in tile t's receive buffer.
+  std::vector<std::vector<std::uint64_t>> cursor(tiles);
+  for (std::size_t t = 0; t < tiles; ++t) cursor[t] = layouts[t].recv_displs;
+  r.bucket_offsets.assign(m + 1, 0);
   std::uint64_t at = 0;
   for (std::size_t b = 0; b < m; ++b) {
-    l.bucket_offsets[b] = at;
-    if (std::size_t(owner[b]) != p) continue;
+    r.bucket_offsets[b] = at;
+    if (owner[b] != participant) continue;
     const std::size_t pos = order.remap[b];
-    for (std::size_t s = 0; s < n; ++s) {
-      const std::uint64_t c = count(s, pos);
-      if (c == 0) continue;
-      l.regroup.push_back({cursor[s], at, c});
-      cursor[s] += c;
-      at += c;
-    }
+    for (std::size_t s = 0; s < n; ++s)
+      for (std::size_t t = 0; t < tiles; ++t) {
+        const std::uint64_t c = tile_counts[t][s * m + pos];
+        if (c == 0) continue;
+        r.chunks[t].push_back({cursor[t][s], at, c});
+        cursor[t][s] += c;
+        at += c;
+      }
   }
-  l.bucket_offsets[m] = at;
-  return l;
+  r.bucket_offsets[m] = at;
+  r.received = at;
+  return r;
 }
 
 }  // namespace radixmesh::mesh

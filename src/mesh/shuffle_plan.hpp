@@ -18,16 +18,27 @@ struct BucketOrder {
 };
 BucketOrder order_buckets(std::span<const int> owner, int size);
 
-// One device's part of the exchange and the regroup after it.
+// One device's part of the exchange of one tile: what it sends from its split tile (displacements
+// from the tile's start) and what it receives, source-major.
 struct ShuffleLayout {
   std::vector<std::uint64_t> send_counts, send_displs, recv_counts, recv_displs;  // size entries each
   std::uint64_t received = 0;
-  std::vector<std::uint64_t> bucket_offsets;  // m + 1: where each bucket lands in the result
-  std::vector<Chunk> regroup;                 // received (source-major) -> result (bucket-major)
 };
-// counts: size rows of m words, row s = source s's keys per position. split_offsets: this
-// device's own m + 1 offsets by position (its local multisplit).
-ShuffleLayout layout_for(int participant, int size, std::span<const int> owner, const BucketOrder& order,
-                         std::span<const std::uint64_t> counts, std::span<const std::size_t> split_offsets);
+// counts: size rows of m words, row s = source s's keys per position (of this tile). split_offsets:
+// this device's own m + 1 offsets by position (its local multisplit of the tile).
+ShuffleLayout layout_for(int participant, int size, const BucketOrder& order, std::span<const std::uint64_t> counts,
+                         std::span<const std::size_t> split_offsets);
+
+// Where the received tiles go in the result: bucket-major in ascending id, and within a bucket by
+// source, then tile (so by source, then input order: stable).
+struct ShuffleRegroup {
+  std::uint64_t received = 0;
+  std::vector<std::uint64_t> bucket_offsets;  // m + 1
+  std::vector<std::vector<Chunk>> chunks;     // per tile: its receive buffer -> the result
+};
+// tile_counts[t]: the tile's gathered counts (as for layout_for); layouts[t]: this device's layout of it.
+ShuffleRegroup regroup_for(int participant, int size, std::span<const int> owner, const BucketOrder& order,
+                           std::span<const std::vector<std::uint64_t>> tile_counts,
+                           std::span<const ShuffleLayout> layouts);
 
 }  // namespace radixmesh::mesh

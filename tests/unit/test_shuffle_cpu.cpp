@@ -60,10 +60,13 @@ void check(int size, const std::vector<std::vector<K>>& shards, const F& f, cons
                                               what + " device " + std::to_string(d));
     }
   } else {
-    auto got = rxm::shuffle(ctx, spans_of(shards), spans_of(values), f, std::span<const int>(owner));
-    for (int d = 0; d < size; ++d)
-      rxm::testing::expect_shard_matches<K, V>(got.shards[std::size_t(d)], model[std::size_t(d)],
-                                              what + " device " + std::to_string(d));
+    for (int tiles : {0, 3}) {  // the streamed shuffle (tiles > 1) gives the same result
+      auto got = rxm::shuffle(ctx, spans_of(shards), spans_of(values), f, std::span<const int>(owner),
+                              {.tiles = tiles});
+      for (int d = 0; d < size; ++d)
+        rxm::testing::expect_shard_matches<K, V>(got.shards[std::size_t(d)], model[std::size_t(d)],
+                                                what + " device " + std::to_string(d) + " tiles " + std::to_string(tiles));
+    }
   }
 }
 
@@ -168,6 +171,18 @@ TEST(ShuffleCpu, BadInputIsAClearErrorNamingTheDevice) {
   });
   EXPECT_NE(what.find("mesh device 2"), std::string::npos) << what;
   EXPECT_NE(what.find("index 0 of mesh device 2 (bits 0x4) has bucket id 4"), std::string::npos) << what;
+
+  // In a streamed shuffle the index is the key's within its shard, whatever tile holds it.
+  std::vector<std::uint32_t> late_bad = {0, 1, 2, 3, 0, 1, 2, 9, 0, 1};
+  std::vector<std::span<const std::uint32_t>> with_late_bad = {shards[0], shards[1], late_bad};
+  what = rxm::testing::error_text([&] {
+    rxm::shuffle(ctx, with_late_bad, rxm::buckets::identity{.m = 4}, std::span<const int>(owner), {.tiles = 4});
+  });
+  EXPECT_NE(what.find("index 7 of mesh device 2 (bits 0x9) has bucket id 9"), std::string::npos) << what;
+  what = rxm::testing::error_text([&] {
+    rxm::shuffle(ctx, shards, f, std::span<const int>(owner), {.tiles = -1});
+  });
+  EXPECT_NE(what.find("tiles = -1"), std::string::npos) << what;
 
   // Unsorted splitters: the bucket function's own check.
   const std::vector<std::uint32_t> bad_bounds = {5, 1, 9};

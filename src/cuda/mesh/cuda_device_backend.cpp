@@ -6,6 +6,7 @@
 
 #include <map>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "core/backends.hpp"
@@ -54,7 +55,7 @@ class CudaDeviceBackend final : public DeviceBackend {
     return std::shared_ptr<std::byte>(std::move(buffer), data);  // aliases the buffer's lifetime
   }
 
-  void start_split(int local, const LocalSplit& split) override {
+  void start_split(int local, int ticket, const LocalSplit& split) override {
     require(split.spec.kind != detail::BucketSpec::Kind::user,
             "a user bucket functor cannot run on GPU mesh devices through the host API",
             "use a built-in bucket function (radix_digit, identity, delta, splitters, hash) or a CPU mesh");
@@ -69,16 +70,27 @@ class CudaDeviceBackend final : public DeviceBackend {
     // functor (none when it is the identity, which lets radix digits take the digit split).
     bool identity = true;
     for (std::uint32_t b = 0; b < a.m && identity; ++b) identity = split.remap[b] == b;
-    pending_[local] = detail::QueuedSplit::start(device(local), a, split.spec, identity ? nullptr : split.remap);
+    // The split stream starts after the device stream's earlier work (the input, the buffers).
+    const SplitStream& side = split_stream(local);
+    detail::DeviceGuard guard(side.on.device);
+    RXM_CUDA_CHECK(cudaEventRecord(side.ready, device(local).stream));
+    RXM_CUDA_CHECK(cudaStreamWaitEvent(side.on.stream, side.ready, 0));
+    pending_[{local, ticket}] = detail::QueuedSplit::start(side.on, a, split.spec, identity ? nullptr : split.remap);
   }
 
-  detail::BadBucket finish_split(int local) override {
-    const auto it = pending_.find(local);
-    require(it != pending_.end(), "finish_split on mesh device " + std::to_string(local) + " without start_split",
-            "start the split first (a bug in radixmesh)");
-    detail::QueuedSplit queued = std::move(it->second);
-    pending_.erase(it);
-    return queued.finish();
+  detail::BadBucket finish_split(int local, int ticket) override { return queued(local, ticket).finish(); }
+
+  void after_split(int local, int ticket) override {
+    const auto& d = device(local);
+    detail::DeviceGuard guard(d.device);
+    RXM_CUDA_CHECK(cudaStreamWaitEvent(d.stream, static_cast<cudaEvent_t>(queued(local, ticket).done()), 0));
+  }
+
+  bool overlaps_split_and_exchange() const override {
+    if (resources_.devices.size() <= 1) return true;  // one GPU per process (MPI ranks)
+    for (const auto& d : resources_.devices)
+      if (d.device == resources_.devices.front().device && &d != &resources_.devices.front()) return false;
+    return true;  // distinct GPUs
   }
 
   void copy_chunks(int local, const void* src, void* dst, std::span<const Chunk> chunks,
@@ -105,9 +117,50 @@ class CudaDeviceBackend final : public DeviceBackend {
     return resources_.devices[std::size_t(local)];
   }
 
+  // A second stream per local device for its splits, sharing the device's scratch pool, so that
+  // the device's own stream can run the exchange of a tile while later tiles split.
+  struct SplitStream {
+    detail::CudaResources::PerDevice on;  // the device's entry with the split stream
+    cudaEvent_t ready = nullptr;          // the device stream's work before a split
+  };
+  const SplitStream& split_stream(int local) {
+    auto it = split_streams_.find(local);
+    if (it != split_streams_.end()) return it->second;
+    SplitStream side;
+    side.on = device(local);
+    detail::DeviceGuard guard(side.on.device);
+    RXM_CUDA_CHECK(cudaStreamCreateWithFlags(&side.on.stream, cudaStreamNonBlocking));
+    if (cudaEventCreateWithFlags(&side.ready, cudaEventDisableTiming) != cudaSuccess) {
+      cudaStreamDestroy(side.on.stream);
+      RXM_CUDA_CHECK(cudaGetLastError());
+    }
+    return split_streams_.emplace(local, side).first->second;
+  }
+  detail::QueuedSplit& queued(int local, int ticket) {
+    const auto it = pending_.find({local, ticket});
+    require(it != pending_.end(), "split " + std::to_string(ticket) + " of mesh device " + std::to_string(local) +
+                                      " was not started",
+            "start the split first (a bug in radixmesh)");
+    return it->second;
+  }
+
   Context ctx_;
   detail::CudaResources& resources_;
-  std::map<int, detail::QueuedSplit> pending_;  // splits queued by start_split, per local device
+  std::map<int, SplitStream> split_streams_;
+  // Splits queued by start_split, by (device, ticket); kept until the backend goes, so their
+  // events stay valid for after_split and their scratch is released after the split ran.
+  std::map<std::pair<int, int>, detail::QueuedSplit> pending_;
+
+ public:
+  ~CudaDeviceBackend() override {
+    pending_.clear();  // releases the splits' scratch on the split streams, before they go
+    for (auto& [local, side] : split_streams_) {
+      detail::DeviceGuard guard(side.on.device);
+      cudaStreamSynchronize(side.on.stream);
+      cudaStreamDestroy(side.on.stream);
+      cudaEventDestroy(side.ready);
+    }
+  }
 };
 
 }  // namespace

@@ -131,6 +131,13 @@ struct QueuedSplit::State {
   }
   const void* keys_in = nullptr;  // where the bad key is read back from
   std::function<std::uint32_t(std::uint64_t)> id_of;    // f's id of a key's bits (without the remap)
+  cudaEvent_t done = nullptr;                           // recorded after the results' copy
+  State() = default;
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  ~State() {
+    if (done) cudaEventDestroy(done);
+  }
 };
 
 QueuedSplit::QueuedSplit() = default;
@@ -156,10 +163,12 @@ QueuedSplit QueuedSplit::start(const CudaResources::PerDevice& device, const Mul
   return q;
 }
 
+void* QueuedSplit::done() const { return state_->done; }
+
 BadBucket QueuedSplit::finish() {
   State& st = *state_;
   DeviceGuard guard(st.device->device);
-  RXM_CUDA_CHECK(cudaStreamSynchronize(st.device->stream));
+  RXM_CUDA_CHECK(cudaEventSynchronize(st.done));
   unsigned long long first_bad = ~0ull;
   const unsigned char* results = st.results();
   if (st.args.checked) std::memcpy(&first_bad, results, sizeof first_bad);
@@ -239,6 +248,8 @@ void start_width(QueuedSplit::State& q, const MultisplitArgs& args, const Bucket
     results_h = q.results_pinned.data();
   }
   RXM_CUDA_CHECK(cudaMemcpyAsync(results_h, q.results_d.data(), result_bytes, cudaMemcpyDeviceToHost, stream));
+  RXM_CUDA_CHECK(cudaEventCreateWithFlags(&q.done, cudaEventDisableTiming));
+  RXM_CUDA_CHECK(cudaEventRecord(q.done, stream));
 }
 
 template <class U>

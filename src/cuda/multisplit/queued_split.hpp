@@ -23,9 +23,12 @@ class QueuedSplit {
   // into pageable memory, and this call returns once the split is done.
   static QueuedSplit start(const CudaResources::PerDevice& device, const MultisplitArgs& args, const BucketSpec& spec,
                            const std::uint32_t* remap = nullptr, bool wait_at_once = false);
-  // Waits for this split alone; fills args.offsets, or returns the first key whose id is >= m
-  // (checked mode; the outputs are then untouched).
+  // Waits for this split alone (not for work queued on the stream after it); fills args.offsets,
+  // or returns the first key whose id is >= m (checked mode; the outputs are then untouched).
   BadBucket finish();
+  // An event completed when the split and its results' copy are (cudaEvent_t), for streams that
+  // must wait for it.
+  void* done() const;
 
   QueuedSplit();
   QueuedSplit(QueuedSplit&&) noexcept;
