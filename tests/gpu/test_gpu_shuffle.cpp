@@ -2,7 +2,8 @@
 // three of them), and every GPU of the machine where it has several. Every result is compared bit
 // for bit with the CPU model (tests/common/shuffle_model.hpp) of the same shards: every built-in
 // bucket function (hash included), u32, u64, i32 and f32 keys, 4- and 8-byte values, sizes 0, 1
-// and primes, empty shards, every bucket owned by one device, m = 1 and m = 65536. Bad input is
+// and primes, empty shards, every bucket owned by one device, m = 1 and m = 65536, not streamed and
+// streamed in 3 tiles. Bad input is
 // refused on every device before a key moves.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -71,18 +72,22 @@ void check(rxm::Context& ctx, const std::vector<std::size_t>& sizes, const F& f,
     value_spans.emplace_back(dv[std::size_t(d)]);
   }
   const auto want = rxm::testing::shuffle_model(keys, values, f, owner, p);
-  auto got = rxm::shuffle(ctx, std::span<const rxm::device_span<const K>>(key_spans),
-                          std::span<const rxm::device_span<const V>>(value_spans), f, std::span<const int>(owner));
-  ASSERT_EQ(got.shards.size(), std::size_t(p));
-  for (int d = 0; d < p; ++d) {
-    const auto& s = got.shards[std::size_t(d)];
-    const auto& w = want[std::size_t(d)];
-    ASSERT_EQ(s.bucket_offsets, w.offsets) << "device " << d;
-    const auto gk = rxm::testing::to_host(s.keys.data(), s.keys.size());
-    const auto gv = rxm::testing::to_host(s.values.data(), s.values.size());
-    ASSERT_EQ(gk.size(), w.keys.size()) << "device " << d;
-    ASSERT_EQ(0, std::memcmp(gk.data(), w.keys.data(), gk.size() * sizeof(K))) << "device " << d << ": keys";
-    ASSERT_EQ(gv, w.values) << "device " << d << ": values (global indices: stability)";
+  for (int tiles : {0, 3}) {  // automatic, and streamed in 3 tiles: the same result
+    SCOPED_TRACE(::testing::Message() << "tiles " << tiles);
+    auto got = rxm::shuffle(ctx, std::span<const rxm::device_span<const K>>(key_spans),
+                            std::span<const rxm::device_span<const V>>(value_spans), f, std::span<const int>(owner),
+                            {.tiles = tiles});
+    ASSERT_EQ(got.shards.size(), std::size_t(p));
+    for (int d = 0; d < p; ++d) {
+      const auto& s = got.shards[std::size_t(d)];
+      const auto& w = want[std::size_t(d)];
+      ASSERT_EQ(s.bucket_offsets, w.offsets) << "device " << d;
+      const auto gk = rxm::testing::to_host(s.keys.data(), s.keys.size());
+      const auto gv = rxm::testing::to_host(s.values.data(), s.values.size());
+      ASSERT_EQ(gk.size(), w.keys.size()) << "device " << d;
+      ASSERT_EQ(0, std::memcmp(gk.data(), w.keys.data(), gk.size() * sizeof(K))) << "device " << d << ": keys";
+      ASSERT_EQ(gv, w.values) << "device " << d << ": values (global indices: stability)";
+    }
   }
   // Keys only: the same keys.
   auto keys_only = rxm::shuffle(ctx, std::span<const rxm::device_span<const K>>(key_spans), f, std::span<const int>(owner));
