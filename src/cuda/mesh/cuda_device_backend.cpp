@@ -86,13 +86,6 @@ class CudaDeviceBackend final : public DeviceBackend {
     RXM_CUDA_CHECK(cudaStreamWaitEvent(d.stream, static_cast<cudaEvent_t>(queued(local, ticket).done()), 0));
   }
 
-  bool overlaps_split_and_exchange() const override {
-    if (resources_.devices.size() <= 1) return true;  // one GPU per process (MPI ranks)
-    for (const auto& d : resources_.devices)
-      if (d.device == resources_.devices.front().device && &d != &resources_.devices.front()) return false;
-    return true;  // distinct GPUs
-  }
-
   void copy_chunks(int local, const void* src, void* dst, std::span<const Chunk> chunks,
                    std::size_t elem_bytes) override {
     const auto& d = device(local);
