@@ -63,6 +63,24 @@ struct AllToAllV {
   std::span<const std::uint64_t> recv_displs;
 };
 
+// An exchange whose receive layout the senders know (every process holds the counts, e.g. after
+// an all_gather): piece k of a participant's send buffer, `count` elements from send + from, goes
+// straight to participant `to`'s receive buffer at element `at`. recv_counts[s] (size() entries)
+// is what this participant receives from participant s in all, checked against the senders'
+// pieces as all_to_all_v checks its counts. A receiver's pieces must not overlap.
+struct PlacedPiece {
+  int to = 0;
+  std::uint64_t from = 0, at = 0, count = 0;  // in elements
+};
+struct AllToAllPlaced {
+  Location where;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  std::size_t recv_capacity = 0;  // elements recv can hold
+  std::span<const PlacedPiece> pieces;
+  std::span<const std::uint64_t> recv_counts;
+};
+
 class RXM_API Communicator {
  public:
   virtual ~Communicator() = default;
@@ -82,6 +100,11 @@ class RXM_API Communicator {
   virtual void barrier() = 0;
   // Moves elem_bytes-sized elements; one entry per local participant.
   virtual void all_to_all_v(std::span<const AllToAllV> local, std::size_t elem_bytes) = 0;
+  // The placed exchange (see AllToAllPlaced), where places_pieces() says the transport has it:
+  // the transports of one process write each piece straight into its place, so a receiver needs
+  // no regroup after an all_to_all_v. Others throw unsupported.
+  virtual bool places_pieces() const { return false; }
+  virtual void all_to_all_placed(std::span<const AllToAllPlaced> local, std::size_t elem_bytes);
 
   // Marks local participant `participant` (a global number in [first_local(), first_local() +
   // local_count())) as failed with `message`: the next collective, on every process, throws

@@ -94,6 +94,58 @@ void check_declarations(std::span<const std::uint64_t> rows, int size) {
   }
 }
 
+void check_placed(std::span<const AllToAllPlaced> all, int size) {
+  const std::size_t n = std::size_t(size);
+  std::vector<std::vector<std::uint64_t>> sent(n, std::vector<std::uint64_t>(n, 0));
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> ranges(n);  // per receiver: [at, at + count)
+  for (std::size_t i = 0; i < n; ++i) {
+    const AllToAllPlaced& a = all[i];
+    require(a.recv_counts.size() == n,
+            "all_to_all_placed: " + participant_name(int(i), size) + " passed " +
+                std::to_string(a.recv_counts.size()) + " receive counts",
+            "pass one receive count per participant (size() entries)");
+    for (const PlacedPiece& piece : a.pieces) {
+      require(piece.to >= 0 && piece.to < size,
+              "all_to_all_placed: " + participant_name(int(i), size) + " sends a piece to participant " +
+                  std::to_string(piece.to),
+              "send pieces to participants 0 .. size() - 1");
+      if (piece.count == 0) continue;
+      require(a.send != nullptr && all[std::size_t(piece.to)].recv != nullptr,
+              "all_to_all_placed: " + participant_name(int(i), size) + " sends a piece with a null buffer at an end",
+              "pass the buffers' storage");
+      require(piece.at + piece.count >= piece.at,
+              "all_to_all_placed: " + participant_name(int(i), size) + " passed a piece whose end overflows 64 bits",
+              "pass places and counts in elements that fit the buffers");
+      sent[i][std::size_t(piece.to)] += piece.count;
+      ranges[std::size_t(piece.to)].push_back({piece.at, piece.at + piece.count});
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      require(sent[i][j] == all[j].recv_counts[i],
+              "all_to_all_placed: " + participant_name(int(i), size) + " sends " + std::to_string(sent[i][j]) +
+                  " elements to participant " + std::to_string(j) + ", which expects " +
+                  std::to_string(all[j].recv_counts[i]),
+              "derive the pieces and the receive counts from the same gathered counts");
+  for (std::size_t j = 0; j < n; ++j) {
+    auto& r = ranges[j];
+    std::sort(r.begin(), r.end());
+    const std::uint64_t needed = r.empty() ? 0 : std::max_element(r.begin(), r.end(), [](auto& x, auto& y) {
+                                                   return x.second < y.second;
+                                                 })->second;
+    if (needed > all[j].recv_capacity)
+      throw_error(ErrorCode::out_of_memory,
+                  "all_to_all_placed: the receive buffer of " + participant_name(int(j), size) + " holds " +
+                      std::to_string(all[j].recv_capacity) + " elements but needs " + std::to_string(needed),
+                  "give it a receive buffer that reaches past every piece sent to it");
+    for (std::size_t k = 1; k < r.size(); ++k)
+      require(r[k - 1].second <= r[k].first,
+              "all_to_all_placed: two pieces overlap in the receive buffer of " + participant_name(int(j), size) +
+                  " at element " + std::to_string(r[k].first),
+              "place every piece in its own range");
+  }
+}
+
 void throw_participant_failed(const char* op, int participant, int size, const std::string& message) {
   throw_error(ErrorCode::invalid_argument,
               std::string(op) + ": " + participant_name(participant, size) + " failed: " + message,

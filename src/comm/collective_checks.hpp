@@ -26,6 +26,12 @@ std::vector<std::uint64_t> declaration_row(const AllToAllV& a, int size, std::si
 // the receiver's receive count, or a receive buffer too small for what it is to receive.
 void check_declarations(std::span<const std::uint64_t> rows, int size);
 
+// The checks of an all_to_all_placed with every participant's entry in hand (one process): a
+// piece for a participant outside the mesh, a null buffer with pieces, the pieces a participant
+// sends another that are not that receiver's recv_counts entry, pieces past a receive buffer
+// (out_of_memory, naming the elements held and needed), or pieces of one receiver that overlap.
+void check_placed(std::span<const AllToAllPlaced> all, int size);
+
 // Throws rxm::Error: `op` could not run because participant `participant` failed with `message`.
 [[noreturn]] void throw_participant_failed(const char* op, int participant, int size, const std::string& message);
 

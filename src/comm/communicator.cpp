@@ -27,6 +27,12 @@ Transport transport_from_name(const std::string& name) {
               "use one of auto, peer, peer-sm, nccl, mpi, threads");
 }
 
+void Communicator::all_to_all_placed(std::span<const AllToAllPlaced>, std::size_t) {
+  throw_error(ErrorCode::unsupported,
+              std::string("all_to_all_placed: the ") + name_of(transport()) + " transport does not place pieces",
+              "check places_pieces() and use all_to_all_v there");
+}
+
 std::chrono::milliseconds Communicator::default_timeout() {
   const char* text = std::getenv("RXM_COMM_TIMEOUT_S");
   if (text == nullptr || *text == '\0') return std::chrono::minutes(5);

@@ -77,4 +77,10 @@ void InProcessCommunicator::begin_all_to_all(std::span<const AllToAllV> local, s
   check_declarations(rows, size_);
 }
 
+void InProcessCommunicator::begin_all_to_all_placed(std::span<const AllToAllPlaced> local) {
+  take_failures("all_to_all_placed");
+  require_entries("all_to_all_placed", local.size());
+  check_placed(local, size_);
+}
+
 }  // namespace radixmesh::comm

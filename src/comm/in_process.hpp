@@ -29,6 +29,8 @@ class InProcessCommunicator : public Communicator {
   // The start of every all_to_all_v: throws a recorded failure, then checks every participant's
   // declaration against the others (collective_checks.hpp) before any byte moves.
   void begin_all_to_all(std::span<const AllToAllV> local, std::size_t elem_bytes);
+  // The same for all_to_all_placed (check_placed).
+  void begin_all_to_all_placed(std::span<const AllToAllPlaced> local);
 
  private:
   // Throws the first recorded failure (and forgets all of them: the step has been taken).

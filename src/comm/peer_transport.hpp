@@ -38,6 +38,10 @@ class PeerTransport final : public InProcessCommunicator {
 
   Transport transport() const override { return method_ == PeerCopy::sm ? Transport::peer_sm : Transport::peer; }
   void all_to_all_v(std::span<const AllToAllV> local, std::size_t elem_bytes) override;
+  // Each (sender, receiver) pair's pieces go by one batched copy kernel on the sender (stores into
+  // the receiver's memory), or by one cudaMemcpyPeerAsync each where stores cannot reach.
+  bool places_pieces() const override { return true; }
+  void all_to_all_placed(std::span<const AllToAllPlaced> local, std::size_t elem_bytes) override;
 
  private:
   void release() noexcept;
@@ -46,6 +50,10 @@ class PeerTransport final : public InProcessCommunicator {
   void copy_with_sms(std::size_t i, std::span<const AllToAllV> local, std::size_t elem_bytes);
   // The event that marks the end of the copy from i to j.
   cudaEvent_t done(std::size_t i, std::size_t j) const;
+  // Events on every participant's stream before the copies; after them, every receiver's and
+  // sender's stream waits for the pairs that moved bytes (moves(i, j)), on their events (event(i, j)).
+  void mark_ready();
+  template <class Moves, class Event> void wait_for_copies(Moves&& moves, Event&& event);
   bool stores_reach(std::size_t i, std::size_t j) const { return can_store_[i * participants_.size() + j]; }
 
   std::vector<PeerParticipant> participants_;

@@ -48,4 +48,32 @@ void ThreadsTransport::all_to_all_v(std::span<const AllToAllV> local, std::size_
   for (auto& w : workers) w.join();
 }
 
+void ThreadsTransport::all_to_all_placed(std::span<const AllToAllPlaced> local, std::size_t elem_bytes) {
+  begin_all_to_all_placed(local);
+  // Senders write disjoint places (checked), so they run in parallel.
+  std::uint64_t total = 0;
+  for (const AllToAllPlaced& a : local)
+    for (const PlacedPiece& piece : a.pieces) total += piece.count;
+  auto send = [&](std::size_t i) {
+    const auto* from = static_cast<const std::byte*>(local[i].send);
+    for (const PlacedPiece& piece : local[i].pieces)
+      if (piece.count)
+        std::memcpy(static_cast<std::byte*>(local[std::size_t(piece.to)].recv) + piece.at * elem_bytes,
+                    from + piece.from * elem_bytes, piece.count * elem_bytes);
+  };
+  const std::size_t n = local.size();
+  const unsigned threads =
+      total * elem_bytes < parallel_copy_bytes ? 1u : unsigned(std::min<std::size_t>(copy_threads_, n));
+  if (threads == 1) {
+    for (std::size_t i = 0; i < n; ++i) send(i);
+    return;
+  }
+  std::vector<std::thread> workers;
+  for (unsigned t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      for (std::size_t i = t; i < n; i += threads) send(i);
+    });
+  for (auto& w : workers) w.join();
+}
+
 }  // namespace radixmesh::comm

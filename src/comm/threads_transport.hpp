@@ -13,6 +13,8 @@ class ThreadsTransport final : public InProcessCommunicator {
 
   Transport transport() const override { return Transport::threads; }
   void all_to_all_v(std::span<const AllToAllV> local, std::size_t elem_bytes) override;
+  bool places_pieces() const override { return true; }
+  void all_to_all_placed(std::span<const AllToAllPlaced> local, std::size_t elem_bytes) override;
 
  private:
   unsigned copy_threads_;

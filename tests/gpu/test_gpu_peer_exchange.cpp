@@ -4,7 +4,8 @@
 // against a CPU model of the exchange, receive buffers poisoned first (every element written,
 // nothing else touched), random counts with zeros and empty participants, element sizes 1, 4, 8
 // and 12, and one exchange of more than 2^31 elements. Bad counts and small buffers are refused
-// before any byte moves.
+// before any byte moves. The placed exchange (all_to_all_placed) against its model
+// (tests/common/placed_case.hpp), with few pieces a pair (device copies) and many (the copy kernel).
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -15,11 +16,13 @@
 #include <vector>
 
 #include "common/gpu_skip.hpp"
+#include "common/placed_case.hpp"
 #include "common/random_keys.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
 #include "radixmesh/communicator.hpp"
 #include "radixmesh/error.hpp"
+#include "radixmesh/memory.hpp"
 
 namespace rxm = radixmesh;
 using rxm::comm::AllToAllV;
@@ -168,6 +171,57 @@ TEST(GpuPeerExchange, LogicalDevicesRandomCountsEveryElementSize) {
   }
 }
 
+namespace {
+
+// A placed exchange (tests/common/placed_case.hpp) on the context's devices, receive buffers
+// poisoned, compared byte for byte (the byte past each buffer stays poisoned).
+void check_placed(const rxm::Context& ctx, rxm::comm::Transport transport, std::size_t elem, std::uint64_t seed,
+                  std::uint64_t max_piece, std::size_t max_pieces) {
+  const std::size_t p = ctx.devices().size();
+  auto sides = rxm::testing::placed_case(int(p), elem, seed, max_piece, max_pieces);
+  std::vector<rxm::DeviceArray<std::byte>> send, recv;
+  std::vector<rxm::comm::AllToAllPlaced> args;
+  for (std::size_t i = 0; i < p; ++i) {
+    const int device = ctx.devices()[i].id;
+    send.emplace_back(device, sides[i].send.size() + 1);
+    recv.emplace_back(device, sides[i].recv_elems * elem + 1);
+    rxm::detail::DeviceGuard guard(device);
+    RXM_CUDA_CHECK(cudaMemcpy(send.back().data(), sides[i].send.data(), sides[i].send.size(), cudaMemcpyHostToDevice));
+    RXM_CUDA_CHECK(cudaMemset(recv.back().data(), poison, recv.back().size()));
+  }
+  for (std::size_t i = 0; i < p; ++i)
+    args.push_back({{ctx.devices()[i].id, rxm::detail::cuda_resources(ctx).devices[i].stream}, send[i].data(),
+                    recv[i].data(), sides[i].recv_elems, sides[i].pieces, sides[i].recv_counts});
+  auto t = transport_of(ctx, transport);
+  ASSERT_TRUE(t->places_pieces());
+  t->all_to_all_placed(args, elem);
+  for (std::size_t j = 0; j < p; ++j) {
+    rxm::detail::DeviceGuard guard(ctx.devices()[j].id);
+    RXM_CUDA_CHECK(cudaStreamSynchronize(rxm::detail::cuda_resources(ctx).devices[j].stream));
+    std::vector<std::byte> got(recv[j].size());
+    RXM_CUDA_CHECK(cudaMemcpy(got.data(), recv[j].data(), got.size(), cudaMemcpyDeviceToHost));
+    sides[j].expected.push_back(std::byte{poison});
+    ASSERT_EQ(got, sides[j].expected) << "receiver " << j;
+  }
+}
+
+}  // namespace
+
+TEST(GpuPeerExchange, PlacedPiecesOnLogicalDevices) {
+  RXM_REQUIRE_GPU();
+  const std::uint64_t seed = rxm::testing::test_seed();
+  SCOPED_TRACE(seed);
+  for (auto transport : one_gpu_transports)
+    for (std::size_t p : {1u, 2u, 4u})
+      for (std::size_t elem : {1u, 4u, 12u})
+        for (std::size_t max_pieces : {12u, 400u}) {  // 400: more than 32 pieces a pair, the copy kernel
+          SCOPED_TRACE(::testing::Message() << rxm::comm::name_of(transport) << " " << p << " devices, elem " << elem
+                                            << ", up to " << max_pieces << " pieces");
+          check_placed(logical_devices(p), transport, elem, seed + p * 13 + elem + max_pieces, 20000, max_pieces);
+          if (HasFatalFailure()) return;
+        }
+}
+
 TEST(GpuPeerExchange, DistinctGpusWhereThereAreSeveral) {
   RXM_REQUIRE_GPU();
   int count = 0;
@@ -188,6 +242,11 @@ TEST(GpuPeerExchange, DistinctGpusWhereThereAreSeveral) {
       expect_exchanged(mesh, elem);
       if (HasFatalFailure()) return;
     }
+  for (auto transport : {rxm::comm::Transport::peer, rxm::comm::Transport::peer_sm}) {
+    SCOPED_TRACE(::testing::Message() << "placed, " << rxm::comm::name_of(transport));
+    check_placed(ctx, transport, 4, 23, 100000, 400);
+    if (HasFatalFailure()) return;
+  }
   // The automatic choice is one of them, measured.
   const auto chosen = rxm::use_transport(ctx, rxm::comm::Transport::automatic).transport();
   EXPECT_TRUE(chosen == rxm::comm::Transport::peer || chosen == rxm::comm::Transport::peer_sm ||

@@ -7,6 +7,7 @@
 #include "comm/threads_transport.hpp"
 #include "common/error_text.hpp"
 #include "common/exchange_case.hpp"
+#include "common/placed_case.hpp"
 #include "common/random_keys.hpp"
 #include "core/context_state.hpp"
 #include "radixmesh/context.hpp"
@@ -202,4 +203,49 @@ TEST(ThreadsTransport, FailedParticipantStopsTheNextCollectiveOnly) {
   EXPECT_NE(what.find("bad key at index 5"), std::string::npos) << what;
   EXPECT_NO_THROW(comm.barrier()) << "the failure is consumed by the step it stopped";
   EXPECT_THROW(comm.fail(4, "not here"), rxm::Error);
+}
+
+TEST(ThreadsTransport, AllToAllPlacedPutsEveryPieceInItsPlace) {
+  const std::uint64_t seed = rxm::testing::test_seed();
+  for (int size : {1, 2, 3, 5})
+    for (std::size_t elem : {1u, 4u, 12u})
+      for (std::uint64_t max_piece : {50u, 300000u}) {  // the large one copies with several threads
+        auto sides = rxm::testing::placed_case(size, elem, seed + std::uint64_t(size) * 7 + elem, max_piece);
+        std::vector<std::vector<std::byte>> recv;
+        for (auto& s : sides) recv.emplace_back(s.recv_elems * elem + 1, std::byte{0xEE});
+        std::vector<rxm::comm::AllToAllPlaced> args;
+        for (std::size_t i = 0; i < sides.size(); ++i)
+          args.push_back({{}, sides[i].send.data(), recv[i].data(), sides[i].recv_elems, sides[i].pieces,
+                          sides[i].recv_counts});
+        ThreadsTransport t(size, 2);
+        ASSERT_TRUE(t.places_pieces());
+        t.all_to_all_placed(args, elem);
+        for (std::size_t j = 0; j < sides.size(); ++j) {
+          sides[j].expected.push_back(std::byte{0xEE});  // the byte past the buffer stays
+          ASSERT_EQ(recv[j], sides[j].expected) << "size " << size << " elem " << elem << " receiver " << j
+                                                << " seed " << seed;
+        }
+      }
+}
+
+TEST(ThreadsTransport, AllToAllPlacedRefusesBadPiecesBeforeAnyByteMoves) {
+  ThreadsTransport t(2, 1);
+  std::vector<std::byte> send(16, std::byte{1}), recv0(16, std::byte{0}), recv1(16, std::byte{0});
+  std::vector<rxm::comm::PlacedPiece> p0 = {{1, 0, 0, 4}}, p1;
+  std::vector<std::uint64_t> r0 = {0, 0}, r1 = {4, 0};
+  auto args = [&] {
+    return std::vector<rxm::comm::AllToAllPlaced>{{{}, send.data(), recv0.data(), 16, p0, r0},
+                                                  {{}, send.data(), recv1.data(), 4, p1, r1}};
+  };
+  t.all_to_all_placed(args(), 1);  // fine
+  r1 = {3, 0};
+  EXPECT_NE(rxm::testing::error_text([&] { t.all_to_all_placed(args(), 1); }).find("which expects 3"),
+            std::string::npos);
+  r1 = {6, 0};
+  p0 = {{1, 0, 0, 4}, {1, 4, 2, 2}};  // overlaps the first piece's place
+  EXPECT_NE(rxm::testing::error_text([&] { t.all_to_all_placed(args(), 1); }).find("overlap"), std::string::npos);
+  p0 = {{1, 0, 0, 4}, {1, 4, 4, 2}};  // past a receive buffer of 4 elements
+  EXPECT_NE(rxm::testing::error_text([&] { t.all_to_all_placed(args(), 1); }).find("needs 6"), std::string::npos);
+  p0 = {{2, 0, 0, 4}};
+  EXPECT_NE(rxm::testing::error_text([&] { t.all_to_all_placed(args(), 1); }).find("participant 2"), std::string::npos);
 }
