@@ -60,11 +60,11 @@ struct ShuffleOptions {
   ShufflePhases* phases = nullptr;  // when set, filled with the time of each step
   // Streaming (MGI's sorters and movers): each device's shard is split in `tiles` consecutive
   // tiles, and a tile's per-destination batches are exchanged while the later tiles are still being
-  // split, so on distinct GPUs the exchange (over NVLink) can overlap the split (in HBM). The
-  // result is the same for every tile count. 0: automatic, which is 1 (not streamed) for now: on
-  // 2 x H100 the streamed shuffle of 2^30 u32 keys in 4 tiles took 25.1 ms against 24.3 not
-  // streamed (bench_shuffle --devices 0,1; docs/design/mesh.md says why). Every process must pass
-  // the same value.
+  // split, so on distinct GPUs the exchange (over NVLink) overlaps the split (in HBM). The result is
+  // the same for every tile count. 0: automatic, 4 tiles where this process's devices are distinct
+  // GPUs (or one GPU per MPI rank), else 1: on 2 x H100, 2^30 u32 keys, 4 tiles took 22.1 ms against
+  // 24.3 not streamed; on four logical devices of one GPU, which share its memory, 34.4 against
+  // 34.6 (bench_shuffle; docs/design/mesh.md). Every process must pass the same value.
   int tiles = 0;
 };
 

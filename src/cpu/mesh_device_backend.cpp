@@ -44,6 +44,7 @@ class CpuDeviceBackend final : public DeviceBackend {
     return bad;
   }
   void after_split(int, int) override {}
+  bool overlaps_split_and_exchange() const override { return false; }  // one host memory
   void synchronize(int) override {}
   void copy_chunks(int, const void* src, void* dst, std::span<const Chunk> chunks, std::size_t elem_bytes) override {
     const auto* from = static_cast<const std::byte*>(src);

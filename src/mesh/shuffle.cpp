@@ -83,53 +83,6 @@ struct Split {
   std::shared_ptr<std::byte> keys, values;
 };
 
-// The placed exchange of an untiled shuffle: each local device's result is shaped from the
-// gathered counts, then every device's pieces go straight into the owners' results.
-void exchange_placed(comm::Communicator& comm, mesh::DeviceBackend& backend, mesh::LocalErrors& errors,
-                     const ShuffleArgs& a, const ShuffleSink& sink, const mesh::BucketOrder& order,
-                     const std::vector<std::uint64_t>& counts,
-                     const std::vector<std::vector<std::vector<std::size_t>>>& tile_offsets,
-                     const std::vector<Split>& splits, int first, int size) {
-  const int locals = int(splits.size());
-  const std::size_t m = a.m, key_bytes = size_of(a.type);
-  std::vector<mesh::ShuffleLayout> layouts;
-  std::vector<std::vector<comm::PlacedPiece>> pieces;
-  std::vector<void*> keys(std::size_t(locals), nullptr), values(std::size_t(locals), nullptr);
-  std::vector<std::uint64_t> received(std::size_t(locals), 0);
-  for (int i = 0; i < locals; ++i) {
-    const std::size_t ii = std::size_t(i);
-    layouts.push_back(mesh::layout_for(first + i, size, order, counts, tile_offsets[ii][0]));
-    pieces.push_back(mesh::placed_pieces(first + i, size, a.bucket_owner, order, counts, tile_offsets[ii][0]));
-    const std::vector<std::uint64_t> no_tiles[1] = {counts};
-    const mesh::ShuffleRegroup r =
-        mesh::regroup_for(first + i, size, a.bucket_owner, order, std::span(no_tiles), std::span(&layouts.back(), 1));
-    errors.run(first + i, [&] {
-      std::uint64_t* offsets = nullptr;
-      sink.shape(sink.result, i, r.received, m, &keys[ii], &values[ii], &offsets);
-      std::copy(r.bucket_offsets.begin(), r.bucket_offsets.end(), offsets);
-      received[ii] = r.received;
-      backend.after_split(i, 0);
-    });
-  }
-  auto exchange = [&](bool of_values) {
-    std::vector<comm::AllToAllPlaced> args;
-    for (int i = 0; i < locals; ++i) {
-      const std::size_t ii = std::size_t(i);
-      args.push_back({backend.location(i), of_values ? splits[ii].values.get() : splits[ii].keys.get(),
-                      of_values ? values[ii] : keys[ii], received[ii], pieces[ii], layouts[ii].recv_counts});
-    }
-    comm.all_to_all_placed(args, of_values ? a.value_bytes : key_bytes);
-  };
-  errors.collective([&] { exchange(false); });
-  if (a.value_bytes) exchange(true);
-}
-
-// The end of a placed shuffle: the results are complete when every local device is done.
-void finish_placed(mesh::DeviceBackend& backend, int locals, PhaseClock& clock) {
-  for (int i = 0; i < locals; ++i) backend.synchronize(i);
-  clock.mark(&ShufflePhases::regroup_ms);
-}
-
 }  // namespace
 
 void run_shuffle(Context& ctx, const ShuffleArgs& a, const ShuffleSink& sink) {
@@ -156,9 +109,9 @@ void run_shuffle(Context& ctx, const ShuffleArgs& a, const ShuffleSink& sink) {
   errors.run(first, [&] { validate_common(a, size); });
   for (int i = 0; i < locals; ++i) errors.run(first + i, [&] { validate_shard(a, std::size_t(i), first + i); });
 
-  // Tiles: every process must agree. Automatic: not streamed, which measured faster everywhere so
-  // far (ShuffleOptions::tiles).
-  const int tiles = a.tiles > 0 ? a.tiles : 1;
+  // Tiles: every process must agree, so the automatic count depends only on the mesh's makeup
+  // (ShuffleOptions::tiles says what was measured).
+  const int tiles = a.tiles > 0 ? a.tiles : backend->overlaps_split_and_exchange() ? 4 : 1;
   errors.run(first, [&] {
     require(a.tiles >= 0 && a.tiles <= 1024, "shuffle: tiles = " + std::to_string(a.tiles),
             "use 0 (automatic) or 1 to 1024 tiles");
@@ -211,9 +164,7 @@ void run_shuffle(Context& ctx, const ShuffleArgs& a, const ShuffleSink& sink) {
   // Tile by tile: wait for its splits, gather its counts, exchange its batches. The exchange of
   // tile t waits only for tile t's split on each device, so it runs while later tiles split.
   std::vector<std::vector<std::uint64_t>> tile_counts(T, std::vector<std::uint64_t>(std::size_t(size) * m));
-  // One tile through a transport that places pieces: every (source, bucket) run goes straight to
-  // its place in the owner's result, and no regroup follows.
-  const bool placed = T == 1 && comm.places_pieces();
+
   std::vector<std::vector<mesh::ShuffleLayout>> layouts(static_cast<std::size_t>(locals));  // [device][tile]
   std::vector<std::vector<std::shared_ptr<std::byte>>> recv_keys(static_cast<std::size_t>(locals)),
       recv_values(static_cast<std::size_t>(locals));
@@ -236,11 +187,6 @@ void run_shuffle(Context& ctx, const ShuffleArgs& a, const ShuffleSink& sink) {
     for (const auto& o : own) own_bytes.push_back(std::as_bytes(std::span(o)));
     errors.collective([&] { comm.all_gather(own_bytes, std::as_writable_bytes(std::span(tile_counts[t]))); });
 
-    if (placed) {
-      exchange_placed(comm, *backend, errors, a, sink, order, tile_counts[0], tile_offsets, splits, first, size);
-      clock.mark(&ShufflePhases::exchange_ms);
-      return finish_placed(*backend, locals, clock);
-    }
     std::vector<comm::AllToAllV> keys_args, values_args;
     for (int i = 0; i < locals; ++i) {
       const std::size_t ii = std::size_t(i);

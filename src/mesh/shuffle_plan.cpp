@@ -40,26 +40,6 @@ ShuffleLayout layout_for(int participant, int size, const BucketOrder& order, st
   return l;
 }
 
-std::vector<comm::PlacedPiece> placed_pieces(int source, int size, std::span<const int> owner, const BucketOrder& order,
-                                             std::span<const std::uint64_t> counts,
-                                             std::span<const std::size_t> split_offsets) {
-  const std::size_t n = std::size_t(size), m = owner.size(), me = std::size_t(source);
-  std::vector<std::uint64_t> running(n, 0);  // per owner: where its next bucket starts
-  std::vector<comm::PlacedPiece> pieces;
-  for (std::size_t b = 0; b < m; ++b) {
-    const std::size_t pos = order.remap[b], o = std::size_t(owner[b]);
-    std::uint64_t before_me = 0, total = 0;
-    for (std::size_t s = 0; s < n; ++s) {
-      if (s < me) before_me += counts[s * m + pos];
-      total += counts[s * m + pos];
-    }
-    const std::uint64_t c = counts[me * m + pos];
-    if (c) pieces.push_back({owner[b], split_offsets[pos], running[o] + before_me, c});
-    running[o] += total;
-  }
-  return pieces;
-}
-
 ShuffleRegroup regroup_for(int participant, int size, std::span<const int> owner, const BucketOrder& order,
                            std::span<const std::vector<std::uint64_t>> tile_counts,
                            std::span<const ShuffleLayout> layouts) {

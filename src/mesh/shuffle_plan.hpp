@@ -29,13 +29,6 @@ struct ShuffleLayout {
 ShuffleLayout layout_for(int participant, int size, const BucketOrder& order, std::span<const std::uint64_t> counts,
                          std::span<const std::size_t> split_offsets);
 
-// A shuffle of one tile through the placed exchange: source `source`'s pieces, each (source,
-// bucket) run of its split shard sent straight to its place in the owner's result (bucket-major,
-// by source within a bucket: the places regroup_for gives).
-std::vector<comm::PlacedPiece> placed_pieces(int source, int size, std::span<const int> owner, const BucketOrder& order,
-                                             std::span<const std::uint64_t> counts,
-                                             std::span<const std::size_t> split_offsets);
-
 // Where the received tiles go in the result: bucket-major in ascending id, and within a bucket by
 // source, then tile (so by source, then input order: stable).
 struct ShuffleRegroup {
