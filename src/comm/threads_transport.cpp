@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "radixmesh/error.hpp"
 
@@ -10,6 +11,21 @@ namespace radixmesh::comm {
 namespace {
 // Below this many bytes in one exchange, a single thread copies faster than starting others.
 constexpr std::uint64_t parallel_copy_bytes = std::uint64_t(1) << 22;
+
+// work(k) for k in [0, n), on up to `threads` threads (one when the exchange is small).
+template <class Work> void spread(std::size_t n, std::uint64_t bytes, unsigned threads, Work&& work) {
+  const unsigned used = bytes < parallel_copy_bytes ? 1u : unsigned(std::min<std::size_t>(threads, n));
+  if (used <= 1) {
+    for (std::size_t k = 0; k < n; ++k) work(k);
+    return;
+  }
+  std::vector<std::thread> workers;
+  for (unsigned t = 0; t < used; ++t)
+    workers.emplace_back([&, t] {
+      for (std::size_t k = t; k < n; k += used) work(k);
+    });
+  for (auto& w : workers) w.join();
+}
 }  // namespace
 
 ThreadsTransport::ThreadsTransport(int participants, unsigned copy_threads)
@@ -34,18 +50,7 @@ void ThreadsTransport::all_to_all_v(std::span<const AllToAllV> local, std::size_
                    count * elem_bytes);
     }
   };
-  const unsigned threads =
-      total * elem_bytes < parallel_copy_bytes ? 1u : unsigned(std::min<std::size_t>(copy_threads_, n));
-  if (threads == 1) {
-    for (std::size_t j = 0; j < n; ++j) receive(j);
-    return;
-  }
-  std::vector<std::thread> workers;
-  for (unsigned t = 0; t < threads; ++t)
-    workers.emplace_back([&, t] {
-      for (std::size_t j = t; j < n; j += threads) receive(j);
-    });
-  for (auto& w : workers) w.join();
+  spread(n, total * elem_bytes, copy_threads_, receive);
 }
 
 void ThreadsTransport::all_to_all_placed(std::span<const AllToAllPlaced> local, std::size_t elem_bytes) {
@@ -61,19 +66,7 @@ void ThreadsTransport::all_to_all_placed(std::span<const AllToAllPlaced> local, 
         std::memcpy(static_cast<std::byte*>(local[std::size_t(piece.to)].recv) + piece.at * elem_bytes,
                     from + piece.from * elem_bytes, piece.count * elem_bytes);
   };
-  const std::size_t n = local.size();
-  const unsigned threads =
-      total * elem_bytes < parallel_copy_bytes ? 1u : unsigned(std::min<std::size_t>(copy_threads_, n));
-  if (threads == 1) {
-    for (std::size_t i = 0; i < n; ++i) send(i);
-    return;
-  }
-  std::vector<std::thread> workers;
-  for (unsigned t = 0; t < threads; ++t)
-    workers.emplace_back([&, t] {
-      for (std::size_t i = t; i < n; i += threads) send(i);
-    });
-  for (auto& w : workers) w.join();
+  spread(local.size(), total * elem_bytes, copy_threads_, send);
 }
 
 }  // namespace radixmesh::comm
