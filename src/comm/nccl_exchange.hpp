@@ -17,8 +17,21 @@ namespace radixmesh::comm {
 void copy_own_part(int me, const AllToAllV& a, std::size_t elem_bytes, cudaStream_t stream);
 
 // The ncclSend/ncclRecv calls of participant `me` of `p` on `comm`; the caller brackets them
-// (for every local participant) with ncclGroupStart/ncclGroupEnd.
+// (for every local participant) in grouped().
 void enqueue_nccl_exchange(const NcclLibrary& n, ncclComm_t comm, int me, int p, const AllToAllV& a,
                            std::size_t elem_bytes, cudaStream_t stream);
+
+// Runs enqueue() between ncclGroupStart and ncclGroupEnd; the group is closed also when
+// enqueue() throws.
+template <class Enqueue> void grouped(const NcclLibrary& n, Enqueue&& enqueue) {
+  check_nccl(n.group_start(), "ncclGroupStart");
+  try {
+    enqueue();
+  } catch (...) {
+    n.group_end();
+    throw;
+  }
+  check_nccl(n.group_end(), "ncclGroupEnd");
+}
 
 }  // namespace radixmesh::comm

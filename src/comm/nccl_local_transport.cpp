@@ -38,16 +38,11 @@ void NcclLocalTransport::all_to_all_v(std::span<const AllToAllV> local, std::siz
     detail::DeviceGuard guard(participants_[std::size_t(i)].cuda_device);
     copy_own_part(i, local[std::size_t(i)], elem_bytes, participants_[std::size_t(i)].stream);
   }
-  check_nccl(n.group_start(), "ncclGroupStart");
-  try {
+  grouped(n, [&] {
     for (int i = 0; i < p; ++i)
       enqueue_nccl_exchange(n, comms_[std::size_t(i)], i, p, local[std::size_t(i)], elem_bytes,
                             participants_[std::size_t(i)].stream);
-  } catch (...) {
-    n.group_end();  // close the group before the error leaves
-    throw;
-  }
-  check_nccl(n.group_end(), "ncclGroupEnd");
+  });
 }
 
 }  // namespace radixmesh::comm

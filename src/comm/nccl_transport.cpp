@@ -63,9 +63,7 @@ void NcclTransport::all_to_all_v(std::span<const AllToAllV> local, std::size_t e
   const NcclLibrary& n = nccl();
   detail::DeviceGuard guard(device_);
   copy_own_part(first_local(), local[0], elem_bytes, stream_);
-  check_nccl(n.group_start(), "ncclGroupStart");
-  enqueue_nccl_exchange(n, comm_, first_local(), size(), local[0], elem_bytes, stream_);
-  check_nccl(n.group_end(), "ncclGroupEnd");
+  grouped(n, [&] { enqueue_nccl_exchange(n, comm_, first_local(), size(), local[0], elem_bytes, stream_); });
   // Stream-ordered for the caller; the host waits only to turn a peer's failure into an error on
   // every rank instead of a hang (NCCL has no deadline of its own).
   wait_for_nccl("all_to_all_v");

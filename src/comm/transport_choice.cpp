@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
-#include <set>
 
 #include "comm/peer_transport.hpp"
 #include "cuda/mesh/machine_cache.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
 #include "radixmesh/error.hpp"
+#include "radixmesh/memory.hpp"
 #if defined(RXM_HAS_NCCL)
 #include "comm/nccl_local_transport.hpp"
 #endif
@@ -32,22 +32,6 @@ std::vector<int> distinct_gpus(const Context& ctx) {
     if (std::find(gpus.begin(), gpus.end(), d.id) == gpus.end()) gpus.push_back(d.id);
   return gpus;
 }
-
-// Device memory freed on scope exit.
-struct DeviceBytes {
-  int device = 0;
-  void* data = nullptr;
-  DeviceBytes(int d, std::size_t bytes) : device(d) {
-    detail::DeviceGuard guard(d);
-    if (cudaMalloc(&data, bytes) != cudaSuccess) detail::throw_device_allocation_failure(d, bytes);
-  }
-  ~DeviceBytes() {
-    detail::DeviceGuard guard(device);
-    cudaFree(data);
-  }
-  DeviceBytes(const DeviceBytes&) = delete;
-  DeviceBytes& operator=(const DeviceBytes&) = delete;
-};
 
 }  // namespace
 
@@ -75,14 +59,14 @@ std::vector<TransportTiming> time_transports(const Context& ctx, std::uint64_t b
   const auto parts = participants_of(ctx);
   const std::size_t p = parts.size();
   const std::uint64_t elems = bytes_per_device / 4 / p * p;  // 4-byte elements, an even share per pair
-  std::vector<std::unique_ptr<DeviceBytes>> send, recv;
+  std::vector<DeviceArray<std::byte>> send, recv;
   std::vector<std::uint64_t> counts(p, elems / p), displs(p);
   for (std::size_t j = 0; j < p; ++j) displs[j] = j * (elems / p);
   std::vector<AllToAllV> entries;
   for (const PeerParticipant& x : parts) {
-    send.push_back(std::make_unique<DeviceBytes>(x.cuda_device, elems * 4));
-    recv.push_back(std::make_unique<DeviceBytes>(x.cuda_device, elems * 4));
-    entries.push_back({{x.cuda_device, x.stream}, send.back()->data, recv.back()->data, elems, counts, displs, counts,
+    send.emplace_back(x.cuda_device, elems * 4);
+    recv.emplace_back(x.cuda_device, elems * 4);
+    entries.push_back({{x.cuda_device, x.stream}, send.back().data(), recv.back().data(), elems, counts, displs, counts,
                        displs});
   }
   std::vector<TransportTiming> out;

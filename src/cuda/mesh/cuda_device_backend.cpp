@@ -1,7 +1,8 @@
-// The GPU mesh device: device memory on the participant's GPU, the GPU multisplit queued on the
-// participant's stream (QueuedSplit: every device's split runs at once), and chunk copies on the
-// participant's stream. Logical devices of one GPU each have their own
-// stream (the context's CudaResources entry of that participant) and their own buffers.
+// The GPU mesh device: device memory from the participant's scratch pool, the GPU multisplit
+// queued on a split stream of the participant (QueuedSplit: every device's split, and every tile
+// of it, runs without the host waiting, and the participant's own stream stays free for the
+// exchange), and chunk copies on the participant's stream. Logical devices of one GPU each have
+// their own streams (the context's CudaResources entry of that participant) and their own buffers.
 #include <cuda_runtime_api.h>
 
 #include <map>

@@ -129,7 +129,6 @@ struct QueuedSplit::State {
   const unsigned char* results() const {
     return results_pinned.data() ? static_cast<const unsigned char*>(results_pinned.data()) : results_pageable.data();
   }
-  const void* keys_in = nullptr;  // where the bad key is read back from
   std::function<std::uint32_t(std::uint64_t)> id_of;    // f's id of a key's bits (without the remap)
   cudaEvent_t done = nullptr;                           // recorded after the results' copy
   State() = default;
@@ -152,7 +151,6 @@ QueuedSplit QueuedSplit::start(const CudaResources::PerDevice& device, const Mul
   State& st = *q.state_;
   st.device = &device;
   st.args = args;
-  st.keys_in = args.keys_in;
   DeviceGuard guard(device.device);
   switch (size_of(args.type)) {
     case 1: start_width<std::uint8_t>(st, args, spec, remap, wait_at_once); break;
@@ -177,7 +175,7 @@ BadBucket QueuedSplit::finish() {
     report.index = std::size_t(first_bad);
     const std::size_t key_bytes = size_of(st.args.type);
     std::uint64_t key = 0;  // little-endian: the key's bits in the low bytes
-    RXM_CUDA_CHECK(cudaMemcpy(&key, static_cast<const unsigned char*>(st.keys_in) + first_bad * key_bytes, key_bytes,
+    RXM_CUDA_CHECK(cudaMemcpy(&key, static_cast<const unsigned char*>(st.args.keys_in) + first_bad * key_bytes, key_bytes,
                               cudaMemcpyDeviceToHost));
     report.key_bits = key;
     report.id = st.id_of(key);
