@@ -1,7 +1,10 @@
 // radixmesh/sort.hpp — sort keys or key-value pairs, stable, every key type.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "radixmesh/context.hpp"
 #include "radixmesh/device_span.hpp"
@@ -37,6 +40,24 @@ enum class HostStagingPlan {
   split,      // sort on the top 4 bits first, then sort each bucket while earlier ones download
 };
 
+// Wall-clock milliseconds of each step of one sort over several mesh devices on this process, and
+// its plan, for benchmarks and --explain. Asking for it waits for every local device at the end of
+// each step, which costs a little.
+struct SortPhases {
+  double upload_ms = 0;      // host-resident input to GPU mesh devices
+  double partition_ms = 0;   // the first digit's local splits, the all_gather of the histograms, the plan
+  double refine_ms = 0;      // the further passes over buckets that span devices
+  double exchange_ms = 0;    // the all_to_all_v of keys and values
+  double local_sort_ms = 0;  // every device's sort of what it received
+  double download_ms = 0;    // the result back to host memory
+  int passes = 0;            // partition passes: 1 + the refinement passes
+  int digit_bits = 0;        // bits per partition digit
+  std::vector<std::uint64_t> counts;  // keys per mesh device, every device of the mesh
+  std::vector<std::uint64_t> moved;   // mesh_size x mesh_size: keys device i sent to device j
+  std::string plan_text;     // every pass's partition plan, readable
+  std::string plan_json;     // the same as one JSON object
+};
+
 struct SortOptions {
   Order order = Order::ascending;
   // Only bits [begin_bit, end_bit) of the order-preserving *encoding* (keys.hpp) take part; the
@@ -46,6 +67,10 @@ struct SortOptions {
   SortEngine engine = SortEngine::automatic;
   FloatSortPath float_path = FloatSortPath::automatic;
   HostStagingPlan host_plan = HostStagingPlan::automatic;
+  // Several mesh devices (sort_shards, or sort on a context of several): bits of each partition
+  // digit (1..16; 0: automatic, 8) and where to put the timing of each step and the plan.
+  int mesh_digit_bits = 0;
+  SortPhases* phases = nullptr;
 };
 
 namespace detail {
@@ -55,6 +80,36 @@ RXM_API void sort_host(Context& ctx, KeyType type, void* keys, std::size_t n, vo
 // Device-resident keys (and values) on the CUDA backend; the device ids come from the spans.
 RXM_API void sort_device(Context& ctx, KeyType type, void* keys, std::size_t n, int keys_device, void* values,
                  std::size_t values_n, int values_device, std::size_t value_bytes, const SortOptions& options);
+// One sort_shards call: one shard of keys (and values) per local mesh device.
+struct ShardSortArgs {
+  KeyType type = KeyType::u32;
+  std::size_t value_bytes = 0;  // 0, 4 or 8
+  std::vector<void*> keys, values;
+  std::vector<std::size_t> sizes, value_sizes;
+  std::vector<int> key_devices, value_devices;  // device_span's devices; empty for host shards
+  bool device_resident = false;
+};
+RXM_API void sort_shards(Context& ctx, const ShardSortArgs& args, const SortOptions& options);
+
+template <class KeySpan, class ValueSpan>
+ShardSortArgs shard_sort_args(KeyType type, std::size_t value_bytes, std::span<const KeySpan> keys,
+                              std::span<const ValueSpan> values, bool device_resident) {
+  ShardSortArgs args;
+  args.type = type;
+  args.value_bytes = value_bytes;
+  args.device_resident = device_resident;
+  for (const auto& s : keys) {
+    args.keys.push_back(s.data());
+    args.sizes.push_back(s.size());
+    if constexpr (requires { s.device(); }) args.key_devices.push_back(s.device());
+  }
+  for (const auto& s : values) {
+    args.values.push_back(s.data());
+    args.value_sizes.push_back(s.size());
+    if constexpr (requires { s.device(); }) args.value_devices.push_back(s.device());
+  }
+  return args;
+}
 }  // namespace detail
 
 // Sorts host-resident keys in place. Stable: equal keys keep their input order.
@@ -62,6 +117,12 @@ template <class K> void sort(Context& ctx, std::span<K> keys, const SortOptions&
   detail::sort_host(ctx, key_type_v<K>, keys.data(), keys.size(), nullptr, 0, options);
 }
 
+// On a context of several mesh devices (Context::local({0, 1, 2, 3}), logical devices such as
+// Context::local({0, 0, 0, 0}), Context::cpu_mesh(n)) the keys are sorted by all of them: each
+// takes an even slice, and sort_shards below sorts the slices together. With Context::mpi, `keys`
+// is this rank's shard and the sort is global across ranks (every rank calls it; each keeps its
+// count). The result is the same as on one device, byte for byte.
+//
 // Sorts keys and permutes values alongside (values of 4 or 8 bytes, any trivially copyable type).
 template <class K, class V>
 void sort(Context& ctx, std::span<K> keys, std::span<V> values, const SortOptions& options = {}) {
@@ -84,6 +145,38 @@ void sort(Context& ctx, device_span<K> keys, device_span<V> values, const SortOp
   static_assert(sizeof(V) == 4 || sizeof(V) == 8, "radixmesh::sort: values must be 4 or 8 bytes wide");
   detail::sort_device(ctx, key_type_v<K>, keys.data(), keys.size(), keys.device(), values.data(), values.size(),
                       values.device(), sizeof(V), options);
+}
+
+// Sorts keys spread over the mesh devices, one shard per local mesh device (in local order;
+// Context::local_mesh_devices()), in place: afterwards every key on mesh device i is <= (in the
+// sort's order) every key on device i + 1, each device keeps its count, and the result is stable in
+// global order (device order, then position): the same bytes as one device sorting the shards
+// concatenated. GPU mesh devices take device_spans on their own device; CPU mesh devices (cpu_mesh,
+// CPU MPI ranks) take host spans, and so may GPU mesh devices (uploaded, sorted, downloaded).
+// Collective: every process calls it with its own devices' shards; ranks that disagree on the key
+// type, values, order or bits, and bad shards on any device, throw rxm::Error on every process.
+// RMG's algorithm (docs/design/mesh-sort.md): a histogram of the top digit on every device, one
+// all_gather, a partition plan (src/core/mesh/partition_plan.hpp) refined only where a bucket spans
+// devices, one all_to_all_v, and a local sort of what each device received.
+template <class K> void sort_shards(Context& ctx, std::span<const device_span<K>> shards, const SortOptions& options = {}) {
+  detail::sort_shards(ctx, detail::shard_sort_args(key_type_v<K>, 0, shards, std::span<const device_span<K>>(), true),
+                      options);
+}
+template <class K, class V>
+void sort_shards(Context& ctx, std::span<const device_span<K>> shards, std::span<const device_span<V>> values,
+                 const SortOptions& options = {}) {
+  static_assert(sizeof(V) == 4 || sizeof(V) == 8, "radixmesh::sort_shards: values must be 4 or 8 bytes wide");
+  detail::sort_shards(ctx, detail::shard_sort_args(key_type_v<K>, sizeof(V), shards, values, true), options);
+}
+template <class K> void sort_shards(Context& ctx, std::span<const std::span<K>> shards, const SortOptions& options = {}) {
+  detail::sort_shards(ctx, detail::shard_sort_args(key_type_v<K>, 0, shards, std::span<const std::span<K>>(), false),
+                      options);
+}
+template <class K, class V>
+void sort_shards(Context& ctx, std::span<const std::span<K>> shards, std::span<const std::span<V>> values,
+                 const SortOptions& options = {}) {
+  static_assert(sizeof(V) == 4 || sizeof(V) == 8, "radixmesh::sort_shards: values must be 4 or 8 bytes wide");
+  detail::sort_shards(ctx, detail::shard_sort_args(key_type_v<K>, sizeof(V), shards, values, false), options);
 }
 
 }  // namespace radixmesh

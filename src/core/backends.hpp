@@ -28,6 +28,10 @@ SortPlan validate_sort(KeyType type, std::size_t n, std::size_t value_bytes, con
 void cpu_sort(const SortPlan& plan, void* keys, void* values, unsigned threads);
 // src/cuda: host-resident input staged through the context's first device.
 void cuda_sort_host(Context& ctx, const SortPlan& plan, void* keys, void* values);
+// src/mesh: host-resident input on a context of several mesh devices (sort_shards over even slices,
+// or this rank's shard of an MPI context); checks its arguments on every rank together.
+void mesh_sort_host(Context& ctx, KeyType type, void* keys, std::size_t n, void* values, std::size_t value_bytes,
+                    const SortOptions& options);
 
 // Multisplit (validated by multisplit_host in src/core/multisplit_dispatch.cpp).
 // src/cpu: host threads.

@@ -1,4 +1,4 @@
-// The CPU mesh device: host memory, the host multisplit, memcpy.
+// The CPU mesh device: host memory, the host multisplit and sort, memcpy.
 #include <cstring>
 #include <map>
 #include <utility>
@@ -46,6 +46,15 @@ class CpuDeviceBackend final : public DeviceBackend {
   void after_split(int, int) override {}
   bool overlaps_split_and_exchange() const override { return false; }  // one host memory
   void synchronize(int) override {}
+  void sort_local(int, const detail::SortPlan& plan, void* keys, void* values) override {
+    detail::cpu_sort(plan, keys, values, threads_);
+  }
+  void upload(int, const void* host, void* device, std::size_t bytes) override {
+    if (bytes) std::memcpy(device, host, bytes);
+  }
+  void download(int, const void* device, void* host, std::size_t bytes) override {
+    if (bytes) std::memcpy(host, device, bytes);
+  }
   void copy_chunks(int, const void* src, void* dst, std::span<const Chunk> chunks, std::size_t elem_bytes) override {
     const auto* from = static_cast<const std::byte*>(src);
     auto* to = static_cast<std::byte*>(dst);

@@ -1,5 +1,5 @@
 // What the mesh algorithms need from one mesh device, whatever it is: memory, a stable local
-// multisplit, and chunked copies. src/cpu implements it on host threads; a GPU backend
+// multisplit, a stable local sort, and chunked copies. src/cpu implements it on host threads; a GPU backend
 // implements it with kernels and copies on the device's stream. The algorithms in src/mesh see
 // only this and the Communicator.
 #pragma once
@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 
+#include "core/backends.hpp"
 #include "radixmesh/communicator.hpp"
 #include "radixmesh/context.hpp"
 #include "radixmesh/multisplit.hpp"
@@ -52,6 +53,12 @@ class DeviceBackend {
   // dst[c.to + e] = src[c.from + e] for every chunk, elements of elem_bytes bytes.
   virtual void copy_chunks(int local, const void* src, void* dst, std::span<const Chunk> chunks,
                            std::size_t elem_bytes) = 0;
+  // Stable in-place sort of plan.n keys (and values) on local device `local`, queued after its
+  // earlier steps (GPU devices: on its stream, without waiting, so every device sorts at once).
+  virtual void sort_local(int local, const detail::SortPlan& plan, void* keys, void* values) = 0;
+  // `bytes` between host memory and local device `local`'s memory, queued after its earlier steps.
+  virtual void upload(int local, const void* host, void* device, std::size_t bytes) = 0;
+  virtual void download(int local, const void* device, void* host, std::size_t bytes) = 0;
   // Waits until every step queued for local device `local` is done (GPU devices queue their
   // steps on their stream; CPU devices run them at once).
   virtual void synchronize(int local) = 0;

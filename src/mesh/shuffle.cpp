@@ -5,7 +5,6 @@
 // Streamed (ShuffleOptions::tiles): the shard is split in tiles, all queued at once, and each
 // tile's counts and exchange follow as soon as that tile is split, while the next tiles split; the
 // regroup puts each bucket's pieces in order of source, then tile.
-#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -13,6 +12,7 @@
 #include "core/context_state.hpp"
 #include "mesh/device_backend.hpp"
 #include "mesh/local_errors.hpp"
+#include "mesh/phase_clock.hpp"
 #include "mesh/shuffle_plan.hpp"
 #include "radixmesh/error.hpp"
 #include "radixmesh/shuffle.hpp"
@@ -56,28 +56,6 @@ std::string bad_bucket_message(const BadBucket& bad, std::uint32_t m, int partic
          ". fix: fix the bucket function or m (or pass checked = false to send such keys to bucket m - 1)";
 }
 
-// Times the steps of one shuffle when the caller asked for them: each mark waits for every local
-// device, then reads the host clock.
-class PhaseClock {
- public:
-  PhaseClock(ShufflePhases* out, mesh::DeviceBackend& backend, int locals) : out_(out), backend_(backend), locals_(locals) {
-    start_ = std::chrono::steady_clock::now();
-  }
-  void mark(double ShufflePhases::*field) {
-    if (!out_) return;
-    for (int i = 0; i < locals_; ++i) backend_.synchronize(i);
-    const auto now = std::chrono::steady_clock::now();
-    out_->*field = std::chrono::duration<double, std::milli>(now - start_).count();
-    start_ = now;
-  }
-
- private:
-  ShufflePhases* out_;
-  mesh::DeviceBackend& backend_;
-  int locals_;
-  std::chrono::steady_clock::time_point start_;
-};
-
 // One local device's split shard (every tile's split writes its own range of it).
 struct Split {
   std::shared_ptr<std::byte> keys, values;
@@ -116,9 +94,9 @@ void run_shuffle(Context& ctx, const ShuffleArgs& a, const ShuffleSink& sink) {
     require(a.tiles >= 0 && a.tiles <= 1024, "shuffle: tiles = " + std::to_string(a.tiles),
             "use 0 (automatic) or 1 to 1024 tiles");
   });
-  if (a.phases) a.phases->tiles = tiles;
+  if (a.phases) *a.phases = ShufflePhases{.tiles = tiles};  // marks add to their fields
 
-  PhaseClock clock(a.phases, *backend, locals);
+  mesh::PhaseClock<ShufflePhases> clock(a.phases, *backend, locals);
   mesh::BucketOrder order;
   errors.run(first, [&] { order = mesh::order_buckets(a.bucket_owner, size); });
   const std::size_t m = a.m, T = std::size_t(tiles);

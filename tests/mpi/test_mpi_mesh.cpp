@@ -1,4 +1,6 @@
-// The MPI transport and the shuffle over MPI ranks: every Communicator operation and the shuffle
+// The MPI transport, the shuffle and the sort over MPI ranks (the sort: each rank's shard of one
+// global input, byte for byte the slice of a single-device sort, every adversarial distribution;
+// ranks that disagree on the order or hold bad shards get an error on every rank): every Communicator operation and the shuffle
 // against the same models as the threads tests (each rank checks its own part, bit for bit),
 // messages split into many pieces, counts that disagree and receive buffers too small (an error
 // on every rank), a rank whose local step throws (the others get an error naming it), and a rank
@@ -11,10 +13,12 @@
 #include "comm/mpi_transport.hpp"
 #include "common/error_text.hpp"
 #include "common/exchange_case.hpp"
+#include "common/mesh_sort_cases.hpp"
 #include "common/shuffle_model.hpp"
 #include "radixmesh/error.hpp"
 #include "radixmesh/mpi.hpp"
 #include "radixmesh/shuffle.hpp"
+#include "radixmesh/sort.hpp"
 
 namespace rxm = radixmesh;
 using rxm::comm::AllToAllV;
@@ -160,6 +164,64 @@ TEST(MpiMesh, ShuffleMatchesTheModelOnEveryRank) {
       shards, {}, rxm::buckets::radix_digit{.shift = 24, .bits = 8}, owner, size);
   auto got = rxm::shuffle(ctx, mine, rxm::buckets::radix_digit{.shift = 24, .bits = 8}, std::span<const int>(owner));
   rxm::testing::expect_shard_matches<std::uint32_t, rxm::no_values>(got.shards[0], model[std::size_t(rank)], "radix");
+}
+
+TEST(MpiMesh, SortMatchesOneDeviceOnEveryRank) {
+  const std::uint64_t seed = shared_seed();
+  auto ctx = rxm::Context::mpi(MPI_COMM_WORLD);
+  const int size = ctx.mesh_size(), rank = ctx.mesh_rank();
+  int round = 0;
+  for (rxm::KeyType type : {rxm::KeyType::u32, rxm::KeyType::i64, rxm::KeyType::f32, rxm::KeyType::f16,
+                            rxm::KeyType::u8})
+    for (const auto& c : rxm::testing::mesh_sort_cases()) {
+      if (c.gen.special_fraction > 0 && !rxm::is_floating(type)) continue;
+      const std::size_t n = 2000 + std::size_t(round) * 37;
+      const auto in = rxm::testing::global_input(type, n, c.gen, seed + std::uint64_t(round));
+      const auto counts = rxm::testing::uneven_counts(n, size, std::uint64_t(round));
+      std::size_t from = 0;
+      for (int r = 0; r < rank; ++r) from += counts[std::size_t(r)];
+      const std::size_t mine = counts[std::size_t(rank)], kb = rxm::size_of(type);
+      for (bool descending : {false, true}) {
+        rxm::SortOptions o;
+        o.order = descending ? rxm::Order::descending : rxm::Order::ascending;
+        const auto want = rxm::testing::expected_sort(in, o);
+        std::vector<std::byte> keys(in.keys.begin() + std::ptrdiff_t(from * kb),
+                                    in.keys.begin() + std::ptrdiff_t((from + mine) * kb));
+        std::vector<std::uint64_t> values(in.index.begin() + std::ptrdiff_t(from),
+                                          in.index.begin() + std::ptrdiff_t(from + mine));
+        rxm::visit_key_type(type, [&](auto tag) {
+          using K = decltype(tag);
+          rxm::sort(ctx, std::span<K>(reinterpret_cast<K*>(keys.data()), mine), std::span(values), o);
+        });
+        const std::string what = std::string(rxm::name_of(type)) + " " + c.name + (descending ? " descending" : "") +
+                                 " seed " + std::to_string(seed + std::uint64_t(round));
+        ASSERT_EQ(0, std::memcmp(keys.data(), want.keys.data() + from * kb, mine * kb)) << what;
+        for (std::size_t i = 0; i < mine; ++i) ASSERT_EQ(values[i], want.index[from + i]) << what << " at " << i;
+      }
+      ++round;
+    }
+}
+
+TEST(MpiMesh, SortRanksThatDisagreeOrHoldBadShardsFailTogether) {
+  auto ctx = rxm::Context::mpi(MPI_COMM_WORLD);
+  const int rank = ctx.mesh_rank();
+  std::vector<std::uint32_t> keys = {5, 3, 1, std::uint32_t(rank)};
+  std::vector<std::uint32_t> values(rank == 2 ? 3 : 4);
+  const std::string order = rxm::testing::error_text([&] {
+    rxm::sort(ctx, std::span(keys), {.order = rank == 1 ? rxm::Order::descending : rxm::Order::ascending});
+  });
+  EXPECT_NE(order.find("disagree on the order"), std::string::npos) << order;
+  EXPECT_NE(order.find("mesh device 1 has descending"), std::string::npos) << order;
+  std::vector<std::uint32_t> v(4);
+  std::vector<std::span<std::uint32_t>> k1 = {keys}, v1 = {rank == 2 ? std::span(values) : std::span(v)};
+  const std::string lengths = rxm::testing::error_text([&] {
+    rxm::sort_shards(ctx, std::span<const std::span<std::uint32_t>>(k1), std::span<const std::span<std::uint32_t>>(v1));
+  });
+  EXPECT_NE(lengths.find("mesh device 2 has 4 keys and 3 values"), std::string::npos) << lengths;
+  // Nothing was sorted, and the mesh still works.
+  EXPECT_EQ(keys, (std::vector<std::uint32_t>{5, 3, 1, std::uint32_t(rank)}));
+  rxm::sort(ctx, std::span(keys));
+  EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
 }
 
 TEST(MpiMesh, ARankWhoseStepThrowsStopsTheOthers) {

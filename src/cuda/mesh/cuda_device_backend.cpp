@@ -16,6 +16,7 @@
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
 #include "cuda/runtime/scratch.hpp"
+#include "cuda/sort/sort_in_place.hpp"
 #include "mesh/device_backend.hpp"
 #include "radixmesh/error.hpp"
 
@@ -102,6 +103,22 @@ class CudaDeviceBackend final : public DeviceBackend {
     detail::ScratchBuffer table;
     if (detail::copy_pieces_needs_table(pieces)) table = detail::ScratchBuffer(d, detail::pieces_table_bytes(pieces));
     detail::copy_pieces(src, dst, pieces, table.data(), d.stream);
+  }
+
+  void sort_local(int local, const detail::SortPlan& plan, void* keys, void* values) override {
+    detail::sort_in_place_queued(device(local), plan, keys, values, SortOptions{});
+  }
+
+  void upload(int local, const void* host, void* dev, std::size_t bytes) override {
+    const auto& d = device(local);
+    detail::DeviceGuard guard(d.device);
+    if (bytes) RXM_CUDA_CHECK(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, d.stream));
+  }
+
+  void download(int local, const void* dev, void* host, std::size_t bytes) override {
+    const auto& d = device(local);
+    detail::DeviceGuard guard(d.device);
+    if (bytes) RXM_CUDA_CHECK(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, d.stream));
   }
 
   void synchronize(int local) override {

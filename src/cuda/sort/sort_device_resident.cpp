@@ -24,6 +24,7 @@
 #include "cuda/sort/engine.hpp"
 #include "cuda/sort/key_codec.hpp"
 #include "cuda/sort/native_float.hpp"
+#include "cuda/sort/sort_in_place.hpp"
 
 namespace radixmesh::detail {
 
@@ -52,33 +53,16 @@ void require_on_device(const void* ptr, int claimed, const char* what) {
 
 }  // namespace
 
-void sort_device(Context& ctx, KeyType type, void* keys, std::size_t n, int keys_device, void* values,
-                 std::size_t values_n, int values_device, std::size_t value_bytes, const SortOptions& options) {
-  require(ctx.backend() == Backend::cuda, "sort: device-resident keys were given to a CPU context",
-          "make the context with Context::local() on a machine with a GPU, or pass host memory (std::span)");
-  const SortPlan plan = validate_sort(type, n, value_bytes, options);
-  require(value_bytes == 0 || values_n == n,
-          "sort: " + std::to_string(n) + " keys but " + std::to_string(values_n) + " values",
-          "pass a values span with exactly one value per key");
-  require(n == 0 || keys != nullptr, "sort: keys is null", "pass the keys' device storage");
-  require(value_bytes == 0 || n == 0 || values != nullptr, "sort: values is null", "pass the values' device storage");
-  if (n == 0) return;
-  const std::size_t slot = context_slot(ctx, keys_device, "keys");
-  require_on_device(keys, keys_device, "keys");
-  if (value_bytes) {
-    require(values_device == keys_device,
-            "sort: keys are on device " + std::to_string(keys_device) + " but values on device " +
-                std::to_string(values_device),
-            "put keys and values on the same device");
-    require_on_device(values, values_device, "values");
-  }
+void sort_in_place_queued(const CudaResources::PerDevice& resources, const SortPlan& plan, void* keys, void* values,
+                          const SortOptions& options) {
+  const std::size_t n = plan.n, value_bytes = plan.value_bytes;
+  const KeyType type = plan.type;
   if (n <= 1 || plan.begin_bit == plan.end_bit) return;
-
   const std::size_t key_bytes = size_of(type);
   const EncodedSortShape shape{n, int(key_bytes), int(value_bytes), plan.begin_bit, plan.end_bit};
   const SortEngine engine = choose_engine(options.engine, shape);
+  const int keys_device = resources.device;
   DeviceGuard guard(keys_device);
-  const CudaResources::PerDevice& resources = cuda_resources(ctx).devices[slot];
   cudaStream_t stream = resources.stream;
 
   const bool native = native_float_path_applies(type, shape, engine, options.float_path);
@@ -125,7 +109,33 @@ void sort_device(Context& ctx, KeyType type, void* keys, std::size_t n, int keys
       RXM_CUDA_CHECK(
           cudaMemcpyAsync(values, scratch_values.data(), n * value_bytes, cudaMemcpyDeviceToDevice, stream));
   }
-  RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+void sort_device(Context& ctx, KeyType type, void* keys, std::size_t n, int keys_device, void* values,
+                 std::size_t values_n, int values_device, std::size_t value_bytes, const SortOptions& options) {
+  require(ctx.backend() == Backend::cuda, "sort: device-resident keys were given to a CPU context",
+          "make the context with Context::local() on a machine with a GPU, or pass host memory (std::span)");
+  const SortPlan plan = validate_sort(type, n, value_bytes, options);
+  require(value_bytes == 0 || values_n == n,
+          "sort: " + std::to_string(n) + " keys but " + std::to_string(values_n) + " values",
+          "pass a values span with exactly one value per key");
+  require(n == 0 || keys != nullptr, "sort: keys is null", "pass the keys' device storage");
+  require(value_bytes == 0 || n == 0 || values != nullptr, "sort: values is null", "pass the values' device storage");
+  if (n == 0) return;
+  const std::size_t slot = context_slot(ctx, keys_device, "keys");
+  require_on_device(keys, keys_device, "keys");
+  if (value_bytes) {
+    require(values_device == keys_device,
+            "sort: keys are on device " + std::to_string(keys_device) + " but values on device " +
+                std::to_string(values_device),
+            "put keys and values on the same device");
+    require_on_device(values, values_device, "values");
+  }
+  if (n <= 1 || plan.begin_bit == plan.end_bit) return;
+  DeviceGuard guard(keys_device);
+  const CudaResources::PerDevice& resources = cuda_resources(ctx).devices[slot];
+  sort_in_place_queued(resources, plan, keys, values, options);
+  RXM_CUDA_CHECK(cudaStreamSynchronize(resources.stream));
 }
 
 }  // namespace radixmesh::detail
