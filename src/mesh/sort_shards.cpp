@@ -18,6 +18,7 @@
 #include "radixmesh/buckets.hpp"
 #include "radixmesh/communicator.hpp"
 #include "radixmesh/error.hpp"
+#include "radixmesh/multisplit.hpp"
 #include "radixmesh/sort.hpp"
 
 namespace radixmesh::detail {
@@ -86,6 +87,9 @@ void validate_shard(const ShardSortArgs& a, std::size_t i, int participant, cons
             "sort: the keys shard of " + who + " is on device " + std::to_string(a.key_devices[i]) + ", but " + who +
                 " is GPU " + std::to_string(where.cuda_device),
             "pass shard i on the device of mesh device first + i (Context::local_mesh_devices())");
+    require(a.sizes[i] == 0 || is_device_pointer(a.keys[i]),
+            "sort: the keys shard of " + who + " is a device_span over host memory",
+            "pass device memory in device_spans (host memory in std::span)");
   }
   if (a.value_bytes == 0) return;
   require(a.value_sizes[i] == a.sizes[i],

@@ -207,7 +207,7 @@ void run_bench_multisplit(const BenchMultisplitFlags&, const Invocation&) { no_b
 
 #endif
 
-// `radixmesh bench exchange|shuffle ARGS`: the driver's own flags, forwarded as they are.
+// `radixmesh bench exchange|shuffle|mesh-sort ARGS`: the driver's own flags, forwarded as they are.
 void run_mesh_bench(const char* name, const std::vector<std::string>& args) {
 #if RXM_CLI_HAS_MESH_BENCH
   std::vector<std::string> words{std::string("radixmesh bench ") + name};
@@ -216,8 +216,10 @@ void run_mesh_bench(const char* name, const std::vector<std::string>& args) {
   for (auto& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
   const int argc = int(words.size());
-  const int status = std::string(name) == "exchange" ? bench::run_exchange_benchmark(argc, argv.data())
-                                                     : bench::run_shuffle_benchmark(argc, argv.data());
+  const std::string which = name;
+  const int status = which == "exchange"  ? bench::run_exchange_benchmark(argc, argv.data())
+                     : which == "shuffle" ? bench::run_shuffle_benchmark(argc, argv.data())
+                                          : bench::run_mesh_sort_benchmark(argc, argv.data());
   if (status != 0) throw_error(ErrorCode::internal, std::string("bench ") + name + " failed", "see the lines above");
 #else
   (void)args;
@@ -277,15 +279,21 @@ std::vector<Command> register_bench(CLI::App& root, const Invocation& invocation
   const std::string shuffle_help =
       std::string("rxm::shuffle on GPUs or logical devices vs its multisplit and all_to_all_v alone. Flags: ") +
       bench::shuffle_usage;
+  const std::string mesh_sort_help =
+      std::string("rxm::sort_shards on GPUs or logical devices vs one device's rxm::sort. Flags: ") +
+      bench::mesh_sort_usage;
 #else
   const std::string exchange_help = "The mesh's all_to_all_v (needs a CUDA build)";
   const std::string shuffle_help = "rxm::shuffle on GPU mesh devices (needs a CUDA build)";
+  const std::string mesh_sort_help = "rxm::sort_shards on GPU mesh devices (needs a CUDA build)";
 #endif
   CLI::App* exchange = bench->add_subcommand("exchange", exchange_help);
   CLI::App* shuffle = bench->add_subcommand("shuffle", shuffle_help);
-  for (CLI::App* mesh : {exchange, shuffle}) mesh->prefix_command();  // every flag goes to the benchmark
+  CLI::App* mesh_sort = bench->add_subcommand("mesh-sort", mesh_sort_help);
+  for (CLI::App* mesh : {exchange, shuffle, mesh_sort}) mesh->prefix_command();  // every flag goes to the benchmark
   return {{exchange, [exchange] { run_mesh_bench("exchange", exchange->remaining()); }},
           {shuffle, [shuffle] { run_mesh_bench("shuffle", shuffle->remaining()); }},
+          {mesh_sort, [mesh_sort] { run_mesh_bench("mesh-sort", mesh_sort->remaining()); }},
           {sort, [sort_flags, invocation] { run_bench_sort(*sort_flags, invocation); }},
           {topk, [topk_flags, invocation] { run_bench_topk(*topk_flags, invocation); }},
           {multisplit, [multisplit_flags, invocation] { run_bench_multisplit(*multisplit_flags, invocation); }}};

@@ -1,0 +1,290 @@
+// bench_mesh_sort: rxm::sort_shards of device-resident keys over GPU mesh devices (logical devices
+// of one GPU by default), beside one device sorting all of them with rxm::sort (the issue's
+// yardstick: ≤ 1.25x on four logical devices of one GPU, where the mesh can only add the cost of
+// partition, exchange and merge) and every device sorting its own shard alone (the local sort
+// step's yardstick). Every step prints its time and its floor.
+//
+//   bench_mesh_sort [--devices 0,0,0,0] [--keys 2^30] [--type u32|u64] [--values 0|4|8]
+//                   [--distribution uniform|zipf|...] [--digit-bits 8] [--reps 5] [--explain]
+//
+// The input is restored (a device-to-device copy, outside the timing) before every repetition:
+// sort_shards sorts in place. Floors (bytes over the device-to-device copy traffic measured in this
+// run, reads plus writes): the partition split reads every key twice and writes it once, the
+// exchange reads and writes it once, the local sort moves it at least once per 8-bit pass (read
+// and write) plus a histogram read; on logical devices of one GPU every step shares that GPU's
+// memory, so the floors add up.
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cuda/runtime/cuda_check.hpp"
+#include "cuda/runtime/cuda_resources.hpp"
+#include "harness/driver_main.hpp"
+#include "harness/harness.hpp"
+#include "mesh_benchmarks.hpp"
+#include "radixmesh/radixmesh.hpp"
+
+namespace rxm = radixmesh;
+
+namespace {
+
+struct Options {
+  std::vector<int> devices{0, 0, 0, 0};
+  std::uint64_t keys = std::uint64_t(1) << 30;
+  std::string type = "u32";
+  int value_bytes = 0;
+  std::string distribution = "uniform";
+  int digit_bits = 0;
+  int reps = 5;
+  bool explain = false;
+};
+
+std::uint64_t parse_count(const std::string& s) {
+  if (s.rfind("2^", 0) == 0) return std::uint64_t(1) << std::stoi(s.substr(2));
+  return std::uint64_t(std::stod(s));
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  rxm::bench::DriverArgs args("bench_mesh_sort", argc, argv);
+  while (args.next()) {
+    auto value = [&] { return args.value(); };
+    if (args.is("--devices")) {
+      o.devices = rxm::bench::driver_device_list("bench_mesh_sort", value());
+    } else if (args.is("--keys")) {
+      o.keys = parse_count(value());
+    } else if (args.is("--type")) {
+      o.type = value();
+      if (o.type != "u32" && o.type != "u64") rxm::bench::driver_argument_error("bench_mesh_sort", "--type " + o.type + " is not u32 or u64");
+    } else if (args.is("--values")) {
+      o.value_bytes = std::stoi(value());
+      if (o.value_bytes != 0 && o.value_bytes != 4 && o.value_bytes != 8)
+        rxm::bench::driver_argument_error("bench_mesh_sort", "--values " + std::to_string(o.value_bytes) + " is not 0, 4 or 8");
+    } else if (args.is("--distribution")) {
+      o.distribution = value();
+      if (!rxm::distribution_from_name(o.distribution))
+        rxm::bench::driver_argument_error("bench_mesh_sort", "--distribution " + o.distribution + " is not known");
+    } else if (args.is("--digit-bits")) {
+      o.digit_bits = std::stoi(value());
+    } else if (args.is("--reps")) {
+      o.reps = std::stoi(value());
+    } else if (args.is("--explain")) {
+      o.explain = true;
+    } else {
+      args.unknown();
+    }
+  }
+  return o;
+}
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void sync_all() {
+  int count = 0;
+  RXM_CUDA_CHECK(cudaGetDeviceCount(&count));
+  for (int d = 0; d < count; ++d) {
+    rxm::detail::DeviceGuard guard(d);
+    RXM_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+}
+
+// Runs restore() untimed, then times run(); one warm-up first.
+rxm::bench::Stats time_ms(const std::function<void()>& restore, const std::function<void()>& run, int reps) {
+  restore();
+  run();
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    restore();
+    sync_all();
+    const double start = now_ms();
+    run();
+    t.push_back(now_ms() - start);
+  }
+  return rxm::bench::summarize(t);
+}
+
+template <class K> int run_typed(const Options& o, int argc, char** argv) {
+  auto ctx = rxm::Context::local(o.devices, rxm::Backend::cuda);
+  const int p = ctx.mesh_size();
+  const std::uint64_t per_device = o.keys / std::uint64_t(p);
+  const std::uint64_t total = per_device * std::uint64_t(p);
+  const std::size_t vb = std::size_t(o.value_bytes);
+  const int home = ctx.devices()[0].id;
+
+  // The input: the shards, their pristine copies, and the whole array on the first device (the
+  // single-device yardstick), with values (the global index) when asked.
+  std::vector<rxm::DeviceArray<K>> shards, pristine;
+  std::vector<rxm::DeviceArray<std::uint64_t>> values, pristine_values;  // 8-byte storage; 4-byte values use half
+  rxm::DeviceArray<K> whole(home, total), whole_pristine(home, total);
+  rxm::DeviceArray<std::uint64_t> whole_values(home, vb ? total : 0), whole_values_pristine(home, vb ? total : 0);
+  {
+    std::vector<K> host(total);
+    rxm::GenerateOptions g;
+    g.distribution = *rxm::distribution_from_name(o.distribution);
+    g.seed = 7;
+    rxm::generate(std::span(host), g);
+    std::vector<std::uint64_t> index(vb ? total : 0);
+    for (std::size_t i = 0; i < index.size(); ++i) index[i] = vb == 8 ? i : (i & 0xFFFFFFFFu);
+    RXM_CUDA_CHECK(cudaMemcpy(whole_pristine.data(), host.data(), total * sizeof(K), cudaMemcpyHostToDevice));
+    if (vb) RXM_CUDA_CHECK(cudaMemcpy(whole_values_pristine.data(), index.data(), total * vb, cudaMemcpyHostToDevice));
+    for (int d = 0; d < p; ++d) {
+      const int dev = ctx.devices()[std::size_t(d)].id;
+      shards.emplace_back(dev, per_device);
+      pristine.emplace_back(dev, per_device);
+      values.emplace_back(dev, vb ? per_device : 0);
+      pristine_values.emplace_back(dev, vb ? per_device : 0);
+      RXM_CUDA_CHECK(cudaMemcpy(pristine.back().data(), host.data() + std::size_t(d) * per_device,
+                                per_device * sizeof(K), cudaMemcpyHostToDevice));
+      if (vb)
+        RXM_CUDA_CHECK(cudaMemcpy(pristine_values.back().data(),
+                                  reinterpret_cast<const std::byte*>(index.data()) + std::size_t(d) * per_device * vb,
+                                  per_device * vb, cudaMemcpyHostToDevice));
+    }
+  }
+  auto restore_shards = [&] {
+    for (int d = 0; d < p; ++d) {
+      RXM_CUDA_CHECK(cudaMemcpy(shards[std::size_t(d)].data(), pristine[std::size_t(d)].data(), per_device * sizeof(K),
+                                cudaMemcpyDefault));
+      if (vb) RXM_CUDA_CHECK(cudaMemcpy(values[std::size_t(d)].data(), pristine_values[std::size_t(d)].data(),
+                                        per_device * vb, cudaMemcpyDefault));
+    }
+  };
+  std::vector<rxm::device_span<K>> key_spans(shards.begin(), shards.end());
+  std::vector<rxm::device_span<std::uint32_t>> v4;
+  std::vector<rxm::device_span<std::uint64_t>> v8(values.begin(), values.end());
+  for (auto& v : values) v4.emplace_back(reinterpret_cast<std::uint32_t*>(v.data()), per_device, v.device());
+  rxm::SortOptions options;
+  options.mesh_digit_bits = o.digit_bits;
+  auto mesh_sort = [&](const rxm::SortOptions& opt) {
+    using KS = std::span<const rxm::device_span<K>>;
+    if (vb == 0) rxm::sort_shards(ctx, KS(key_spans), opt);
+    if (vb == 4) rxm::sort_shards(ctx, KS(key_spans), std::span<const rxm::device_span<std::uint32_t>>(v4), opt);
+    if (vb == 8) rxm::sort_shards(ctx, KS(key_spans), std::span<const rxm::device_span<std::uint64_t>>(v8), opt);
+  };
+  const auto ours = time_ms(restore_shards, [&] { mesh_sort(options); }, o.reps);
+  rxm::SortPhases phases;
+  restore_shards();
+  sync_all();
+  rxm::SortOptions with_phases = options;
+  with_phases.phases = &phases;
+  mesh_sort(with_phases);
+
+  // Verify: every shard sorted, each shard's last key <= the next shard's first.
+  {
+    std::vector<K> host(per_device);
+    K previous{};
+    bool have = false;
+    for (int d = 0; d < p; ++d) {
+      RXM_CUDA_CHECK(cudaMemcpy(host.data(), shards[std::size_t(d)].data(), per_device * sizeof(K), cudaMemcpyDefault));
+      for (std::size_t i = 0; i < host.size(); ++i) {
+        rxm::require(!have || !(host[i] < previous), "bench_mesh_sort: the result is not sorted at device " +
+                                                         std::to_string(d) + " index " + std::to_string(i),
+                     "report this as a bug");
+        previous = host[i];
+        have = true;
+      }
+    }
+  }
+
+  // One device sorting everything (rxm::sort on a device_span), and every device its shard alone.
+  auto solo = rxm::Context::local({home}, rxm::Backend::cuda);
+  const auto single = time_ms(
+      [&] {
+        RXM_CUDA_CHECK(cudaMemcpy(whole.data(), whole_pristine.data(), total * sizeof(K), cudaMemcpyDefault));
+        if (vb) RXM_CUDA_CHECK(cudaMemcpy(whole_values.data(), whole_values_pristine.data(), total * vb, cudaMemcpyDefault));
+      },
+      [&] {
+        if (vb == 0) rxm::sort(solo, rxm::device_span<K>(whole));
+        if (vb == 4)
+          rxm::sort(solo, rxm::device_span<K>(whole),
+                    rxm::device_span<std::uint32_t>(reinterpret_cast<std::uint32_t*>(whole_values.data()), total, home));
+        if (vb == 8) rxm::sort(solo, rxm::device_span<K>(whole), rxm::device_span<std::uint64_t>(whole_values));
+      },
+      o.reps);
+  std::vector<rxm::Context> own;
+  for (int d = 0; d < p; ++d) own.push_back(rxm::Context::local({ctx.devices()[std::size_t(d)].id}, rxm::Backend::cuda));
+  const auto local_alone = time_ms(restore_shards, [&] {
+    std::vector<std::thread> threads;
+    for (int d = 0; d < p; ++d)
+      threads.emplace_back([&, d] {
+        if (vb == 0) rxm::sort(own[std::size_t(d)], key_spans[std::size_t(d)]);
+        if (vb == 4) rxm::sort(own[std::size_t(d)], key_spans[std::size_t(d)], v4[std::size_t(d)]);
+        if (vb == 8) rxm::sort(own[std::size_t(d)], key_spans[std::size_t(d)], v8[std::size_t(d)]);
+      });
+    for (auto& t : threads) t.join();
+  }, o.reps);
+
+  // The floors' yardstick: device-to-device copy traffic (read + write bytes per second).
+  double traffic = 0;
+  {
+    rxm::detail::DeviceGuard guard(home);
+    const auto copy = time_ms([] {}, [&] {
+      RXM_CUDA_CHECK(cudaMemcpy(whole.data(), whole_pristine.data(), total * sizeof(K), cudaMemcpyDeviceToDevice));
+      RXM_CUDA_CHECK(cudaDeviceSynchronize());
+    }, o.reps);
+    traffic = 2.0 * double(total * sizeof(K)) / (copy.median_ms / 1e3);
+  }
+  const double n = double(total), item = double(sizeof(K) + vb);
+  const int passes = int((sizeof(K) * 8 + 7) / 8);
+  const bool shared_memory = [&] {
+    for (int d = 1; d < p; ++d)
+      if (ctx.devices()[std::size_t(d)].id != home) return false;
+    return true;
+  }();
+  // On distinct GPUs each device moves its own share at the same time.
+  const double share = shared_memory ? 1.0 : 1.0 / double(p);
+  auto floor_ms = [&](double bytes_per_item) { return bytes_per_item * n * share / traffic * 1e3; };
+  const double split_floor = floor_ms(3 * item), exchange_floor = floor_ms(2 * item),
+               sort_floor = floor_ms(2 * item * passes + double(sizeof(K)));
+
+  std::string device_list;
+  for (int d : o.devices) device_list += (device_list.empty() ? "" : ",") + std::to_string(d);
+  rxm::bench::Case c("mesh_sort",
+                     {{"devices", device_list}, {"keys", total}, {"type", o.type}, {"values", o.value_bytes},
+                      {"distribution", o.distribution}, {"digit_bits", phases.digit_bits}, {"passes", phases.passes}},
+                     n, "keys");
+  c.add("radixmesh sort_shards", ours, true);
+  c.add("rxm::sort on one device, all keys", single);
+  c.add_diagnostic("every device sorting its own shard alone (diagnostic)", local_alone);
+  c.set_floor(3 * item * n + 2 * item * n + (2 * item * passes + double(sizeof(K))) * n, traffic / share,
+              "partition split (read twice, written once) + exchange (read and written once) + local LSD sort (read "
+              "and written once per 8-bit digit, plus a histogram read), over the device-to-device copy traffic "
+              "(reads + writes) measured in this run" + std::string(shared_memory ? "" : ", divided over the GPUs"));
+  c.print();
+  std::printf("steps: partition %.3f ms (floor %.3f), refine %.3f ms over %d passes, exchange %.3f ms (floor %.3f), "
+              "local sort %.3f ms (floor %.3f)\n",
+              phases.partition_ms, split_floor, phases.refine_ms, phases.passes, phases.exchange_ms, exchange_floor,
+              phases.local_sort_ms, sort_floor);
+  std::printf("sort_shards / one device's rxm::sort = %.3f / %.3f = %.2fx (target <= 1.25x on 4 logical devices)\n",
+              ours.median_ms, single.median_ms, ours.median_ms / single.median_ms);
+  if (o.explain) std::printf("%s", phases.plan_text.c_str());
+  cudaDeviceProp prop{};
+  RXM_CUDA_CHECK(cudaGetDeviceProperties(&prop, home));
+  auto info = rxm::bench::run_info(argc, argv, prop.name);
+  rxm::bench::append_results("mesh_sort.jsonl", info, c);
+  return 0;
+}
+
+int run(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  return o.type == "u64" ? run_typed<std::uint64_t>(o, argc, argv) : run_typed<std::uint32_t>(o, argc, argv);
+}
+
+}  // namespace
+
+namespace radixmesh::bench {
+
+const char* const mesh_sort_usage =
+    "usage: bench_mesh_sort [--devices 0,0,0,0] [--keys 2^30] [--type u32|u64] [--values 0|4|8] "
+    "[--distribution uniform] [--digit-bits 8] [--reps 5] [--explain]\n";
+
+int run_mesh_sort_benchmark(int argc, char** argv) { return run(argc, argv); }
+
+}  // namespace radixmesh::bench
