@@ -49,12 +49,6 @@ class CpuDeviceBackend final : public DeviceBackend {
   void sort_local(int, const detail::SortPlan& plan, void* keys, void* values) override {
     detail::cpu_sort(plan, keys, values, threads_);
   }
-  void sort_local_into(int local, const detail::SortPlan& plan, void* in_keys, void* in_values, void* out_keys,
-                       void* out_values) override {
-    download(local, in_keys, out_keys, plan.n * size_of(plan.type));
-    if (plan.value_bytes) download(local, in_values, out_values, plan.n * plan.value_bytes);
-    sort_local(local, plan, out_keys, out_values);
-  }
   void upload(int, const void* host, void* device, std::size_t bytes) override {
     if (bytes) std::memcpy(device, host, bytes);
   }

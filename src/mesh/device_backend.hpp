@@ -56,10 +56,6 @@ class DeviceBackend {
   // Stable in-place sort of plan.n keys (and values) on local device `local`, queued after its
   // earlier steps (GPU devices: on its stream, without waiting, so every device sorts at once).
   virtual void sort_local(int local, const detail::SortPlan& plan, void* keys, void* values) = 0;
-  // The same from `in` into `out` (disjoint), `in` clobbered: the sort's other half, so a GPU sort of
-  // an odd number of passes needs no copy back.
-  virtual void sort_local_into(int local, const detail::SortPlan& plan, void* in_keys, void* in_values,
-                               void* out_keys, void* out_values) = 0;
   // `bytes` between host memory and local device `local`'s memory, queued after its earlier steps.
   virtual void upload(int local, const void* host, void* device, std::size_t bytes) = 0;
   virtual void download(int local, const void* device, void* host, std::size_t bytes) = 0;

@@ -82,7 +82,7 @@ std::vector<SortSegment> sort_segments(std::span<const ResolvedGroup> groups, st
   const std::uint64_t lo = cuts[std::size_t(dest)], hi = cuts[std::size_t(dest) + 1];
   for (const ResolvedGroup& group : groups) {
     const std::uint64_t from = std::max(group.begin, lo), to = std::min(group.end, hi);
-    if (from < to) out.push_back({from - lo, to - from, std::max(group.sort_end_bit, begin_bit)});
+    if (from + 1 < to && group.sort_end_bit > begin_bit) out.push_back({from - lo, to - from, group.sort_end_bit});
   }
   return out;
 }

@@ -56,7 +56,7 @@ std::vector<GroupPiece> pieces_between(std::span<const ResolvedGroup> groups, st
                                        int source, int dest);
 
 // The local sorts of destination `dest`: each group's part of [cuts[dest], cuts[dest + 1]), as a
-// range of the destination's array and the end of the bits to sort (begin_bit: none, equal keys).
+// range of the destination's array and the bits to sort (none for single keys and equal keys).
 struct SortSegment {
   std::uint64_t at = 0, count = 0;
   int end_bit = 0;

@@ -107,13 +107,11 @@ void validate_shard(const ShardSortArgs& a, std::size_t i, int participant, cons
             "put a shard's keys and values on the same device");
 }
 
-// One local device's arrays: keys/values hold the shard (the caller's memory, or an upload of it)
-// and receive the result; `split` holds the keys in bucket order between the passes and the
-// exchange; `received` the keys group-major after it (a buffer of its own, or `split` again).
+// One local device's arrays: `data` holds the shard (the caller's memory, or an upload of it) and
+// receives the result; `split` holds the keys in bucket order between the passes and the exchange.
 struct Work {
   std::byte *keys = nullptr, *values = nullptr;
   std::shared_ptr<std::byte> uploaded_keys, uploaded_values, split_keys, split_values;
-  std::shared_ptr<std::byte> received_keys, received_values;  // group-major after the exchange
 };
 
 std::byte* at(void* base, std::uint64_t element, std::size_t bytes) {
@@ -127,12 +125,8 @@ bool placed_exchange(const comm::Communicator& comm) {
   return comm.places_pieces() && !(forced && std::string(forced) == "regroup");
 }
 
-// Moves every decided group's keys from the devices' split buffers to their destination, group-major
-// (within a group source by source), into `received` on each local device: a new buffer where the
-// transport places pieces; else the all_to_all_v delivers source-major into the data arrays and a
-// regroup copies the pieces into the split buffers, which are free by then.
 void exchange_group_major(comm::Communicator& comm, mesh::DeviceBackend& backend, mesh::LocalErrors& errors,
-                          const ShardSortArgs& a, std::vector<Work>& work,
+                          const ShardSortArgs& a, const std::vector<Work>& work,
                           const std::vector<mesh::ResolvedGroup>& groups, const std::vector<std::uint64_t>& cuts,
                           const std::vector<std::uint64_t>& moved, bool placed) {
   const int size = comm.size(), first = comm.first_local(), locals = comm.local_count();
@@ -144,31 +138,32 @@ void exchange_group_major(comm::Communicator& comm, mesh::DeviceBackend& backend
     std::vector<comm::AllToAllPlaced> keys_args, values_args;
     for (int i = 0; i < locals; ++i) {
       const std::size_t ii = std::size_t(i);
-      errors.run(first + i, [&] {
-        work[ii].received_keys = backend.allocate(i, a.sizes[ii] * key_bytes, "sort: the received keys");
-        if (value_bytes)
-          work[ii].received_values = backend.allocate(i, a.sizes[ii] * value_bytes, "sort: the received values");
-      });
       for (int d = 0; d < size; ++d)
         for (const mesh::GroupPiece& piece : mesh::pieces_between(groups, cuts, first + i, d))
           pieces[ii].push_back({d, groups[piece.group].local_at[ii] + piece.source_offset,
                                 piece.position - cuts[std::size_t(d)], piece.count});
-      keys_args.push_back({backend.location(i), work[ii].split_keys.get(), work[ii].received_keys.get(), a.sizes[ii],
-                           pieces[ii], layouts[ii].recv_counts});
-      values_args.push_back({backend.location(i), work[ii].split_values.get(), work[ii].received_values.get(),
-                             a.sizes[ii], pieces[ii], layouts[ii].recv_counts});
+      keys_args.push_back({backend.location(i), work[ii].split_keys.get(), work[ii].keys, a.sizes[ii], pieces[ii],
+                           layouts[ii].recv_counts});
+      values_args.push_back({backend.location(i), work[ii].split_values.get(), work[ii].values, a.sizes[ii],
+                             pieces[ii], layouts[ii].recv_counts});
     }
     errors.collective([&] { comm.all_to_all_placed(keys_args, key_bytes); });
     if (value_bytes) comm.all_to_all_placed(values_args, value_bytes);
     return;
   }
+  std::vector<std::shared_ptr<std::byte>> recv_keys(static_cast<std::size_t>(locals)),
+      recv_values(static_cast<std::size_t>(locals));
   std::vector<comm::AllToAllV> keys_args, values_args;
   for (int i = 0; i < locals; ++i) {
     const std::size_t ii = std::size_t(i);
+    errors.run(first + i, [&] {
+      recv_keys[ii] = backend.allocate(i, a.sizes[ii] * key_bytes, "sort: the received keys");
+      if (value_bytes) recv_values[ii] = backend.allocate(i, a.sizes[ii] * value_bytes, "sort: the received values");
+    });
     const mesh::SortLayout& l = layouts[ii];
-    keys_args.push_back({backend.location(i), work[ii].split_keys.get(), work[ii].keys, a.sizes[ii], l.send_counts,
-                         l.send_displs, l.recv_counts, l.recv_displs});
-    values_args.push_back({backend.location(i), work[ii].split_values.get(), work[ii].values, a.sizes[ii],
+    keys_args.push_back({backend.location(i), work[ii].split_keys.get(), recv_keys[ii].get(), a.sizes[ii],
+                         l.send_counts, l.send_displs, l.recv_counts, l.recv_displs});
+    values_args.push_back({backend.location(i), work[ii].split_values.get(), recv_values[ii].get(), a.sizes[ii],
                            l.send_counts, l.send_displs, l.recv_counts, l.recv_displs});
   }
   errors.collective([&] { comm.all_to_all_v(keys_args, key_bytes); });
@@ -185,11 +180,8 @@ void exchange_group_major(comm::Communicator& comm, mesh::DeviceBackend& backend
           from += piece.count;
         }
       }
-      Work& w = work[ii];
-      backend.copy_chunks(i, w.keys, w.split_keys.get(), chunks, key_bytes);
-      if (value_bytes) backend.copy_chunks(i, w.values, w.split_values.get(), chunks, value_bytes);
-      w.received_keys = w.split_keys;
-      w.received_values = w.split_values;
+      backend.copy_chunks(i, recv_keys[ii].get(), work[ii].keys, chunks, key_bytes);
+      if (value_bytes) backend.copy_chunks(i, recv_values[ii].get(), work[ii].values, chunks, value_bytes);
     });
 }
 
@@ -375,27 +367,19 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
   exchange_group_major(comm, *backend, errors, a, work, groups, cuts, moved, placed_exchange(comm));
   clock.mark(&SortPhases::exchange_ms);
 
-  // Every device sorts each group's part on the bits its keys do not share, from the received
-  // buffer into its data array; groups with nothing to sort are copied.
+  // Every device sorts each group's part on the bits its keys do not share.
   for (int i = 0; i < locals; ++i)
     errors.run(first + i, [&] {
       const std::size_t ii = std::size_t(i);
-      Work& w = work[ii];
-      std::vector<mesh::Chunk> copies;
+      work[ii].split_keys.reset();  // its memory goes back to the pool for the sorts' scratch
+      work[ii].split_values.reset();
       for (const mesh::SortSegment& seg : mesh::sort_segments(groups, cuts, first + i, begin_bit)) {
-        if (seg.count == 1 || seg.end_bit == begin_bit) {
-          copies.push_back({seg.at, seg.at, seg.count});
-          continue;
-        }
         SortPlan plan = plans[ii];
         plan.n = seg.count;
         plan.end_bit = seg.end_bit;
-        backend->sort_local_into(i, plan, at(w.received_keys.get(), seg.at, key_bytes),
-                                 value_bytes ? at(w.received_values.get(), seg.at, value_bytes) : nullptr,
-                                 at(w.keys, seg.at, key_bytes), value_bytes ? at(w.values, seg.at, value_bytes) : nullptr);
+        backend->sort_local(i, plan, at(work[ii].keys, seg.at, key_bytes),
+                            value_bytes ? at(work[ii].values, seg.at, value_bytes) : nullptr);
       }
-      backend->copy_chunks(i, w.received_keys.get(), w.keys, copies, key_bytes);
-      if (value_bytes) backend->copy_chunks(i, w.received_values.get(), w.values, copies, value_bytes);
     });
   clock.mark(&SortPhases::local_sort_ms);
   if (upload)

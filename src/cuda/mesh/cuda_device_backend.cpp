@@ -109,11 +109,6 @@ class CudaDeviceBackend final : public DeviceBackend {
     detail::sort_in_place_queued(device(local), plan, keys, values, SortOptions{});
   }
 
-  void sort_local_into(int local, const detail::SortPlan& plan, void* in_keys, void* in_values, void* out_keys,
-                       void* out_values) override {
-    detail::sort_into_queued(device(local), plan, in_keys, in_values, out_keys, out_values);
-  }
-
   void upload(int local, const void* host, void* dev, std::size_t bytes) override {
     const auto& d = device(local);
     detail::DeviceGuard guard(d.device);

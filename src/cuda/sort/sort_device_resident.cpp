@@ -111,44 +111,6 @@ void sort_in_place_queued(const CudaResources::PerDevice& resources, const SortP
   }
 }
 
-void sort_into_queued(const CudaResources::PerDevice& resources, const SortPlan& plan, void* in_keys, void* in_values,
-                      void* out_keys, void* out_values) {
-  const std::size_t n = plan.n, key_bytes = size_of(plan.type), value_bytes = plan.value_bytes;
-  if (n == 0) return;
-  DeviceGuard guard(resources.device);
-  cudaStream_t stream = resources.stream;
-  auto copy = [&](void* to, const void* from, std::size_t bytes) {
-    RXM_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream));
-  };
-  if (n == 1 || plan.begin_bit == plan.end_bit) {
-    copy(out_keys, in_keys, n * key_bytes);
-    if (value_bytes) copy(out_values, in_values, n * value_bytes);
-    return;
-  }
-  const EncodedSortShape shape{n, int(key_bytes), int(value_bytes), plan.begin_bit, plan.end_bit};
-  const SortEngine engine = choose_engine(SortEngine::automatic, shape);
-  EncodedDoubleBuffer buffers;
-  std::size_t engine_bytes = 0;
-  sort_encoded_double_buffer(engine, nullptr, engine_bytes, buffers, shape, stream);
-  ScratchBuffer engine_temp(resources, engine_bytes);
-  const bool encoded = !encoding_is_identity(plan.type, plan.order);
-  if (encoded) launch_encode_keys(plan.type, plan.order, in_keys, in_keys, n, stream);
-  buffers.keys[0] = in_keys;
-  buffers.keys[1] = out_keys;
-  buffers.values[0] = in_values;
-  buffers.values[1] = out_values;
-  sort_encoded_double_buffer(engine, engine_temp.data(), engine_bytes, buffers, shape, stream);
-  if (buffers.selector == 1) {  // an odd number of passes ended in `out`
-    if (encoded) launch_decode_keys(plan.type, plan.order, out_keys, out_keys, n, stream);
-    return;
-  }
-  if (encoded)
-    launch_decode_keys(plan.type, plan.order, in_keys, out_keys, n, stream);
-  else
-    copy(out_keys, in_keys, n * key_bytes);
-  if (value_bytes) copy(out_values, in_values, n * value_bytes);
-}
-
 void sort_device(Context& ctx, KeyType type, void* keys, std::size_t n, int keys_device, void* values,
                  std::size_t values_n, int values_device, std::size_t value_bytes, const SortOptions& options) {
   require(ctx.backend() == Backend::cuda, "sort: device-resident keys were given to a CPU context",
