@@ -3,12 +3,10 @@
 // order: descending reverses the buckets), the histograms are all-gathered, and the partition plan
 // gives each bucket its destination; a bucket that spans devices is split again on the next digit
 // (only its keys, on every device), until no bucket spans or the digits run out (equal keys are
-// then split by position). A device's split buffer is then in destination order; one exchange
-// puts every decided group's keys in their final range of their destination (source by source
-// within a group: stable), and each device sorts each group on the bits its keys do not share
-// (RMG's local sorts on the remaining bits: 24 of 32 after one 8-bit digit).
+// then split by position). A device's split buffer is then in destination order, one all_to_all_v
+// sends each destination its piece, and each device sorts what it received: the pieces arrive in
+// source order and each is stable, so a stable local sort gives the global stable order.
 #include <algorithm>
-#include <cstdlib>
 #include <numeric>
 #include <string>
 
@@ -118,73 +116,6 @@ std::byte* at(void* base, std::uint64_t element, std::size_t bytes) {
   return static_cast<std::byte*>(base) + element * bytes;
 }
 
-// Which exchange the sort uses where the transport places pieces itself: RXM_SORT_EXCHANGE=regroup
-// forces the all_to_all_v and regroup (for the benchmark that compares the two).
-bool placed_exchange(const comm::Communicator& comm) {
-  const char* forced = std::getenv("RXM_SORT_EXCHANGE");
-  return comm.places_pieces() && !(forced && std::string(forced) == "regroup");
-}
-
-void exchange_group_major(comm::Communicator& comm, mesh::DeviceBackend& backend, mesh::LocalErrors& errors,
-                          const ShardSortArgs& a, const std::vector<Work>& work,
-                          const std::vector<mesh::ResolvedGroup>& groups, const std::vector<std::uint64_t>& cuts,
-                          const std::vector<std::uint64_t>& moved, bool placed) {
-  const int size = comm.size(), first = comm.first_local(), locals = comm.local_count();
-  const std::size_t key_bytes = size_of(a.type), value_bytes = a.value_bytes;
-  std::vector<mesh::SortLayout> layouts;
-  for (int i = 0; i < locals; ++i) layouts.push_back(mesh::sort_layout(moved, size, first + i));
-  if (placed) {
-    std::vector<std::vector<comm::PlacedPiece>> pieces(static_cast<std::size_t>(locals));
-    std::vector<comm::AllToAllPlaced> keys_args, values_args;
-    for (int i = 0; i < locals; ++i) {
-      const std::size_t ii = std::size_t(i);
-      for (int d = 0; d < size; ++d)
-        for (const mesh::GroupPiece& piece : mesh::pieces_between(groups, cuts, first + i, d))
-          pieces[ii].push_back({d, groups[piece.group].local_at[ii] + piece.source_offset,
-                                piece.position - cuts[std::size_t(d)], piece.count});
-      keys_args.push_back({backend.location(i), work[ii].split_keys.get(), work[ii].keys, a.sizes[ii], pieces[ii],
-                           layouts[ii].recv_counts});
-      values_args.push_back({backend.location(i), work[ii].split_values.get(), work[ii].values, a.sizes[ii],
-                             pieces[ii], layouts[ii].recv_counts});
-    }
-    errors.collective([&] { comm.all_to_all_placed(keys_args, key_bytes); });
-    if (value_bytes) comm.all_to_all_placed(values_args, value_bytes);
-    return;
-  }
-  std::vector<std::shared_ptr<std::byte>> recv_keys(static_cast<std::size_t>(locals)),
-      recv_values(static_cast<std::size_t>(locals));
-  std::vector<comm::AllToAllV> keys_args, values_args;
-  for (int i = 0; i < locals; ++i) {
-    const std::size_t ii = std::size_t(i);
-    errors.run(first + i, [&] {
-      recv_keys[ii] = backend.allocate(i, a.sizes[ii] * key_bytes, "sort: the received keys");
-      if (value_bytes) recv_values[ii] = backend.allocate(i, a.sizes[ii] * value_bytes, "sort: the received values");
-    });
-    const mesh::SortLayout& l = layouts[ii];
-    keys_args.push_back({backend.location(i), work[ii].split_keys.get(), recv_keys[ii].get(), a.sizes[ii],
-                         l.send_counts, l.send_displs, l.recv_counts, l.recv_displs});
-    values_args.push_back({backend.location(i), work[ii].split_values.get(), recv_values[ii].get(), a.sizes[ii],
-                           l.send_counts, l.send_displs, l.recv_counts, l.recv_displs});
-  }
-  errors.collective([&] { comm.all_to_all_v(keys_args, key_bytes); });
-  if (value_bytes) comm.all_to_all_v(values_args, value_bytes);
-  // The regroup: source s's pieces arrived at its displacement, in group order.
-  for (int i = 0; i < locals; ++i)
-    errors.run(first + i, [&] {
-      const std::size_t ii = std::size_t(i);
-      std::vector<mesh::Chunk> chunks;
-      for (int s = 0; s < size; ++s) {
-        std::uint64_t from = layouts[ii].recv_displs[std::size_t(s)];
-        for (const mesh::GroupPiece& piece : mesh::pieces_between(groups, cuts, s, first + i)) {
-          chunks.push_back({from, piece.position - cuts[std::size_t(first + i)], piece.count});
-          from += piece.count;
-        }
-      }
-      backend.copy_chunks(i, recv_keys[ii].get(), work[ii].keys, chunks, key_bytes);
-      if (value_bytes) backend.copy_chunks(i, recv_values[ii].get(), work[ii].values, chunks, value_bytes);
-    });
-}
-
 }  // namespace
 
 void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& options) {
@@ -269,7 +200,6 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
     ranges[0].hi.push_back(a.sizes[std::size_t(i)]);
   }
   std::vector<std::uint64_t> moved(std::size_t(size) * std::size_t(size), 0);
-  std::vector<mesh::ResolvedGroup> groups;
   std::string plan_json;
   int shift = end_bit;
   const mesh::PartitionOptions partition{.epsilon = 0};  // exact counts: every device keeps its own
@@ -336,8 +266,7 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
     std::vector<std::uint64_t> gathered(std::size_t(size) * R * m);
     errors.collective([&] { comm.all_gather(count_bytes, std::as_writable_bytes(std::span(gathered))); });
     mesh::PassPlans planned =
-        mesh::plan_pass(ranges, size, shift, bits, shift == begin_bit, gathered, own, targets, partition);
-    groups.insert(groups.end(), planned.resolved.begin(), planned.resolved.end());
+        mesh::plan_pass(ranges, size, int(m), shift == begin_bit, gathered, own, targets, partition);
     for (const mesh::PartitionPlan& plan : planned.plans) {
       for (std::size_t e = 0; e < moved.size(); ++e) moved[e] += plan.send[e];
       if (report) {
@@ -353,33 +282,34 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
     clock.mark(pass == 0 ? &SortPhases::partition_ms : &SortPhases::refine_ms);
   }
 
-  // The groups in global order, and where each destination's keys begin.
-  std::sort(groups.begin(), groups.end(), [](const auto& x, const auto& y) { return x.begin < y.begin; });
-  std::vector<std::uint64_t> cuts(std::size_t(size) + 1, 0);
-  for (std::size_t p = 0; p < targets.size(); ++p) cuts[p + 1] = cuts[p] + targets[p];
-
   // The exchange: each device's split buffer, destination-major, into the data arrays of its
-  // destinations, group-major (each group's keys source by source: stable). The refinement
-  // copies on this process's devices finish first: a peer's copy into a data array must not
-  // overtake them. Transports that place pieces write them where they go; the others deliver
-  // source-major into a receive buffer, and a regroup copies the pieces into place.
+  // destinations (source-major). The refinement copies on this process's devices finish first: a
+  // peer's copy into a data array must not overtake them.
   for (int i = 0; i < locals; ++i) errors.run(first + i, [&] { backend->synchronize(i); });
-  exchange_group_major(comm, *backend, errors, a, work, groups, cuts, moved, placed_exchange(comm));
+  std::vector<mesh::SortLayout> layouts;
+  std::vector<comm::AllToAllV> keys_args, values_args;
+  for (int i = 0; i < locals; ++i) layouts.push_back(mesh::sort_layout(moved, size, first + i));
+  for (int i = 0; i < locals; ++i) {
+    const std::size_t ii = std::size_t(i);
+    const mesh::SortLayout& l = layouts[ii];
+    keys_args.push_back({backend->location(i), work[ii].split_keys.get(), work[ii].keys, a.sizes[ii], l.send_counts,
+                         l.send_displs, l.recv_counts, l.recv_displs});
+    values_args.push_back({backend->location(i), work[ii].split_values.get(), work[ii].values, a.sizes[ii],
+                           l.send_counts, l.send_displs, l.recv_counts, l.recv_displs});
+  }
+  errors.collective([&] { comm.all_to_all_v(keys_args, key_bytes); });
+  if (value_bytes) comm.all_to_all_v(values_args, value_bytes);
   clock.mark(&SortPhases::exchange_ms);
 
-  // Every device sorts each group's part on the bits its keys do not share.
+  // Every device sorts what it received; host shards on GPU devices go back down.
   for (int i = 0; i < locals; ++i)
     errors.run(first + i, [&] {
       const std::size_t ii = std::size_t(i);
-      work[ii].split_keys.reset();  // its memory goes back to the pool for the sorts' scratch
+      work[ii].split_keys.reset();  // its memory goes back to the pool for the sort's scratch
       work[ii].split_values.reset();
-      for (const mesh::SortSegment& seg : mesh::sort_segments(groups, cuts, first + i, begin_bit)) {
-        SortPlan plan = plans[ii];
-        plan.n = seg.count;
-        plan.end_bit = seg.end_bit;
-        backend->sort_local(i, plan, at(work[ii].keys, seg.at, key_bytes),
-                            value_bytes ? at(work[ii].values, seg.at, value_bytes) : nullptr);
-      }
+      SortPlan plan = plans[ii];
+      plan.n = a.sizes[ii];
+      backend->sort_local(i, plan, work[ii].keys, work[ii].values);
     });
   clock.mark(&SortPhases::local_sort_ms);
   if (upload)
