@@ -73,12 +73,17 @@ RXM_API ArrayFileInfo inspect_array_file(const std::filesystem::path& path, std:
 // (radixmesh treats every array as 1-D). Raw files need `type`.
 RXM_API HostArray read_array(const std::filesystem::path& path, std::optional<KeyType> type = std::nullopt);
 
+// Reads elements [first, first + count) of a file (positioned reads: each MPI rank its slice).
+RXM_API HostArray read_array_slice(const std::filesystem::path& path, std::optional<KeyType> type, std::size_t first,
+                                   std::size_t count);
+
 // Writes `count` elements atomically (see above). Format from the extension unless given.
 RXM_API void write_array(const std::filesystem::path& path, KeyType type, const void* data, std::size_t count,
                  std::optional<FileFormat> format = std::nullopt);
 
 namespace io_detail {
 class AtomicOutputFile;
+class SliceOutputFile;
 }
 
 // write_array in steps, for outputs that must appear together: write every one and finish() it,
@@ -106,6 +111,36 @@ class RXM_API ArrayFileWriter {
   KeyType type_;
   std::size_t count_ = 0, written_ = 0;
   std::unique_ptr<io_detail::AtomicOutputFile> file_;
+};
+
+// One output written by several processes, each its own slice (`mpirun radixmesh sort`): the
+// creator makes it under a hidden temporary name beside the target, with the header; the others
+// join that name; every process writes its slice by position and finishes (fsync); the creator
+// publishes it (rename) only once every process has finished. Until then the target is untouched,
+// and the creator's object removes the temporary unless it was published (as do the signal
+// handlers of remove_temporary_files_on_signals on the creator's process).
+class RXM_API SharedArrayFile {
+ public:
+  static SharedArrayFile create(const std::filesystem::path& target, KeyType type, std::size_t count,
+                                std::optional<FileFormat> format = std::nullopt);
+  static SharedArrayFile join(const std::filesystem::path& temporary, const std::filesystem::path& target,
+                              KeyType type, std::size_t count, std::optional<FileFormat> format = std::nullopt);
+  ~SharedArrayFile();
+  SharedArrayFile(SharedArrayFile&&) noexcept;
+  SharedArrayFile& operator=(SharedArrayFile&&) noexcept;
+
+  const std::filesystem::path& temporary_path() const { return temporary_; }
+  void write_at(std::size_t first, const void* data, std::size_t count);  // elements [first, first + count)
+  void finish();
+  void publish();  // the creator only, after every process finished
+
+ private:
+  SharedArrayFile() = default;
+  std::filesystem::path target_, temporary_;
+  KeyType type_ = KeyType::u8;
+  std::size_t count_ = 0, data_offset_ = 0;
+  std::unique_ptr<io_detail::AtomicOutputFile> owner_;  // the creator's
+  std::unique_ptr<io_detail::SliceOutputFile> slice_;   // a joiner's
 };
 
 // Opt-in, for programs: installs handlers for SIGINT, SIGTERM and SIGHUP, each only where the

@@ -139,16 +139,25 @@ ArrayFileInfo inspect_array_file(const std::filesystem::path& path, std::optiona
   return inspect_open_file(file, type);
 }
 
-HostArray read_array(const std::filesystem::path& path, std::optional<KeyType> type) {
+HostArray read_array_slice(const std::filesystem::path& path, std::optional<KeyType> type, std::size_t first,
+                           std::size_t count) {
   io_detail::InputFile file(path);
   const ArrayFileInfo info = inspect_open_file(file, type);
-  require_host_memory(info.count * size_of(info.type), "reading " + quoted(path));
-  HostArray array(info.type, info.count);
-  file.read_at(info.data_offset, array.data(), array.bytes());
+  require(first <= info.count && count <= info.count - first,
+          "reading elements [" + std::to_string(first) + ", " + std::to_string(first + count) + ") of " + quoted(path) +
+              ", which holds " + std::to_string(info.count),
+          "read a slice inside the file (did it change while being read?)");
+  require_host_memory(count * size_of(info.type), "reading " + quoted(path));
+  HostArray array(info.type, count);
+  file.read_at(info.data_offset + std::uint64_t(first) * size_of(info.type), array.data(), array.bytes());
   const bool host_big_endian = std::endian::native == std::endian::big;
   if (info.format == FileFormat::npy && info.big_endian != host_big_endian)
     byte_swap(array.data(), array.size(), size_of(array.type()));
   return array;
+}
+
+HostArray read_array(const std::filesystem::path& path, std::optional<KeyType> type) {
+  return read_array_slice(path, type, 0, inspect_array_file(path, type).count);
 }
 
 ArrayFileWriter::ArrayFileWriter(const std::filesystem::path& path, KeyType type, std::size_t count,

@@ -145,21 +145,66 @@ void AtomicOutputFile::discard() noexcept {
   registry_slot_ = -1;
 }
 
-void AtomicOutputFile::write(const void* data, std::size_t bytes) {
+namespace {
+
+// Writes all `bytes` at the file position (offset < 0) or at `offset` (pwrite); 0 or the errno.
+int write_all(int fd, const void* data, std::size_t bytes, std::int64_t offset) {
   const auto* cursor = static_cast<const unsigned char*>(data);
   while (bytes > 0) {
-    ssize_t put = ::write(fd_, cursor, std::min(bytes, io_chunk_bytes));
+    const std::size_t chunk = std::min(bytes, io_chunk_bytes);
+    const ssize_t put = offset < 0 ? ::write(fd, cursor, chunk) : ::pwrite(fd, cursor, chunk, off_t(offset));
     if (put < 0 && errno == EINTR) continue;
-    if (put <= 0) {
-      int error = put < 0 ? errno : EIO;
-      discard();
-      io_error("cannot write " + quoted(target_) + ": " + errno_text(error),
-               error == ENOSPC || error == EDQUOT ? "free disk space or choose another disk"
-                                                  : "check the disk and the directory");
-    }
+    if (put <= 0) return put < 0 ? errno : EIO;
     cursor += put;
     bytes -= std::size_t(put);
+    if (offset >= 0) offset += put;
   }
+  return 0;
+}
+
+[[noreturn]] void write_failed(const std::filesystem::path& target, int error) {
+  io_error("cannot write " + quoted(target) + ": " + errno_text(error),
+           error == ENOSPC || error == EDQUOT ? "free disk space or choose another disk"
+                                              : "check the disk and the directory");
+}
+
+}  // namespace
+
+void AtomicOutputFile::write(const void* data, std::size_t bytes) {
+  if (const int error = write_all(fd_, data, bytes, -1)) {
+    discard();
+    write_failed(target_, error);
+  }
+}
+
+void AtomicOutputFile::write_at(std::uint64_t offset, const void* data, std::size_t bytes) {
+  if (const int error = write_all(fd_, data, bytes, std::int64_t(offset))) {
+    discard();
+    write_failed(target_, error);
+  }
+}
+
+SliceOutputFile::SliceOutputFile(const std::filesystem::path& temporary, const std::filesystem::path& target)
+    : temporary_(temporary), target_(target) {
+  fd_ = ::open(temporary.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd_ < 0)
+    io_error("cannot write " + quoted(target) + ": cannot open its temporary file " + quoted(temporary) + ": " +
+                 errno_text(errno),
+             "run every rank on a filesystem they all see (the output's directory must be shared)");
+}
+
+SliceOutputFile::~SliceOutputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void SliceOutputFile::write_at(std::uint64_t offset, const void* data, std::size_t bytes) {
+  if (const int error = write_all(fd_, data, bytes, std::int64_t(offset))) write_failed(target_, error);
+}
+
+void SliceOutputFile::finish() {
+  if (::fsync(fd_) != 0)
+    io_error("cannot write " + quoted(target_) + ": flushing this rank's slice to disk failed: " + errno_text(errno),
+             "check the disk and free space");
 }
 
 void AtomicOutputFile::finish() {

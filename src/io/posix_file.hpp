@@ -53,6 +53,7 @@ class AtomicOutputFile {
   AtomicOutputFile& operator=(const AtomicOutputFile&) = delete;
 
   void write(const void* data, std::size_t bytes);  // appends
+  void write_at(std::uint64_t offset, const void* data, std::size_t bytes);  // pwrite, the position unmoved
   // Flushes the contents to disk (fsync). After it, publish() needs no disk space.
   void finish();
   // Puts the finished file in place under the target's name, replacing any file there.
@@ -74,6 +75,22 @@ class AtomicOutputFile {
   int registry_slot_ = -1;
   bool finished_ = false;
   bool published_ = false;
+};
+
+// Another process's view of a named AtomicOutputFile: writes its slice by position and flushes it;
+// the owner publishes or removes the file.
+class SliceOutputFile {
+ public:
+  SliceOutputFile(const std::filesystem::path& temporary, const std::filesystem::path& target);
+  ~SliceOutputFile();
+  SliceOutputFile(const SliceOutputFile&) = delete;
+  SliceOutputFile& operator=(const SliceOutputFile&) = delete;
+  void write_at(std::uint64_t offset, const void* data, std::size_t bytes);
+  void finish();  // fsync
+
+ private:
+  std::filesystem::path temporary_, target_;
+  int fd_ = -1;
 };
 
 }  // namespace radixmesh::io_detail

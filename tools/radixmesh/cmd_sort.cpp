@@ -7,6 +7,8 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "mpi_launch.hpp"
+#include "radixmesh/io.hpp"
 #include "radixmesh/sort.hpp"
 
 namespace radixmesh::cli {
@@ -20,6 +22,8 @@ struct SortFlags {
   std::string order = "asc";
   std::string backend = "auto";
   std::string devices;
+  bool explain = false;
+  int digit_bits = 0;
   OutputFlags output;
 };
 
@@ -30,26 +34,170 @@ std::string describe_backend(const Context& ctx) {
   return "cuda (" + names + ")";
 }
 
-void run_sort(const SortFlags& flags) {
-  // ---- check everything before reading or writing anything
+// The mesh sort's plan and steps (SortPhases), for --json.
+nlohmann::json mesh_json(const SortPhases& p) {
+  return {{"passes", p.passes},
+          {"digit_bits", p.digit_bits},
+          {"counts", p.counts},
+          {"moved", p.moved},
+          {"ms",
+           {{"upload", p.upload_ms},
+            {"partition", p.partition_ms},
+            {"refine", p.refine_ms},
+            {"exchange", p.exchange_ms},
+            {"local_sort", p.local_sort_ms},
+            {"download", p.download_ms}}},
+          {"plan", nlohmann::json::parse(p.plan_json)}};
+}
+
+// --explain: every pass's partition plan, the keys each device holds and moved, each step's time.
+void print_mesh_steps(const SortPhases& p) {
+  std::printf("%s", p.plan_text.c_str());
+  std::string counts;
+  for (auto c : p.counts) counts += (counts.empty() ? "" : ", ") + std::to_string(c);
+  std::uint64_t moved = 0, total = 0;
+  const std::size_t size = p.counts.size();
+  for (std::size_t i = 0; i < size; ++i)
+    for (std::size_t j = 0; j < size; ++j) {
+      total += p.moved[i * size + j];
+      if (i != j) moved += p.moved[i * size + j];
+    }
+  std::printf("mesh: %zu devices hold %s keys; %llu of %llu keys changed device; %d partition passes of %d-bit "
+              "digits\n",
+              size, counts.c_str(), static_cast<unsigned long long>(moved), static_cast<unsigned long long>(total),
+              p.passes, p.digit_bits);
+  std::printf("steps (ms): upload %.3f, partition %.3f, refine %.3f, exchange %.3f, local sort %.3f, download %.3f\n",
+              p.upload_ms, p.partition_ms, p.refine_ms, p.exchange_ms, p.local_sort_ms, p.download_ms);
+}
+
+// What a sort run checks before it reads or writes anything: the flags, the inputs' headers, the
+// host memory for `share` of the arrays, the outputs' directories and room.
+struct SortInputs {
+  SortOptions options;
+  ArrayFileInfo keys;
+  std::optional<ArrayFileInfo> values;
+  bool with_values = false;
+};
+
+SortInputs check_sort(const SortFlags& flags, double share) {
+  SortInputs in;
   std::optional<KeyType> type;
   if (!flags.type.empty()) type = parse_key_type(flags.type);
-  SortOptions options;
-  options.order = parse_order(flags.order);
+  in.options.order = parse_order(flags.order);
+  in.options.mesh_digit_bits = flags.digit_bits;
+  require(flags.digit_bits >= 0 && flags.digit_bits <= 16, "--digit-bits " + std::to_string(flags.digit_bits),
+          "use 1 to 16 bits per partition digit, or 0 (automatic)");
   parse_backend(flags.backend);  // bad flag values fail before any file is touched
   parse_device_list(flags.devices);
-
-  const ArrayFileInfo keys_info = inspect_keys_input(flags.in, type);
-  const bool with_values = !flags.values.empty();
-  std::optional<ArrayFileInfo> values_info;
-  if (with_values) values_info = inspect_values(flags.values, flags.values_type, flags.in, keys_info.count, "sort");
-  const std::size_t key_bytes = keys_info.count * size_of(keys_info.type);
-  const std::size_t value_bytes = with_values ? values_info->count * size_of(values_info->type) : 0;
+  in.keys = inspect_keys_input(flags.in, type);
+  in.with_values = !flags.values.empty();
+  if (in.with_values) in.values = inspect_values(flags.values, flags.values_type, flags.in, in.keys.count, "sort");
+  const std::size_t key_bytes = in.keys.count * size_of(in.keys.type);
+  const std::size_t value_bytes = in.with_values ? in.values->count * size_of(in.values->type) : 0;
   // The arrays plus the sort's scratch copy of them (radix passes ping-pong between two buffers).
-  require_host_memory(2 * (key_bytes + value_bytes),
-                      "sorting the " + std::to_string(keys_info.count) + " keys of --in '" + flags.in + "'");
+  require_host_memory(std::size_t(2 * share * double(key_bytes + value_bytes)),
+                      "sorting the " + std::to_string(in.keys.count) + " keys of --in '" + flags.in + "'");
   StagedOutputs::check_destination(flags.out, key_bytes, "--out");
-  if (with_values) StagedOutputs::check_destination(flags.values_out, value_bytes, "--values-out");
+  if (in.with_values) StagedOutputs::check_destination(flags.values_out, value_bytes, "--values-out");
+  return in;
+}
+
+// `mpirun -np R radixmesh sort`: rank r reads elements [n r / R, n (r + 1) / R) of the inputs with
+// positioned reads, the ranks sort together (Context::mpi: each keeps its count, so the slices stay
+// where they are), and each writes its slice into one temporary file per output, which rank 0
+// publishes only after every rank has written and flushed its slice. A failure on any rank at any
+// step stops every rank at that step, and no output remains.
+void run_sort_ranks(const SortFlags& flags) {
+  const int rank = mpi_rank(), ranks = mpi_size();
+  require(flags.devices.empty(), "--devices with mpirun", "drop --devices: each rank takes its own GPU (or the CPU)");
+  SortInputs in;
+  on_every_rank("checking the flags and the inputs", [&] { in = check_sort(flags, 1.0 / ranks); });
+  const std::size_t n = in.keys.count;
+  const std::size_t first = n * std::size_t(rank) / std::size_t(ranks);
+  const std::size_t count = n * std::size_t(rank + 1) / std::size_t(ranks) - first;
+  std::optional<Context> ctx;
+  on_every_rank("joining the mesh", [&] { ctx = mpi_world_context(parse_backend(flags.backend)); });
+
+  ProgressLine progress(flags.output.progress && rank == 0);
+  auto start = std::chrono::steady_clock::now();
+  progress.phase("reading " + flags.in);
+  HostArray keys, values;
+  on_every_rank("reading its slice of the inputs", [&] {
+    keys = read_array_slice(flags.in, in.keys.type, first, count);
+    if (in.with_values) values = read_array_slice(flags.values, in.values->type, first, count);
+  });
+  const double read_s = seconds_since(start);
+
+  progress.phase("sorting " + std::to_string(n) + " " + std::string(name_of(keys.type())) + " keys on " +
+                 std::to_string(ranks) + " ranks");
+  SortPhases phases;
+  in.options.phases = &phases;
+  start = std::chrono::steady_clock::now();
+  detail::sort_host(*ctx, keys.type(), keys.data(), count, in.with_values ? values.data() : nullptr,
+                    in.with_values ? size_of(values.type()) : 0, in.options);  // collective: fails on every rank
+  const double sort_s = seconds_since(start);
+
+  progress.phase("writing " + flags.out);
+  start = std::chrono::steady_clock::now();
+  std::optional<SharedArrayFile> keys_out, values_out;
+  on_every_rank("creating the outputs", [&] {
+    if (rank != 0) return;
+    keys_out = SharedArrayFile::create(flags.out, keys.type(), n);
+    if (in.with_values) values_out = SharedArrayFile::create(flags.values_out, values.type(), n);
+  });
+  const std::string keys_temporary = broadcast_from_rank0(rank == 0 ? keys_out->temporary_path().string() : "");
+  const std::string values_temporary =
+      broadcast_from_rank0(rank == 0 && values_out ? values_out->temporary_path().string() : "");
+  on_every_rank("writing its slice of the outputs", [&] {
+    if (rank != 0) {
+      keys_out = SharedArrayFile::join(keys_temporary, flags.out, keys.type(), n);
+      if (in.with_values) values_out = SharedArrayFile::join(values_temporary, flags.values_out, values.type(), n);
+    }
+    keys_out->write_at(first, keys.data(), count);
+    keys_out->finish();
+    if (values_out) {
+      values_out->write_at(first, values.data(), count);
+      values_out->finish();
+    }
+  });
+  on_every_rank("publishing the outputs", [&] {
+    if (rank != 0) return;
+    keys_out->publish();
+    if (values_out) values_out->publish();
+  });
+  progress.finish();
+  const double write_s = seconds_since(start);
+  if (rank != 0) return;
+  const double mkeys_per_s = sort_s > 0 ? double(n) / sort_s / 1e6 : 0.0;
+  const std::string order = in.options.order == Order::ascending ? "ascending" : "descending";
+  if (flags.output.json) {
+    print_json({{"command", "sort"},
+                {"in", flags.in},
+                {"out", flags.out},
+                {"n", n},
+                {"type", name_of(keys.type())},
+                {"order", order},
+                {"ranks", ranks},
+                {"backend", name_of(ctx->mesh_backend(0))},
+                {"seconds", {{"read", read_s}, {"sort", sort_s}, {"write", write_s}}},
+                {"mkeys_per_s", mkeys_per_s},
+                {"mesh", mesh_json(phases)}});
+  } else {
+    std::printf("sorted %zu %s keys %s on %d ranks (%s) in %.3f s (%.1f Mkeys/s); read %.3f s, write %.3f s\n", n,
+                std::string(name_of(keys.type())).c_str(), order.c_str(), ranks,
+                std::string(name_of(ctx->mesh_backend(0))).c_str(), sort_s, mkeys_per_s, read_s, write_s);
+    if (flags.explain) print_mesh_steps(phases);
+  }
+}
+
+void run_sort(const SortFlags& flags) {
+  if (launched_by_mpi()) return run_sort_ranks(flags);
+  // ---- check everything before reading or writing anything
+  const SortInputs in = check_sort(flags, 1.0);
+  const ArrayFileInfo& keys_info = in.keys;
+  const bool with_values = in.with_values;
+  const std::optional<ArrayFileInfo>& values_info = in.values;
+  SortOptions options = in.options;
   Context ctx = make_context(flags.backend, flags.devices);
 
   // ---- read, sort, write
@@ -65,6 +213,9 @@ void run_sort(const SortFlags& flags) {
 
   const std::size_t n = keys.size();
   progress.phase("sorting " + std::to_string(n) + " " + std::string(name_of(keys.type())) + " keys");
+  SortPhases phases;  // several mesh devices: the plan and the time of each step
+  const bool mesh = ctx.mesh_size() > 1;
+  if (mesh) options.phases = &phases;
   start = std::chrono::steady_clock::now();
   detail::sort_host(ctx, keys.type(), keys.data(), n, with_values ? values.data() : nullptr,
                     with_values ? size_of(values.type()) : 0, options);
@@ -95,12 +246,14 @@ void run_sort(const SortFlags& flags) {
                 {"devices", device_ids},
                 {"cpu_fallback_reason", ctx.cpu_fallback_reason()},
                 {"seconds", {{"read", read_s}, {"sort", sort_s}, {"write", write_s}}},
-                {"mkeys_per_s", mkeys_per_s}});
+                {"mkeys_per_s", mkeys_per_s},
+                {"mesh", mesh ? mesh_json(phases) : nlohmann::json(nullptr)}});
   } else {
     std::string what = std::to_string(n) + " " + std::string(name_of(keys.type())) + " keys";
     if (with_values) what += " with " + std::string(name_of(values.type())) + " values";
     std::printf("sorted %s %s on %s in %.3f s (%.1f Mkeys/s); read %.3f s, write %.3f s\n", what.c_str(),
                 order.c_str(), describe_backend(ctx).c_str(), sort_s, mkeys_per_s, read_s, write_s);
+    if (mesh && flags.explain) print_mesh_steps(phases);
   }
 }
 
@@ -116,7 +269,13 @@ std::vector<Command> register_sort(CLI::App& root, const Invocation&) {
   add_values_flags(*cmd, flags->values, flags->values_out, flags->values_type);
   cmd->add_option("--backend", flags->backend, "auto (CUDA if a GPU is visible, else CPU), cpu or cuda")
       ->capture_default_str();
-  cmd->add_option("--devices", flags->devices, "CUDA device ids, e.g. 0,1 (default: all visible)");
+  cmd->add_option("--devices", flags->devices,
+                  "CUDA device ids, e.g. 0,1 (default: all visible); several sort together, and a repeated id "
+                  "gives logical devices of one GPU (0,0,0,0)");
+  cmd->add_flag("--explain", flags->explain,
+                "On several devices: print the partition plan of every pass, the keys that moved and each step's time");
+  cmd->add_option("--digit-bits", flags->digit_bits, "On several devices: bits per partition digit (0: automatic)")
+      ->capture_default_str();
   add_output_flags(*cmd, flags->output);
   return {{cmd, [flags] { run_sort(*flags); }}};
 }

@@ -8,6 +8,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "mpi_launch.hpp"
 
 #ifndef RXM_VERSION
 #define RXM_VERSION "unknown"
@@ -74,6 +75,7 @@ int main(int argc, char** argv) {
   // An interrupted write (Ctrl-C, kill, a closed terminal) removes its temporary file.
   radixmesh::remove_temporary_files_on_signals();
   try {
+    cli::MpiSession mpi(argc, argv);  // under mpirun: MPI for the ranked commands (radixmesh sort)
     return run(argc, argv);
   } catch (const radixmesh::Error& e) {
     return fail(cli::exit_code_of(e.code()), e.what());

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# `mpirun -np R radixmesh sort` (label mpi): every rank reads its slice, the ranks sort together,
+# and the output is byte for byte the single-process sort's, for .npy and raw files, keys only and
+# with values, ascending and descending. Then a rank that fails at a step (reading, writing its
+# slice, rank 0 publishing; RXM_CLI_FAIL_RANK/STEP inject it): every rank exits with an error, none
+# hangs, and no output or temporary file remains.
+# usage: mpi_sort.sh RADIXMESH MPIEXEC
+set -euo pipefail
+rxm=$(readlink -f "$1")
+mpiexec=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+run_ranks() { local np=$1; shift; timeout 120 "$mpiexec" --allow-run-as-root --oversubscribe -np "$np" "$rxm" "$@"; }
+
+"$rxm" generate --n 1000003 --type f32 --dist zipf --out keys.npy >/dev/null
+"$rxm" generate --n 1000003 --type u64 --out values.npy >/dev/null
+"$rxm" generate --n 77777 --type i16 --dist few-distinct --out small.raw >/dev/null
+for np in 3 4; do
+  for order in asc desc; do
+    "$rxm" sort --in keys.npy --out one.npy --values values.npy --values-out one_v.npy --order $order >/dev/null
+    run_ranks $np sort --in keys.npy --out many.npy --values values.npy --values-out many_v.npy --order $order >/dev/null
+    cmp one.npy many.npy
+    cmp one_v.npy many_v.npy
+    "$rxm" sort --in small.raw --type i16 --out one.raw --order $order >/dev/null
+    run_ranks $np sort --in small.raw --type i16 --out many.raw --order $order --json >/dev/null
+    cmp one.raw many.raw
+  done
+done
+echo "mpi sort: $np ranks match one process"
+
+rm -f many.npy many_v.npy many.raw
+# Publishing is rank 0's alone (the others have finished by then): only rank 0 can fail there.
+for case in "0 reading" "2 reading" "0 writing its slice" "2 writing its slice" "0 publishing"; do
+  rank=${case%% *}
+  step=${case#* }
+  {
+    set +e
+    RXM_CLI_FAIL_RANK=$rank RXM_CLI_FAIL_STEP="$step" run_ranks 3 sort --in keys.npy --out many.npy \
+      --values values.npy --values-out many_v.npy >out.txt 2>err.txt
+    rc=$?
+    set -e
+    if [ $rc = 0 ] || [ $rc = 124 ]; then
+      echo "FAIL: rank $rank failing at '$step' gave exit $rc"; cat err.txt; exit 1
+    fi
+    grep -q "failed while $step\|injected while $step" err.txt || { echo "FAIL: no error naming '$step'"; cat err.txt; exit 1; }
+    if ls -A | grep -q "many\|radixmesh-tmp"; then echo "FAIL: output left after rank $rank failed at '$step'"; ls -la; cat err.txt; exit 1; fi
+  }
+done
+echo "mpi sort: a rank failing at any step stops every rank, and nothing remains"
