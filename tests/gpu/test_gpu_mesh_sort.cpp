@@ -163,7 +163,7 @@ TEST(GpuMeshSort, HostInputOnLogicalDevices) {
   EXPECT_EQ(phases.counts.size(), 3u);
 }
 
-TEST(GpuMeshSort, EveryGpuOfTheMachine) {
+TEST(GpuMeshSort, SeveralGpusEveryDistribution) {
   RXM_REQUIRE_GPU();
   const auto found = rxm::discover_cuda();
   if (found.topology.devices.size() < 2) GTEST_SKIP() << "one GPU: the logical-device tests cover the mesh";

@@ -2,7 +2,8 @@
 // transport (MPI as its control plane). all_to_all_v on device memory against the exchange model
 // (every element size, zeros and empty ranks, receive buffers poisoned), the shuffle of
 // device-resident shards against the CPU model, counts that disagree (an error on every rank,
-// nothing moved), and a rank whose step throws (the others are told, then the mesh goes on). Needs
+// nothing moved), the sort of device shards and of host slices against one CPU device's sort, byte
+// for byte (every distribution, keys and values), and a rank whose step throws (the others are told, then the mesh goes on). Needs
 // one GPU per rank on each host and a loadable NCCL: every rank skips when any lacks them. Run by
 // scripts/gpu-check on GPU machines (`mpirun -np 2|4 test_mpi_gpu_mesh`); CI only builds it.
 #include <cuda_runtime_api.h>
@@ -15,6 +16,7 @@
 #include "common/device_copies.hpp"
 #include "common/error_text.hpp"
 #include "common/exchange_case.hpp"
+#include "common/mesh_sort_cases.hpp"
 #include "common/shuffle_model.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
@@ -22,6 +24,7 @@
 #include "radixmesh/error.hpp"
 #include "radixmesh/mpi.hpp"
 #include "radixmesh/shuffle.hpp"
+#include "radixmesh/sort.hpp"
 
 namespace rxm = radixmesh;
 using rxm::comm::AllToAllV;
@@ -171,6 +174,55 @@ TEST(MpiGpuMesh, ShuffleOfDeviceShardsMatchesTheModel) {
       const auto gk = rxm::testing::to_host(s.keys.data(), s.keys.size());
       ASSERT_EQ(gk, w.keys) << "m " << m << " " << kind << " seed " << seed;
       ASSERT_EQ(rxm::testing::to_host(s.values.data(), s.values.size()), w.values) << "stability";
+    }
+}
+
+TEST(MpiGpuMesh, SortOfDeviceShardsAndHostSlicesMatchesOneDevice) {
+  RXM_REQUIRE_GPU_RANKS();
+  const std::uint64_t seed = shared_seed();
+  auto ctx = rxm::Context::mpi(MPI_COMM_WORLD, rxm::Backend::cuda);
+  const int size = ctx.mesh_size(), rank = ctx.mesh_rank(), device = ctx.devices()[0].id;
+  int round = 0;
+  for (rxm::KeyType type : {rxm::KeyType::u32, rxm::KeyType::f32, rxm::KeyType::i64})
+    for (const auto& c : rxm::testing::mesh_sort_cases()) {
+      if (c.gen.special_fraction > 0 && !rxm::is_floating(type)) continue;
+      const std::size_t n = 1000003 + std::size_t(round) * 101;
+      const auto in = rxm::testing::global_input(type, n, c.gen, seed + std::uint64_t(round));
+      const auto counts = rxm::testing::uneven_counts(n, size, std::uint64_t(round));
+      std::size_t from = 0;
+      for (int r = 0; r < rank; ++r) from += counts[std::size_t(r)];
+      const std::size_t mine = counts[std::size_t(rank)], kb = rxm::size_of(type);
+      rxm::SortOptions o;
+      o.order = round % 2 ? rxm::Order::descending : rxm::Order::ascending;
+      const auto want = rxm::testing::expected_sort(in, o);
+      const std::string what = std::string(rxm::name_of(type)) + " " + c.name + " seed " +
+                               std::to_string(seed + std::uint64_t(round));
+      // Device shards (sort_shards), with the global index as values.
+      rxm::DeviceArray<std::byte> keys(device, mine * kb);
+      rxm::DeviceArray<std::uint64_t> vals(device, mine);
+      if (mine) {
+        RXM_CUDA_CHECK(cudaMemcpy(keys.data(), in.keys.data() + from * kb, mine * kb, cudaMemcpyHostToDevice));
+        RXM_CUDA_CHECK(cudaMemcpy(vals.data(), in.index.data() + from, mine * 8, cudaMemcpyHostToDevice));
+      }
+      rxm::visit_key_type(type, [&](auto tag) {
+        using K = decltype(tag);
+        std::vector<rxm::device_span<K>> k = {rxm::device_span<K>(reinterpret_cast<K*>(keys.data()), mine, device)};
+        std::vector<rxm::device_span<std::uint64_t>> v = {rxm::device_span<std::uint64_t>(vals)};
+        rxm::sort_shards(ctx, std::span<const rxm::device_span<K>>(k), std::span<const rxm::device_span<std::uint64_t>>(v), o);
+      });
+      ASSERT_EQ(0, std::memcmp(rxm::testing::to_host(keys.data(), keys.size()).data(), want.keys.data() + from * kb,
+                               mine * kb))
+          << what;
+      const auto got_values = rxm::testing::to_host(vals.data(), vals.size());
+      for (std::size_t i = 0; i < mine; ++i) ASSERT_EQ(got_values[i], want.index[from + i]) << what << " at " << i;
+      // Host slices (rxm::sort on the rank's span: uploaded, sorted together, downloaded).
+      std::vector<std::byte> host(in.keys.begin() + std::ptrdiff_t(from * kb), in.keys.begin() + std::ptrdiff_t((from + mine) * kb));
+      rxm::visit_key_type(type, [&](auto tag) {
+        using K = decltype(tag);
+        rxm::sort(ctx, std::span<K>(reinterpret_cast<K*>(host.data()), mine), o);
+      });
+      ASSERT_EQ(0, std::memcmp(host.data(), want.keys.data() + from * kb, mine * kb)) << what << " host";
+      ++round;
     }
 }
 
