@@ -26,6 +26,7 @@
 #include "cuda/multisplit/runtime_split.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
+#include "cuda/runtime/pinned_pool.hpp"
 #include "cuda/runtime/scratch.hpp"
 #include "radixmesh/memory.hpp"
 #include "radixmesh/multisplit.hpp"
@@ -124,7 +125,7 @@ struct QueuedSplit::State {
   const CudaResources::PerDevice* device = nullptr;
   MultisplitArgs args;
   ScratchBuffer splitters, remap, results_d;
-  PinnedBuffer results_pinned;              // the results, when the split is waited for later
+  PooledPinned results_pinned;              // the results, when the split is waited for later
   std::vector<unsigned char> results_pageable, tables;  // the results when waited for at once; the tables' upload
   const unsigned char* results() const {
     return results_pinned.data() ? static_cast<const unsigned char*>(results_pinned.data()) : results_pageable.data();
@@ -242,7 +243,7 @@ void start_width(QueuedSplit::State& q, const MultisplitArgs& args, const Bucket
     q.results_pageable.resize(result_bytes);
     results_h = q.results_pageable.data();  // the copy into pageable memory returns when it is done
   } else {
-    q.results_pinned = PinnedBuffer(result_bytes);
+    q.results_pinned = PooledPinned(result_bytes);
     results_h = q.results_pinned.data();
   }
   RXM_CUDA_CHECK(cudaMemcpyAsync(results_h, q.results_d.data(), result_bytes, cudaMemcpyDeviceToHost, stream));
