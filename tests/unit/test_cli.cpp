@@ -8,6 +8,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "cli_common.hpp"
@@ -179,6 +181,34 @@ TEST_F(Cli, SortI64DescendingWithValues) {
   std::stable_sort(expected.begin(), expected.end(), [&](auto a, auto b) { return keys[a] > keys[b]; });
   ASSERT_EQ(sorted_index, expected);
   for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(sorted_keys[i], keys[sorted_index[i]]);
+}
+
+TEST_F(Cli, SortOnCpuMeshDevicesMatchesOneDeviceAndExplains) {
+  CliRun g = run({"generate", "--dist", "zipf", "--n", "200003", "--type", "f32", "--out", path("k.npy")});
+  ASSERT_EQ(g.exit_code, 0) << describe(g);
+  std::vector<std::uint32_t> index(200003);
+  std::iota(index.begin(), index.end(), 0u);
+  write("v.npy", index);
+  CliRun one = run({"sort", "--in", path("k.npy"), "--out", path("one.npy"), "--values", path("v.npy"), "--values-out",
+                    path("one_v.npy"), "--backend", "cpu"});
+  ASSERT_EQ(one.exit_code, 0) << describe(one);
+  CliRun mesh = run({"sort", "--in", path("k.npy"), "--out", path("mesh.npy"), "--values", path("v.npy"),
+                     "--values-out", path("mesh_v.npy"), "--devices", "cpu:3", "--explain"});
+  ASSERT_EQ(mesh.exit_code, 0) << describe(mesh);
+  EXPECT_NE(mesh.out.find("partition plan: 3 devices"), std::string::npos) << mesh.out;
+  EXPECT_NE(mesh.out.find("steps (ms): upload"), std::string::npos) << mesh.out;
+  const auto mesh_keys = rxm::read_array(path("mesh.npy")), one_keys = rxm::read_array(path("one.npy"));
+  ASSERT_EQ(mesh_keys.bytes(), one_keys.bytes());
+  EXPECT_EQ(0, std::memcmp(mesh_keys.data(), one_keys.data(), one_keys.bytes()));
+  EXPECT_EQ(read_back<std::uint32_t>(path("mesh_v.npy")), read_back<std::uint32_t>(path("one_v.npy")));
+  CliRun json = run({"sort", "--in", path("k.npy"), "--out", path("mesh.npy"), "--devices", "cpu:4", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << describe(json);
+  auto summary = nlohmann::json::parse(json.out);
+  EXPECT_EQ(summary["mesh"]["counts"].size(), 4u);
+  EXPECT_GE(summary["mesh"]["passes"], 1);
+  EXPECT_TRUE(summary["mesh"]["plan"]["passes"].is_array());
+  CliRun bad = run({"sort", "--in", path("k.npy"), "--out", path("x.npy"), "--devices", "cpu:2", "--digit-bits", "17"});
+  expect_failure(bad, 1, "--digit-bits 17", {"k.npy", "v.npy", "one.npy", "one_v.npy", "mesh.npy", "mesh_v.npy"});
 }
 
 TEST_F(Cli, RawValuesWidthFollowsTheFileSize) {

@@ -112,6 +112,24 @@ std::vector<int> parse_device_list(const std::string& text) {
   return ids;
 }
 
+std::optional<unsigned> parse_cpu_mesh(const std::string& devices_text) {
+  const std::string text = trimmed(devices_text);
+  if (text.rfind("cpu:", 0) != 0) return std::nullopt;
+  const long long n = parse_count(text.substr(4), "--devices cpu:N");
+  require(n >= 1 && n <= 4096, "--devices " + text + " asks for " + std::to_string(n) + " CPU devices",
+          "use cpu:N with 1 <= N <= 4096");
+  return unsigned(n);
+}
+
+Context make_mesh_context(const std::string& backend_name, const std::string& devices_text) {
+  if (const auto cpu_devices = parse_cpu_mesh(devices_text)) {
+    require(parse_backend(backend_name) != Backend::cuda, "--devices " + devices_text + " with --backend cuda",
+            "use --devices cpu:N with the CPU backend, or CUDA ids such as 0,1 with --backend cuda");
+    return Context::cpu_mesh(*cpu_devices);
+  }
+  return make_context(backend_name, devices_text);
+}
+
 Context make_context(const std::string& backend_name, const std::string& devices_text) {
   const Backend backend = parse_backend(backend_name);
   const std::vector<int> devices = parse_device_list(devices_text);

@@ -68,6 +68,10 @@ Order parse_order(const std::string& name);
 Distribution parse_distribution(const std::string& name);
 // "0,1,3" -> {0, 1, 3}; "" -> {} (every visible device).
 std::vector<int> parse_device_list(const std::string& text);
+// "cpu:N" (N CPU mesh devices in this process): N; anything else: nullopt.
+std::optional<unsigned> parse_cpu_mesh(const std::string& devices_text);
+// make_context, or Context::cpu_mesh(N) for --devices cpu:N (the mesh commands: sort, shuffle).
+Context make_mesh_context(const std::string& backend_name, const std::string& devices_text);
 // The Context for --backend and --devices. Asking for devices on a machine without a usable
 // GPU says that CUDA is unavailable and why, naming --devices.
 Context make_context(const std::string& backend, const std::string& devices);

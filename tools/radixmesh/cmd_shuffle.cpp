@@ -32,16 +32,6 @@ struct ShuffleFlags {
   OutputFlags output;
 };
 
-Context mesh_context(const std::string& devices) {
-  if (devices.rfind("cpu:", 0) == 0) {
-    const long long n = parse_count(devices.substr(4), "--devices cpu:N");
-    require(n >= 1 && n <= 4096, "--devices " + devices + " asks for " + std::to_string(n) + " CPU devices",
-            "use cpu:N with 1 <= N <= 4096");
-    return Context::cpu_mesh(unsigned(n));
-  }
-  return make_context("auto", devices);
-}
-
 std::vector<int> make_owners(const std::string& spec, std::uint32_t m, int devices) {
   std::vector<int> owner(m);
   if (spec == "round-robin") {
@@ -170,7 +160,7 @@ void run_shuffle_command(const ShuffleFlags& flags) {
           "name where the shuffled values go with --values-out-prefix");
   std::optional<ArrayFileInfo> values_info;
   if (with_values) values_info = inspect_values(flags.values, flags.values_type, flags.in, keys_info.count, "shuffle");
-  Context ctx = mesh_context(flags.devices);
+  Context ctx = make_mesh_context("auto", flags.devices);
   const int p = ctx.mesh_size();
   for (int d = 0; d < p; ++d) {
     StagedOutputs::check_destination(part_path(flags.out_prefix, d, ""), 0, "--out-prefix");

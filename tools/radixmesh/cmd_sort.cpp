@@ -88,7 +88,7 @@ SortInputs check_sort(const SortFlags& flags, double share) {
   require(flags.digit_bits >= 0 && flags.digit_bits <= 16, "--digit-bits " + std::to_string(flags.digit_bits),
           "use 1 to 16 bits per partition digit, or 0 (automatic)");
   parse_backend(flags.backend);  // bad flag values fail before any file is touched
-  parse_device_list(flags.devices);
+  if (!parse_cpu_mesh(flags.devices)) parse_device_list(flags.devices);
   in.keys = inspect_keys_input(flags.in, type);
   in.with_values = !flags.values.empty();
   if (in.with_values) in.values = inspect_values(flags.values, flags.values_type, flags.in, in.keys.count, "sort");
@@ -198,7 +198,7 @@ void run_sort(const SortFlags& flags) {
   const bool with_values = in.with_values;
   const std::optional<ArrayFileInfo>& values_info = in.values;
   SortOptions options = in.options;
-  Context ctx = make_context(flags.backend, flags.devices);
+  Context ctx = make_mesh_context(flags.backend, flags.devices);
 
   // ---- read, sort, write
   ProgressLine progress(flags.output.progress);
@@ -270,8 +270,8 @@ std::vector<Command> register_sort(CLI::App& root, const Invocation&) {
   cmd->add_option("--backend", flags->backend, "auto (CUDA if a GPU is visible, else CPU), cpu or cuda")
       ->capture_default_str();
   cmd->add_option("--devices", flags->devices,
-                  "CUDA device ids, e.g. 0,1 (default: all visible); several sort together, and a repeated id "
-                  "gives logical devices of one GPU (0,0,0,0)");
+                  "CUDA device ids, e.g. 0,1 (default: all visible); several sort together, a repeated id gives "
+                  "logical devices of one GPU (0,0,0,0), and cpu:N is N CPU devices");
   cmd->add_flag("--explain", flags->explain,
                 "On several devices: print the partition plan of every pass, the keys that moved and each step's time");
   cmd->add_option("--digit-bits", flags->digit_bits, "On several devices: bits per partition digit (0: automatic)")
