@@ -67,6 +67,9 @@ step "radixmesh info --json" radixmesh info --json
 step "radixmesh generate --dist zipf --zipf-s 1.1 --type u32 --out keys.npy" \
   radixmesh generate --dist zipf --zipf-s 1.1 --n 100K --type u32 --out keys.npy
 step "radixmesh sort --in keys.npy --out sorted.npy (docs)" radixmesh sort --in keys.npy --out sorted.npy
+step "radixmesh sort --in keys.npy --out sorted.npy --devices cpu:4 --explain (docs)" \
+  radixmesh sort --in keys.npy --out sorted.npy --devices cpu:4 --explain
+step "sorted.npy is keys.npy sorted (cpu:4)" python3 "$check" keys.npy sorted.npy u32
 step "sorted.npy is the new keys.npy sorted" python3 "$check" keys.npy sorted.npy u32
 step "radixmesh multisplit --in keys.npy --out split.npy --buckets radix:24:8 --offsets-out offsets.npy" \
   radixmesh multisplit --in keys.npy --out split.npy --buckets radix:24:8 --offsets-out offsets.npy
