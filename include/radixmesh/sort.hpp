@@ -80,16 +80,37 @@ RXM_API void sort_host(Context& ctx, KeyType type, void* keys, std::size_t n, vo
 // Device-resident keys (and values) on the CUDA backend; the device ids come from the spans.
 RXM_API void sort_device(Context& ctx, KeyType type, void* keys, std::size_t n, int keys_device, void* values,
                  std::size_t values_n, int values_device, std::size_t value_bytes, const SortOptions& options);
-// One sort_shards call: one shard of keys (and values) per local mesh device.
-struct ShardSortArgs {
-  KeyType type = KeyType::u32;
-  std::size_t value_bytes = 0;  // 0, 4 or 8
+// One sort_shards call: one shard of keys (and values) per local mesh device; with `into`, the
+// sorted keys go to the output shards instead (their sizes say how many each device takes).
+struct ShardSpans {
   std::vector<void*> keys, values;
   std::vector<std::size_t> sizes, value_sizes;
   std::vector<int> key_devices, value_devices;  // device_span's devices; empty for host shards
+};
+struct ShardSortArgs {
+  KeyType type = KeyType::u32;
+  std::size_t value_bytes = 0;  // 0, 4 or 8
+  ShardSpans in, out;           // out: only with `into`
+  bool into = false;
   bool device_resident = false;
 };
 RXM_API void sort_shards(Context& ctx, const ShardSortArgs& args, const SortOptions& options);
+
+template <class KeySpan, class ValueSpan>
+ShardSpans shard_spans(std::span<const KeySpan> keys, std::span<const ValueSpan> values) {
+  ShardSpans spans;
+  for (const auto& s : keys) {
+    spans.keys.push_back(const_cast<void*>(static_cast<const void*>(s.data())));
+    spans.sizes.push_back(s.size());
+    if constexpr (requires { s.device(); }) spans.key_devices.push_back(s.device());
+  }
+  for (const auto& s : values) {
+    spans.values.push_back(const_cast<void*>(static_cast<const void*>(s.data())));
+    spans.value_sizes.push_back(s.size());
+    if constexpr (requires { s.device(); }) spans.value_devices.push_back(s.device());
+  }
+  return spans;
+}
 
 template <class KeySpan, class ValueSpan>
 ShardSortArgs shard_sort_args(KeyType type, std::size_t value_bytes, std::span<const KeySpan> keys,
@@ -98,16 +119,7 @@ ShardSortArgs shard_sort_args(KeyType type, std::size_t value_bytes, std::span<c
   args.type = type;
   args.value_bytes = value_bytes;
   args.device_resident = device_resident;
-  for (const auto& s : keys) {
-    args.keys.push_back(s.data());
-    args.sizes.push_back(s.size());
-    if constexpr (requires { s.device(); }) args.key_devices.push_back(s.device());
-  }
-  for (const auto& s : values) {
-    args.values.push_back(s.data());
-    args.value_sizes.push_back(s.size());
-    if constexpr (requires { s.device(); }) args.value_devices.push_back(s.device());
-  }
+  args.in = shard_spans(keys, values);
   return args;
 }
 }  // namespace detail
@@ -178,5 +190,51 @@ void sort_shards(Context& ctx, std::span<const std::span<K>> shards, std::span<c
   static_assert(sizeof(V) == 4 || sizeof(V) == 8, "radixmesh::sort_shards: values must be 4 or 8 bytes wide");
   detail::sort_shards(ctx, detail::shard_sort_args(key_type_v<K>, sizeof(V), shards, values, false), options);
 }
+
+// The same into other shards, the inputs untouched: out[i] (and out_values[i]) take the keys of
+// mesh device first + i, and their sizes, which must add up to the global key count over every
+// device, say how many each takes (any counts: balanced_shard_sizes gives even ones). Output
+// shards live where the inputs do (device_spans on each GPU device, host spans on CPU devices).
+template <class K>
+void sort_shards_into(Context& ctx, std::span<const device_span<const K>> in, std::span<const device_span<K>> out,
+                      const SortOptions& options = {}) {
+  auto args = detail::shard_sort_args(key_type_v<K>, 0, in, std::span<const device_span<const K>>(), true);
+  args.into = true;
+  args.out = detail::shard_spans(out, std::span<const device_span<K>>());
+  detail::sort_shards(ctx, args, options);
+}
+template <class K, class V>
+void sort_shards_into(Context& ctx, std::span<const device_span<const K>> in, std::span<const device_span<const V>> in_values,
+                      std::span<const device_span<K>> out, std::span<const device_span<V>> out_values,
+                      const SortOptions& options = {}) {
+  static_assert(sizeof(V) == 4 || sizeof(V) == 8, "radixmesh::sort_shards_into: values must be 4 or 8 bytes wide");
+  auto args = detail::shard_sort_args(key_type_v<K>, sizeof(V), in, in_values, true);
+  args.into = true;
+  args.out = detail::shard_spans(out, out_values);
+  detail::sort_shards(ctx, args, options);
+}
+template <class K>
+void sort_shards_into(Context& ctx, std::span<const std::span<const K>> in, std::span<const std::span<K>> out,
+                      const SortOptions& options = {}) {
+  auto args = detail::shard_sort_args(key_type_v<K>, 0, in, std::span<const std::span<const K>>(), false);
+  args.into = true;
+  args.out = detail::shard_spans(out, std::span<const std::span<K>>());
+  detail::sort_shards(ctx, args, options);
+}
+template <class K, class V>
+void sort_shards_into(Context& ctx, std::span<const std::span<const K>> in, std::span<const std::span<const V>> in_values,
+                      std::span<const std::span<K>> out, std::span<const std::span<V>> out_values,
+                      const SortOptions& options = {}) {
+  static_assert(sizeof(V) == 4 || sizeof(V) == 8, "radixmesh::sort_shards_into: values must be 4 or 8 bytes wide");
+  auto args = detail::shard_sort_args(key_type_v<K>, sizeof(V), in, in_values, false);
+  args.into = true;
+  args.out = detail::shard_spans(out, out_values);
+  detail::sort_shards(ctx, args, options);
+}
+
+// Even output sizes for sort_shards_into: every local device's share of the global key count
+// (n / P each, the first n mod P devices one more), given this process's input sizes. Collective:
+// every process calls it.
+RXM_API std::vector<std::size_t> balanced_shard_sizes(Context& ctx, std::span<const std::size_t> local_input_sizes);
 
 }  // namespace radixmesh

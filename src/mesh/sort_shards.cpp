@@ -44,7 +44,7 @@ struct DigitSource {
 
 // What every participant must agree on, and its key count: gathered once, checked on every process.
 struct Agreement {
-  std::uint64_t type, value_bytes, order, begin_bit, end_bit, digit_bits, keys;
+  std::uint64_t type, value_bytes, order, begin_bit, end_bit, digit_bits, keys, out_keys;
 };
 constexpr const char* agreement_fields[] = {"key type", "value width", "order", "begin_bit", "end_bit",
                                             "mesh_digit_bits"};
@@ -74,42 +74,68 @@ void check_agreement(std::span<const Agreement> all) {
     }
 }
 
-void validate_shard(const ShardSortArgs& a, std::size_t i, int participant, const comm::Location& where,
-                    int digit_bits) {
-  const std::string who = "mesh device " + std::to_string(participant);
-  require(digit_bits >= 1 && digit_bits <= 16, "sort: mesh_digit_bits = " + std::to_string(digit_bits),
-          "use 1 to 16 bits per partition digit (0: automatic)");
-  require(a.sizes[i] == 0 || a.keys[i] != nullptr, "sort: the keys of " + who + " are null", "pass the shard's storage");
+// One side (the input, or the output of sort_shards_into) of local device i's shard.
+void validate_side(const ShardSortArgs& a, const ShardSpans& side, const char* what, std::size_t i,
+                   const std::string& who, const comm::Location& where) {
+  require(side.sizes[i] == 0 || side.keys[i] != nullptr, std::string("sort: the ") + what + "keys of " + who + " are null",
+          "pass the shard's storage");
   if (a.device_resident) {
     require(where.cuda_device >= 0, "sort: device_span shards on CPU " + who,
             "pass host spans (std::span) on CPU mesh devices");
-    require(a.key_devices[i] == where.cuda_device,
-            "sort: the keys shard of " + who + " is on device " + std::to_string(a.key_devices[i]) + ", but " + who +
-                " is GPU " + std::to_string(where.cuda_device),
+    require(side.key_devices[i] == where.cuda_device,
+            std::string("sort: the ") + what + "keys shard of " + who + " is on device " +
+                std::to_string(side.key_devices[i]) + ", but " + who + " is GPU " + std::to_string(where.cuda_device),
             "pass shard i on the device of mesh device first + i (Context::local_mesh_devices())");
-    require(a.sizes[i] == 0 || is_device_pointer(a.keys[i]),
-            "sort: the keys shard of " + who + " is a device_span over host memory",
+    require(side.sizes[i] == 0 || is_device_pointer(side.keys[i]),
+            std::string("sort: the ") + what + "keys shard of " + who + " is a device_span over host memory",
             "pass device memory in device_spans (host memory in std::span)");
   }
   if (a.value_bytes == 0) return;
-  require(a.value_sizes[i] == a.sizes[i],
-          "sort: " + who + " has " + std::to_string(a.sizes[i]) + " keys and " + std::to_string(a.value_sizes[i]) +
-              " values",
+  require(side.value_sizes[i] == side.sizes[i],
+          "sort: " + who + " has " + std::to_string(side.sizes[i]) + " " + what + "keys and " +
+              std::to_string(side.value_sizes[i]) + " " + what + "values",
           "pass as many values as keys on every device");
-  require(a.sizes[i] == 0 || a.values[i] != nullptr, "sort: the values of " + who + " are null",
+  require(side.sizes[i] == 0 || side.values[i] != nullptr, std::string("sort: the ") + what + "values of " + who + " are null",
           "pass the values' storage");
   if (a.device_resident)
-    require(a.value_devices[i] == a.key_devices[i],
-            "sort: " + who + " has its keys on device " + std::to_string(a.key_devices[i]) + " and its values on " +
-                std::to_string(a.value_devices[i]),
+    require(side.value_devices[i] == side.key_devices[i],
+            "sort: " + who + " has its " + what + "keys on device " + std::to_string(side.key_devices[i]) +
+                " and its values on " + std::to_string(side.value_devices[i]),
             "put a shard's keys and values on the same device");
 }
 
-// One local device's arrays: `data` holds the shard (the caller's memory, or an upload of it) and
-// receives the result; `split` holds the keys in bucket order between the passes and the exchange.
+void validate_shard(const ShardSortArgs& a, std::size_t i, int participant, const comm::Location& where,
+                    int digit_bits) {
+  require(digit_bits >= 1 && digit_bits <= 16, "sort: mesh_digit_bits = " + std::to_string(digit_bits),
+          "use 1 to 16 bits per partition digit (0: automatic)");
+  const std::string who = "mesh device " + std::to_string(participant);
+  validate_side(a, a.in, a.into ? "input " : "", i, who, where);
+  if (a.into) validate_side(a, a.out, "output ", i, who, where);
+}
+
+// The shape of one side's spans: one per local device, with their devices where device-resident.
+void validate_spans(const ShardSortArgs& a, const ShardSpans& side, const char* what, int locals) {
+  require(side.keys.size() == std::size_t(locals),
+          "sort: " + std::to_string(side.keys.size()) + " " + what + "shards for " + std::to_string(locals) +
+              " local mesh devices",
+          "pass one span per local mesh device (Context::local_mesh_devices())");
+  require(a.value_bytes == 0 || side.values.size() == side.keys.size(),
+          "sort: " + std::to_string(side.values.size()) + " value spans for " + std::to_string(side.keys.size()) +
+              " shards",
+          "pass one value span per shard");
+  require(!a.device_resident || (side.key_devices.size() == side.keys.size() &&
+                                 (a.value_bytes == 0 || side.value_devices.size() == side.values.size())),
+          "sort: device shards without their devices", "build the shards as device_spans");
+}
+
+// One local device's arrays: `keys`/`values` hold its input shard (the caller's memory, or an
+// upload of it), `split` its keys in bucket order between the passes and the exchange, and
+// `result_*` receive its sorted keys (the input itself when sorting in place, the caller's output
+// shard, or a buffer downloaded to it).
 struct Work {
-  std::byte *keys = nullptr, *values = nullptr;
-  std::shared_ptr<std::byte> uploaded_keys, uploaded_values, split_keys, split_values;
+  std::byte *keys = nullptr, *values = nullptr, *result_keys = nullptr, *result_values = nullptr;
+  std::shared_ptr<std::byte> uploaded_keys, uploaded_values, split_keys, split_values, result_buffer_keys,
+      result_buffer_values;
 };
 
 std::byte* at(void* base, std::uint64_t element, std::size_t bytes) {
@@ -121,15 +147,8 @@ std::byte* at(void* base, std::uint64_t element, std::size_t bytes) {
 void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& options) {
   comm::Communicator& comm = communicator(ctx);
   const int size = comm.size(), first = comm.first_local(), locals = comm.local_count();
-  require(a.keys.size() == std::size_t(locals),
-          "sort: " + std::to_string(a.keys.size()) + " shards for " + std::to_string(locals) + " local mesh devices",
-          "pass one span per local mesh device (Context::local_mesh_devices())");
-  require(a.value_bytes == 0 || a.values.size() == a.keys.size(),
-          "sort: " + std::to_string(a.values.size()) + " value spans for " + std::to_string(a.keys.size()) + " shards",
-          "pass one value span per shard");
-  require(!a.device_resident || (a.key_devices.size() == a.keys.size() &&
-                                 (a.value_bytes == 0 || a.value_devices.size() == a.values.size())),
-          "sort: device shards without their devices", "build the shards as device_spans");
+  validate_spans(a, a.in, a.into ? "input " : "", locals);
+  if (a.into) validate_spans(a, a.out, "output ", locals);
   auto backend = mesh::device_backend_for(ctx);
   mesh::LocalErrors errors(comm);
   const std::size_t key_bytes = size_of(a.type), value_bytes = a.value_bytes;
@@ -141,10 +160,10 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
     errors.run(first + i, [&] {
       const std::size_t ii = std::size_t(i);
       validate_shard(a, ii, first + i, backend->location(i), digit_bits);
-      plans[ii] = validate_sort(a.type, a.sizes[ii], value_bytes, options);
+      plans[ii] = validate_sort(a.type, a.in.sizes[ii], value_bytes, options);
       mine[ii] = {std::uint64_t(a.type), value_bytes, std::uint64_t(options.order == Order::descending),
                   std::uint64_t(plans[ii].begin_bit), std::uint64_t(plans[ii].end_bit), std::uint64_t(digit_bits),
-                  a.sizes[ii]};
+                  a.in.sizes[ii], a.into ? a.out.sizes[ii] : a.in.sizes[ii]};
     });
   std::vector<Agreement> all(static_cast<std::size_t>(size));
   std::vector<std::span<const std::byte>> mine_bytes;
@@ -152,9 +171,17 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
   errors.collective([&] { comm.all_gather(mine_bytes, std::as_writable_bytes(std::span(all))); });
   check_agreement(all);  // the same verdict on every process: they all hold the same gathered words
 
-  std::vector<std::uint64_t> targets(static_cast<std::size_t>(size));
-  for (std::size_t p = 0; p < all.size(); ++p) targets[p] = all[p].keys;
-  const std::uint64_t total = std::accumulate(targets.begin(), targets.end(), std::uint64_t(0));
+  // Each device's input count, and what it takes: its own count, or its output shard's size.
+  std::vector<std::uint64_t> inputs(static_cast<std::size_t>(size)), targets(static_cast<std::size_t>(size));
+  for (std::size_t p = 0; p < all.size(); ++p) {
+    inputs[p] = all[p].keys;
+    targets[p] = all[p].out_keys;
+  }
+  const std::uint64_t total = std::accumulate(inputs.begin(), inputs.end(), std::uint64_t(0));
+  const std::uint64_t room = std::accumulate(targets.begin(), targets.end(), std::uint64_t(0));
+  require(room == total,
+          "sort: the output shards hold " + std::to_string(room) + " keys in all, the inputs " + std::to_string(total),
+          "size the output shards to add up to the global key count (balanced_shard_sizes gives even ones)");
   const int begin_bit = int(all[0].begin_bit), end_bit = int(all[0].end_bit);
   SortPhases* report = options.phases;
   if (report) {
@@ -162,42 +189,56 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
     report->digit_bits = digit_bits;
     report->counts = targets;
   }
-  if (total <= 1 || begin_bit == end_bit) return;  // nothing changes place
+  if (!a.into && (total <= 1 || begin_bit == end_bit)) return;  // nothing changes place
   mesh::PhaseClock<SortPhases> clock(report, *backend, locals);
 
   // The shards where the devices can sort them: in place (device spans, host spans on CPU mesh
-  // devices) or uploaded (host spans on GPU mesh devices).
+  // devices) or uploaded (host spans on GPU mesh devices), and where their results go.
   const bool upload = !a.device_resident && ctx.mesh_backend(first) == Backend::cuda;
   std::vector<Work> work(static_cast<std::size_t>(locals));
   for (int i = 0; i < locals; ++i)
     errors.run(first + i, [&] {
-      const std::size_t ii = std::size_t(i), n = a.sizes[ii];
+      const std::size_t ii = std::size_t(i), n = a.in.sizes[ii], out_n = std::size_t(targets[std::size_t(first + i)]);
       Work& w = work[ii];
       if (upload) {
         w.uploaded_keys = backend->allocate(i, n * key_bytes, "sort: the keys uploaded");
         w.keys = w.uploaded_keys.get();
-        backend->upload(i, a.keys[ii], w.keys, n * key_bytes);
+        backend->upload(i, a.in.keys[ii], w.keys, n * key_bytes);
         if (value_bytes) {
           w.uploaded_values = backend->allocate(i, n * value_bytes, "sort: the values uploaded");
           w.values = w.uploaded_values.get();
-          backend->upload(i, a.values[ii], w.values, n * value_bytes);
+          backend->upload(i, a.in.values[ii], w.values, n * value_bytes);
         }
       } else {
-        w.keys = static_cast<std::byte*>(a.keys[ii]);
-        if (value_bytes) w.values = static_cast<std::byte*>(a.values[ii]);
+        w.keys = static_cast<std::byte*>(a.in.keys[ii]);
+        if (value_bytes) w.values = static_cast<std::byte*>(a.in.values[ii]);
+      }
+      if (!a.into) {
+        w.result_keys = w.keys;
+        w.result_values = w.values;
+      } else if (!upload) {
+        w.result_keys = static_cast<std::byte*>(a.out.keys[ii]);
+        if (value_bytes) w.result_values = static_cast<std::byte*>(a.out.values[ii]);
+      } else {
+        w.result_buffer_keys = backend->allocate(i, out_n * key_bytes, "sort: the sorted keys");
+        w.result_keys = w.result_buffer_keys.get();
+        if (value_bytes) {
+          w.result_buffer_values = backend->allocate(i, out_n * value_bytes, "sort: the sorted values");
+          w.result_values = w.result_buffer_values.get();
+        }
       }
       w.split_keys = backend->allocate(i, n * key_bytes, "sort: the split keys");
       if (value_bytes) w.split_values = backend->allocate(i, n * value_bytes, "sort: the split values");
     });
   clock.mark(&SortPhases::upload_ms);
 
-  // The partition passes. Pass 0 splits every shard from its data into the split buffer; a later
-  // pass splits each spanning bucket's keys into the same range of the data array (free until the
-  // exchange) and copies them back, so between passes the split buffer holds everything.
+  // The partition passes. Pass 0 splits every shard from its input into the split buffer; a later
+  // pass splits each spanning bucket's keys into a scratch buffer of their size and copies them
+  // back, so between passes the split buffer holds everything (and the input is only read).
   std::vector<mesh::SpanningRange> ranges(1);
   for (int i = 0; i < locals; ++i) {
     ranges[0].lo.push_back(0);
-    ranges[0].hi.push_back(a.sizes[std::size_t(i)]);
+    ranges[0].hi.push_back(a.in.sizes[std::size_t(i)]);
   }
   std::vector<std::uint64_t> moved(std::size_t(size) * std::size_t(size), 0);
   std::string plan_json;
@@ -214,22 +255,28 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
     std::vector<std::vector<std::vector<std::size_t>>> own(
         R, std::vector<std::vector<std::size_t>>(std::size_t(locals), std::vector<std::size_t>(m + 1, 0)));
     auto range_of = [&](std::size_t r, int i) { return ranges[r].hi[std::size_t(i)] - ranges[r].lo[std::size_t(i)]; };
+    // A later pass's scratch, per range and device: the refined keys before they go back.
+    std::vector<std::vector<std::shared_ptr<std::byte>>> scratch_keys(R, std::vector<std::shared_ptr<std::byte>>(std::size_t(locals))),
+        scratch_values = scratch_keys;
     for (std::size_t r = 0; r < R; ++r)
       for (int i = 0; i < locals; ++i)
         errors.run(first + i, [&] {
           if (range_of(r, i) == 0) return;
-          const Work& w = work[std::size_t(i)];
-          const std::uint64_t lo = ranges[r].lo[std::size_t(i)];
-          std::byte* from_keys = pass == 0 ? w.keys : w.split_keys.get();
-          std::byte* to_keys = pass == 0 ? w.split_keys.get() : w.keys;
+          const std::size_t ii = std::size_t(i);
+          const Work& w = work[ii];
+          const std::uint64_t lo = ranges[r].lo[ii], count = range_of(r, i);
+          if (pass > 0) {
+            scratch_keys[r][ii] = backend->allocate(i, count * key_bytes, "sort: the refined keys");
+            if (value_bytes) scratch_values[r][ii] = backend->allocate(i, count * value_bytes, "sort: the refined values");
+          }
           mesh::LocalSplit split;
           split.args.type = a.type;
-          split.args.n = range_of(r, i);
-          split.args.keys_in = at(from_keys, lo, key_bytes);
-          split.args.keys_out = at(to_keys, lo, key_bytes);
+          split.args.n = count;
+          split.args.keys_in = pass == 0 ? at(w.keys, 0, key_bytes) : at(w.split_keys.get(), lo, key_bytes);
+          split.args.keys_out = pass == 0 ? w.split_keys.get() : scratch_keys[r][ii].get();
           if (value_bytes) {
-            split.args.values_in = at(pass == 0 ? w.values : w.split_values.get(), lo, value_bytes);
-            split.args.values_out = at(pass == 0 ? w.split_values.get() : w.values, lo, value_bytes);
+            split.args.values_in = pass == 0 ? w.values : at(w.split_values.get(), lo, value_bytes);
+            split.args.values_out = pass == 0 ? w.split_values.get() : scratch_values[r][ii].get();
             split.args.value_bytes = value_bytes;
           }
           split.args.m = m;
@@ -249,11 +296,11 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
           backend->finish_split(i, int(r));
           if (pass == 0) return;
           backend->after_split(i, int(r));
-          const Work& w = work[std::size_t(i)];
-          const std::uint64_t lo = ranges[r].lo[std::size_t(i)];
-          const mesh::Chunk back[] = {{lo, lo, range_of(r, i)}};
-          backend->copy_chunks(i, w.keys, w.split_keys.get(), back, key_bytes);
-          if (value_bytes) backend->copy_chunks(i, w.values, w.split_values.get(), back, value_bytes);
+          const std::size_t ii = std::size_t(i);
+          const Work& w = work[ii];
+          const mesh::Chunk back[] = {{0, ranges[r].lo[ii], range_of(r, i)}};
+          backend->copy_chunks(i, scratch_keys[r][ii].get(), w.split_keys.get(), back, key_bytes);
+          if (value_bytes) backend->copy_chunks(i, scratch_values[r][ii].get(), w.split_values.get(), back, value_bytes);
         });
 
     // Every device's histogram of every range, gathered; then the plans, the same on every process.
@@ -282,7 +329,7 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
     clock.mark(pass == 0 ? &SortPhases::partition_ms : &SortPhases::refine_ms);
   }
 
-  // The exchange: each device's split buffer, destination-major, into the data arrays of its
+  // The exchange: each device's split buffer, destination-major, into the result arrays of its
   // destinations (source-major). The refinement copies on this process's devices finish first: a
   // peer's copy into a data array must not overtake them.
   for (int i = 0; i < locals; ++i) errors.run(first + i, [&] { backend->synchronize(i); });
@@ -292,9 +339,10 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
   for (int i = 0; i < locals; ++i) {
     const std::size_t ii = std::size_t(i);
     const mesh::SortLayout& l = layouts[ii];
-    keys_args.push_back({backend->location(i), work[ii].split_keys.get(), work[ii].keys, a.sizes[ii], l.send_counts,
-                         l.send_displs, l.recv_counts, l.recv_displs});
-    values_args.push_back({backend->location(i), work[ii].split_values.get(), work[ii].values, a.sizes[ii],
+    const std::size_t capacity = std::size_t(targets[std::size_t(first + i)]);
+    keys_args.push_back({backend->location(i), work[ii].split_keys.get(), work[ii].result_keys, capacity,
+                         l.send_counts, l.send_displs, l.recv_counts, l.recv_displs});
+    values_args.push_back({backend->location(i), work[ii].split_values.get(), work[ii].result_values, capacity,
                            l.send_counts, l.send_displs, l.recv_counts, l.recv_displs});
   }
   errors.collective([&] { comm.all_to_all_v(keys_args, key_bytes); });
@@ -308,16 +356,19 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
       work[ii].split_keys.reset();  // its memory goes back to the pool for the sort's scratch
       work[ii].split_values.reset();
       SortPlan plan = plans[ii];
-      plan.n = a.sizes[ii];
-      backend->sort_local(i, plan, work[ii].keys, work[ii].values);
+      plan.n = std::size_t(targets[std::size_t(first + i)]);
+      if (plan.n > 1 && plan.begin_bit < plan.end_bit)
+        backend->sort_local(i, plan, work[ii].result_keys, work[ii].result_values);
     });
   clock.mark(&SortPhases::local_sort_ms);
   if (upload)
     for (int i = 0; i < locals; ++i)
       errors.run(first + i, [&] {
         const std::size_t ii = std::size_t(i);
-        backend->download(i, work[ii].keys, a.keys[ii], a.sizes[ii] * key_bytes);
-        if (value_bytes) backend->download(i, work[ii].values, a.values[ii], a.sizes[ii] * value_bytes);
+        const ShardSpans& to = a.into ? a.out : a.in;
+        const std::size_t n = std::size_t(targets[std::size_t(first + i)]);
+        backend->download(i, work[ii].result_keys, to.keys[ii], n * key_bytes);
+        if (value_bytes) backend->download(i, work[ii].result_values, to.values[ii], n * value_bytes);
       });
   for (int i = 0; i < locals; ++i) errors.run(first + i, [&] { backend->synchronize(i); });
   clock.mark(&SortPhases::download_ms);
@@ -338,14 +389,40 @@ void mesh_sort_host(Context& ctx, KeyType type, void* keys, std::size_t n, void*
   const std::size_t key_bytes = size_of(type);
   for (int i = 0; i < locals; ++i) {
     const std::size_t from = n * std::size_t(i) / std::size_t(locals), to = n * std::size_t(i + 1) / std::size_t(locals);
-    args.keys.push_back(keys ? at(keys, from, key_bytes) : nullptr);
-    args.sizes.push_back(to - from);
+    args.in.keys.push_back(keys ? at(keys, from, key_bytes) : nullptr);
+    args.in.sizes.push_back(to - from);
     if (value_bytes) {
-      args.values.push_back(values ? at(values, from, value_bytes) : nullptr);
-      args.value_sizes.push_back(to - from);
+      args.in.values.push_back(values ? at(values, from, value_bytes) : nullptr);
+      args.in.value_sizes.push_back(to - from);
     }
   }
   sort_shards(ctx, args, options);
 }
 
 }  // namespace radixmesh::detail
+
+namespace radixmesh {
+
+std::vector<std::size_t> balanced_shard_sizes(Context& ctx, std::span<const std::size_t> local_input_sizes) {
+  comm::Communicator& comm = communicator(ctx);
+  const int size = comm.size(), first = comm.first_local(), locals = comm.local_count();
+  require(local_input_sizes.size() == std::size_t(locals),
+          "balanced_shard_sizes: " + std::to_string(local_input_sizes.size()) + " sizes for " +
+              std::to_string(locals) + " local mesh devices",
+          "pass one input size per local mesh device");
+  // Each local device contributes its own size at its own place; the sum is every device's size.
+  std::vector<std::vector<std::uint64_t>> mine(static_cast<std::size_t>(locals),
+                                               std::vector<std::uint64_t>(static_cast<std::size_t>(size), 0));
+  std::vector<std::span<const std::uint64_t>> local;
+  for (int i = 0; i < locals; ++i) {
+    mine[std::size_t(i)][std::size_t(first + i)] = local_input_sizes[std::size_t(i)];
+    local.emplace_back(mine[std::size_t(i)]);
+  }
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(size), 0);
+  comm.all_reduce_sum(local, all);
+  const std::vector<std::uint64_t> even =
+      mesh::balanced_counts(std::accumulate(all.begin(), all.end(), std::uint64_t(0)), size);
+  return std::vector<std::size_t>(even.begin() + first, even.begin() + first + locals);
+}
+
+}  // namespace radixmesh

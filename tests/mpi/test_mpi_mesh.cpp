@@ -202,6 +202,37 @@ TEST(MpiMesh, SortMatchesOneDeviceOnEveryRank) {
     }
 }
 
+TEST(MpiMesh, SortIntoBalancedShards) {
+  const std::uint64_t seed = shared_seed();
+  auto ctx = rxm::Context::mpi(MPI_COMM_WORLD);
+  const int size = ctx.mesh_size(), rank = ctx.mesh_rank();
+  rxm::GenerateOptions zipf;
+  zipf.distribution = rxm::Distribution::zipf;
+  const std::size_t n = 30011;
+  const auto in = rxm::testing::global_input(rxm::KeyType::u64, n, zipf, seed);
+  const auto want = rxm::testing::expected_sort(in, {});
+  const auto counts = rxm::testing::uneven_counts(n, size, 2);
+  std::size_t from = 0;
+  for (int r = 0; r < rank; ++r) from += counts[std::size_t(r)];
+  const std::size_t mine = counts[std::size_t(rank)];
+  const std::vector<std::size_t> local = {mine};
+  const std::vector<std::size_t> out_sizes = rxm::balanced_shard_sizes(ctx, local);
+  ASSERT_EQ(out_sizes.size(), 1u);
+  EXPECT_EQ(out_sizes[0], n / std::size_t(size) + (std::size_t(rank) < n % std::size_t(size) ? 1 : 0));
+  const auto* keys = reinterpret_cast<const std::uint64_t*>(in.keys.data()) + from;
+  std::vector<std::uint64_t> out(out_sizes[0]), out_values(out_sizes[0]);
+  std::vector<std::span<const std::uint64_t>> ki = {{keys, mine}}, vi = {{in.index.data() + from, mine}};
+  std::vector<std::span<std::uint64_t>> ko = {out}, vo = {out_values};
+  rxm::sort_shards_into(ctx, std::span<const std::span<const std::uint64_t>>(ki),
+                        std::span<const std::span<const std::uint64_t>>(vi), std::span<const std::span<std::uint64_t>>(ko),
+                        std::span<const std::span<std::uint64_t>>(vo));
+  std::size_t out_from = 0;
+  for (int r = 0; r < rank; ++r) out_from += n / std::size_t(size) + (std::size_t(r) < n % std::size_t(size) ? 1 : 0);
+  const auto* expected = reinterpret_cast<const std::uint64_t*>(want.keys.data()) + out_from;
+  ASSERT_TRUE(std::equal(out.begin(), out.end(), expected)) << "seed " << seed;
+  ASSERT_TRUE(std::equal(out_values.begin(), out_values.end(), want.index.begin() + std::ptrdiff_t(out_from)));
+}
+
 TEST(MpiMesh, SortRanksThatDisagreeOrHoldBadShardsFailTogether) {
   auto ctx = rxm::Context::mpi(MPI_COMM_WORLD);
   const int rank = ctx.mesh_rank();
