@@ -19,6 +19,11 @@ struct MeshSortCase {
   GenerateOptions gen;
 };
 
+// memcmp that takes empty ranges (whose pointers may be null) as equal.
+inline bool same_bytes(const void* a, const void* b, std::size_t bytes) {
+  return bytes == 0 || std::memcmp(a, b, bytes) == 0;
+}
+
 // Every adversarial distribution the issue names, plus uniform bit patterns.
 inline std::vector<MeshSortCase> mesh_sort_cases() {
   std::vector<MeshSortCase> c;

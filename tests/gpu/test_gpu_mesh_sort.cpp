@@ -73,7 +73,7 @@ void check(rxm::Context& ctx, const rxm::testing::GlobalInput& in, const std::ve
       at += counts[d];
     }
   });
-  ASSERT_EQ(0, std::memcmp(keys.data(), expected.keys.data(), n * kb));
+  ASSERT_TRUE(rxm::testing::same_bytes(keys.data(), expected.keys.data(), n * kb));
   for (std::size_t i = 0; i < n; ++i) {
     if (value_bytes == 4) {
       ASSERT_EQ(v4[i], std::uint32_t(expected.index[i])) << "at " << i;
@@ -157,7 +157,7 @@ TEST(GpuMeshSort, HostInputOnLogicalDevices) {
   rxm::sort(cpu, std::span(want_keys), std::span(want_values), {.order = rxm::Order::descending});
   rxm::SortPhases phases;
   rxm::sort(ctx, std::span(keys), std::span(values), {.order = rxm::Order::descending, .phases = &phases});
-  ASSERT_EQ(0, std::memcmp(keys.data(), want_keys.data(), keys.size() * sizeof(double)));
+  ASSERT_TRUE(rxm::testing::same_bytes(keys.data(), want_keys.data(), keys.size() * sizeof(double)));
   ASSERT_EQ(values, want_values);
   EXPECT_GT(phases.upload_ms, 0);
   EXPECT_EQ(phases.counts.size(), 3u);
@@ -217,7 +217,7 @@ TEST(GpuMeshSort, IntoBalancedOutputShardsLeavesTheInputs) {
     at += in_counts[d];
   }
   EXPECT_EQ(inputs_after, in.keys) << "the inputs must stay as they were";
-  ASSERT_EQ(0, std::memcmp(got.data(), want.keys.data(), n * 4));
+  ASSERT_TRUE(rxm::testing::same_bytes(got.data(), want.keys.data(), n * 4));
   ASSERT_EQ(got_values, want.index);
 }
 

@@ -52,7 +52,7 @@ void check(const rxm::testing::GlobalInput& in, const std::vector<std::size_t>& 
     if (value_bytes == 8)
       rxm::sort_shards(ctx, std::span<const std::span<K>>(ks), std::span<const std::span<std::uint64_t>>(s8), with_report);
   });
-  ASSERT_EQ(0, std::memcmp(keys.data(), expected.keys.data(), n * kb)) << what;
+  ASSERT_TRUE(rxm::testing::same_bytes(keys.data(), expected.keys.data(), n * kb)) << what;
   for (std::size_t i = 0; i < n; ++i) {
     if (value_bytes == 4) {
       ASSERT_EQ(v4[i], std::uint32_t(expected.index[i])) << what << " at " << i;
@@ -136,7 +136,7 @@ TEST(MeshSortCpu, SortOnAMeshContextSplitsTheSpan) {
     auto cpu = rxm::Context::cpu(1);
     rxm::sort(cpu, std::span(want_keys), std::span(want_values));
     rxm::sort(ctx, std::span(keys), std::span(values));
-    ASSERT_EQ(0, std::memcmp(keys.data(), want_keys.data(), keys.size() * sizeof(float)));
+    ASSERT_TRUE(rxm::testing::same_bytes(keys.data(), want_keys.data(), keys.size() * sizeof(float)));
     ASSERT_EQ(values, want_values);
   }
 }
@@ -205,7 +205,7 @@ TEST(MeshSortCpu, IntoOutputShardsOfAnySizes) {
                               std::span<const std::span<K>>(kout), std::span<const std::span<std::uint64_t>>(vo));
       });
       ASSERT_EQ(in.keys, before) << what << ": the inputs must stay as they were";
-      ASSERT_EQ(0, std::memcmp(out_keys.data(), want.keys.data(), n * 4)) << what;
+      ASSERT_TRUE(rxm::testing::same_bytes(out_keys.data(), want.keys.data(), n * 4)) << what;
       ASSERT_EQ(out_values, want.index) << what;
     }
     EXPECT_EQ(balanced, (std::vector<std::size_t>{12506, 12505, 12505, 12505}));
