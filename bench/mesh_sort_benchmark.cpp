@@ -44,11 +44,6 @@ struct Options {
   bool explain = false;
 };
 
-std::uint64_t parse_count(const std::string& s) {
-  if (s.rfind("2^", 0) == 0) return std::uint64_t(1) << std::stoi(s.substr(2));
-  return std::uint64_t(std::stod(s));
-}
-
 Options parse(int argc, char** argv) {
   Options o;
   rxm::bench::DriverArgs args("bench_mesh_sort", argc, argv);
@@ -57,12 +52,12 @@ Options parse(int argc, char** argv) {
     if (args.is("--devices")) {
       o.devices = rxm::bench::driver_device_list("bench_mesh_sort", value());
     } else if (args.is("--keys")) {
-      o.keys = parse_count(value());
+      o.keys = rxm::bench::driver_count("bench_mesh_sort", "--keys", value());
     } else if (args.is("--type")) {
       o.type = value();
       if (o.type != "u32" && o.type != "u64") rxm::bench::driver_argument_error("bench_mesh_sort", "--type " + o.type + " is not u32 or u64");
     } else if (args.is("--values")) {
-      o.value_bytes = std::stoi(value());
+      o.value_bytes = int(rxm::bench::driver_count("bench_mesh_sort", "--values", value()));
       if (o.value_bytes != 0 && o.value_bytes != 4 && o.value_bytes != 8)
         rxm::bench::driver_argument_error("bench_mesh_sort", "--values " + std::to_string(o.value_bytes) + " is not 0, 4 or 8");
     } else if (args.is("--distribution")) {
@@ -70,9 +65,9 @@ Options parse(int argc, char** argv) {
       if (!rxm::distribution_from_name(o.distribution))
         rxm::bench::driver_argument_error("bench_mesh_sort", "--distribution " + o.distribution + " is not known");
     } else if (args.is("--digit-bits")) {
-      o.digit_bits = std::stoi(value());
+      o.digit_bits = int(rxm::bench::driver_count("bench_mesh_sort", "--digit-bits", value()));
     } else if (args.is("--reps")) {
-      o.reps = std::stoi(value());
+      o.reps = int(rxm::bench::driver_count("bench_mesh_sort", "--reps", value()));
     } else if (args.is("--explain")) {
       o.explain = true;
     } else {

@@ -48,11 +48,6 @@ struct Options {
   int reps = 5;
 };
 
-std::uint64_t parse_count(const std::string& s) {
-  if (s.rfind("2^", 0) == 0) return std::uint64_t(1) << std::stoi(s.substr(2));
-  return std::uint64_t(std::stod(s));
-}
-
 Options parse(int argc, char** argv) {
   Options o;
   rxm::bench::DriverArgs args("bench_shuffle", argc, argv);
@@ -61,7 +56,7 @@ Options parse(int argc, char** argv) {
     if (args.is("--devices")) {
       o.devices = rxm::bench::driver_device_list("bench_shuffle", value());
     } else if (args.is("--keys")) {
-      o.keys = parse_count(value());
+      o.keys = rxm::bench::driver_count("bench_shuffle", "--keys", value());
     } else if (args.is("--buckets")) {
       o.buckets = std::uint32_t(std::stoul(value()));
     } else if (args.is("--owners")) {

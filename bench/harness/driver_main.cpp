@@ -75,4 +75,17 @@ std::vector<int> driver_device_list(const std::string& name, const std::string& 
   return devices;
 }
 
+std::uint64_t driver_count(const std::string& name, const std::string& flag, const std::string& text) {
+  if (text.rfind("2^", 0) == 0) {
+    const double exponent = driver_number(name, flag, text.c_str() + 2);
+    if (exponent < 0 || exponent > 62 || exponent != double(int(exponent)))
+      driver_argument_error(name, flag + " " + text + " is not 2^k for a whole k in 0..62");
+    return std::uint64_t(1) << int(exponent);
+  }
+  const double value = driver_number(name, flag, text.c_str());
+  if (value < 0 || value > 4.6e18 || value != double(std::uint64_t(value)))
+    driver_argument_error(name, flag + " " + text + " is not a whole count");
+  return std::uint64_t(value);
+}
+
 }  // namespace radixmesh::bench

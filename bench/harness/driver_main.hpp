@@ -2,6 +2,7 @@
 // parsing and any failure end in one stderr line and an exit code, never in std::terminate
 // (there may be no GPU, no driver, or a bad argument).
 #pragma once
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,5 +50,7 @@ class DriverArgs {
 
 // The whole of `text` as a number (strtod: 1e8 and 0x10 too), or driver_argument_error naming `flag`.
 double driver_number(const std::string& name, const std::string& flag, const char* text);
+// A count: "2^k", or a whole number as driver_number reads it (1e8); driver_argument_error otherwise.
+std::uint64_t driver_count(const std::string& name, const std::string& flag, const std::string& text);
 
 }  // namespace radixmesh::bench

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "radixmesh/context.hpp"
@@ -112,14 +113,19 @@ ShardSpans shard_spans(std::span<const KeySpan> keys, std::span<const ValueSpan>
   return spans;
 }
 
-template <class KeySpan, class ValueSpan>
-ShardSortArgs shard_sort_args(KeyType type, std::size_t value_bytes, std::span<const KeySpan> keys,
-                              std::span<const ValueSpan> values, bool device_resident) {
+// The arguments of one sort_shards (out empty) or sort_shards_into call; device_spans make it
+// device-resident, host spans not.
+template <class K, class V, class InKeys, class InValues, class OutKeys = InKeys, class OutValues = InValues>
+ShardSortArgs shard_sort_args(std::span<const InKeys> keys, std::span<const InValues> values,
+                              std::span<const OutKeys> out = {}, std::span<const OutValues> out_values = {},
+                              bool into = false) {
   ShardSortArgs args;
-  args.type = type;
-  args.value_bytes = value_bytes;
-  args.device_resident = device_resident;
+  args.type = key_type_v<K>;
+  if constexpr (!std::is_void_v<V>) args.value_bytes = sizeof(V);
+  args.device_resident = requires(const InKeys& s) { s.device(); };
   args.in = shard_spans(keys, values);
+  args.into = into;
+  if (into) args.out = shard_spans(out, out_values);
   return args;
 }
 }  // namespace detail
@@ -171,24 +177,22 @@ void sort(Context& ctx, device_span<K> keys, device_span<V> values, const SortOp
 // all_gather, a partition plan (src/core/mesh/partition_plan.hpp) refined only where a bucket spans
 // devices, one all_to_all_v, and a local sort of what each device received.
 template <class K> void sort_shards(Context& ctx, std::span<const device_span<K>> shards, const SortOptions& options = {}) {
-  detail::sort_shards(ctx, detail::shard_sort_args(key_type_v<K>, 0, shards, std::span<const device_span<K>>(), true),
-                      options);
+  detail::sort_shards(ctx, detail::shard_sort_args<K, void>(shards, std::span<const device_span<K>>()), options);
 }
 template <class K, class V>
 void sort_shards(Context& ctx, std::span<const device_span<K>> shards, std::span<const device_span<V>> values,
                  const SortOptions& options = {}) {
   static_assert(sizeof(V) == 4 || sizeof(V) == 8, "radixmesh::sort_shards: values must be 4 or 8 bytes wide");
-  detail::sort_shards(ctx, detail::shard_sort_args(key_type_v<K>, sizeof(V), shards, values, true), options);
+  detail::sort_shards(ctx, detail::shard_sort_args<K, V>(shards, values), options);
 }
 template <class K> void sort_shards(Context& ctx, std::span<const std::span<K>> shards, const SortOptions& options = {}) {
-  detail::sort_shards(ctx, detail::shard_sort_args(key_type_v<K>, 0, shards, std::span<const std::span<K>>(), false),
-                      options);
+  detail::sort_shards(ctx, detail::shard_sort_args<K, void>(shards, std::span<const std::span<K>>()), options);
 }
 template <class K, class V>
 void sort_shards(Context& ctx, std::span<const std::span<K>> shards, std::span<const std::span<V>> values,
                  const SortOptions& options = {}) {
   static_assert(sizeof(V) == 4 || sizeof(V) == 8, "radixmesh::sort_shards: values must be 4 or 8 bytes wide");
-  detail::sort_shards(ctx, detail::shard_sort_args(key_type_v<K>, sizeof(V), shards, values, false), options);
+  detail::sort_shards(ctx, detail::shard_sort_args<K, V>(shards, values), options);
 }
 
 // The same into other shards, the inputs untouched: out[i] (and out_values[i]) take the keys of
@@ -198,38 +202,28 @@ void sort_shards(Context& ctx, std::span<const std::span<K>> shards, std::span<c
 template <class K>
 void sort_shards_into(Context& ctx, std::span<const device_span<const K>> in, std::span<const device_span<K>> out,
                       const SortOptions& options = {}) {
-  auto args = detail::shard_sort_args(key_type_v<K>, 0, in, std::span<const device_span<const K>>(), true);
-  args.into = true;
-  args.out = detail::shard_spans(out, std::span<const device_span<K>>());
-  detail::sort_shards(ctx, args, options);
+  detail::sort_shards(ctx, detail::shard_sort_args<K, void>(in, std::span<const device_span<const K>>(), out,
+                                                            std::span<const device_span<K>>(), true), options);
 }
 template <class K, class V>
 void sort_shards_into(Context& ctx, std::span<const device_span<const K>> in, std::span<const device_span<const V>> in_values,
                       std::span<const device_span<K>> out, std::span<const device_span<V>> out_values,
                       const SortOptions& options = {}) {
   static_assert(sizeof(V) == 4 || sizeof(V) == 8, "radixmesh::sort_shards_into: values must be 4 or 8 bytes wide");
-  auto args = detail::shard_sort_args(key_type_v<K>, sizeof(V), in, in_values, true);
-  args.into = true;
-  args.out = detail::shard_spans(out, out_values);
-  detail::sort_shards(ctx, args, options);
+  detail::sort_shards(ctx, detail::shard_sort_args<K, V>(in, in_values, out, out_values, true), options);
 }
 template <class K>
 void sort_shards_into(Context& ctx, std::span<const std::span<const K>> in, std::span<const std::span<K>> out,
                       const SortOptions& options = {}) {
-  auto args = detail::shard_sort_args(key_type_v<K>, 0, in, std::span<const std::span<const K>>(), false);
-  args.into = true;
-  args.out = detail::shard_spans(out, std::span<const std::span<K>>());
-  detail::sort_shards(ctx, args, options);
+  detail::sort_shards(ctx, detail::shard_sort_args<K, void>(in, std::span<const std::span<const K>>(), out,
+                                                            std::span<const std::span<K>>(), true), options);
 }
 template <class K, class V>
 void sort_shards_into(Context& ctx, std::span<const std::span<const K>> in, std::span<const std::span<const V>> in_values,
                       std::span<const std::span<K>> out, std::span<const std::span<V>> out_values,
                       const SortOptions& options = {}) {
   static_assert(sizeof(V) == 4 || sizeof(V) == 8, "radixmesh::sort_shards_into: values must be 4 or 8 bytes wide");
-  auto args = detail::shard_sort_args(key_type_v<K>, sizeof(V), in, in_values, false);
-  args.into = true;
-  args.out = detail::shard_spans(out, out_values);
-  detail::sort_shards(ctx, args, options);
+  detail::sort_shards(ctx, detail::shard_sort_args<K, V>(in, in_values, out, out_values, true), options);
 }
 
 // Even output sizes for sort_shards_into: every local device's share of the global key count

@@ -139,15 +139,16 @@ ArrayFileInfo inspect_array_file(const std::filesystem::path& path, std::optiona
   return inspect_open_file(file, type);
 }
 
-HostArray read_array_slice(const std::filesystem::path& path, std::optional<KeyType> type, std::size_t first,
-                           std::size_t count) {
-  io_detail::InputFile file(path);
-  const ArrayFileInfo info = inspect_open_file(file, type);
+namespace {
+
+// Elements [first, first + count) of an open, inspected file.
+HostArray read_slice(const io_detail::InputFile& file, const ArrayFileInfo& info, std::size_t first,
+                     std::size_t count) {
   require(first <= info.count && count <= info.count - first,
-          "reading elements [" + std::to_string(first) + ", " + std::to_string(first + count) + ") of " + quoted(path) +
-              ", which holds " + std::to_string(info.count),
+          "reading elements [" + std::to_string(first) + ", " + std::to_string(first + count) + ") of " +
+              quoted(file.path()) + ", which holds " + std::to_string(info.count),
           "read a slice inside the file (did it change while being read?)");
-  require_host_memory(count * size_of(info.type), "reading " + quoted(path));
+  require_host_memory(count * size_of(info.type), "reading " + quoted(file.path()));
   HostArray array(info.type, count);
   file.read_at(info.data_offset + std::uint64_t(first) * size_of(info.type), array.data(), array.bytes());
   const bool host_big_endian = std::endian::native == std::endian::big;
@@ -156,20 +157,35 @@ HostArray read_array_slice(const std::filesystem::path& path, std::optional<KeyT
   return array;
 }
 
+}  // namespace
+
+HostArray read_array_slice(const std::filesystem::path& path, std::optional<KeyType> type, std::size_t first,
+                           std::size_t count) {
+  io_detail::InputFile file(path);
+  return read_slice(file, inspect_open_file(file, type), first, count);
+}
+
 HostArray read_array(const std::filesystem::path& path, std::optional<KeyType> type) {
-  return read_array_slice(path, type, 0, inspect_array_file(path, type).count);
+  io_detail::InputFile file(path);
+  const ArrayFileInfo info = inspect_open_file(file, type);
+  return read_slice(file, info, 0, info.count);
+}
+
+std::string io_detail::array_file_header(const std::filesystem::path& path, KeyType type, std::size_t count,
+                                         std::optional<FileFormat> format) {
+  std::size_t bytes = 0;
+  require(!__builtin_mul_overflow(count, size_of(type), &bytes),
+          "writing " + quoted(path) + ": " + count_of(count, type) + " overflows a byte count",
+          "pass the real element count");
+  return format.value_or(format_from_path(path)) == FileFormat::npy ? make_npy_header(type, count, path)
+                                                                    : std::string();
 }
 
 ArrayFileWriter::ArrayFileWriter(const std::filesystem::path& path, KeyType type, std::size_t count,
                                  std::optional<FileFormat> format)
     : path_(path), type_(type), count_(count) {
-  std::size_t bytes = 0;
-  require(!__builtin_mul_overflow(count, size_of(type), &bytes),
-          "writing " + quoted(path) + ": " + count_of(count, type) + " overflows a byte count",
-          "pass the real element count");
   // Everything that can be refused is refused before the file exists.
-  const FileFormat chosen = format.value_or(format_from_path(path));
-  const std::string header = chosen == FileFormat::npy ? io_detail::make_npy_header(type, count, path) : std::string();
+  const std::string header = io_detail::array_file_header(path, type, count, format);
   file_ = std::make_unique<io_detail::AtomicOutputFile>(path);
   file_->write(header.data(), header.size());
 }

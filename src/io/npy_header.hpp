@@ -10,9 +10,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "radixmesh/io.hpp"
 #include "radixmesh/key_types.hpp"
 
 namespace radixmesh::io_detail {
@@ -44,6 +46,12 @@ NpyHeader parse_npy_header(const unsigned char* bytes, std::size_t size, const s
 // The header numpy.save writes for a 1-D array of `count` elements of `type`, byte for byte
 // (spare room after the shape so the length can grow in place, padded to a multiple of 64).
 std::string make_npy_header(KeyType type, std::size_t count, const std::filesystem::path& file);
+
+// What a new array file of `count` elements starts with: the npy header, or nothing for a raw file
+// (the format from the path's extension unless given). Throws what write_array refuses: a count
+// whose bytes overflow, a type the format cannot name. Defined in array_file.cpp.
+std::string array_file_header(const std::filesystem::path& path, KeyType type, std::size_t count,
+                              std::optional<FileFormat> format);
 
 // The numpy descr of a type on this host ("<u4"); throws unsupported for bf16.
 std::string npy_descr_of(KeyType type, const std::filesystem::path& file);

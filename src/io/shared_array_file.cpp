@@ -9,25 +9,13 @@
 
 namespace radixmesh {
 
-namespace {
-std::string header_for(const std::filesystem::path& target, KeyType type, std::size_t count,
-                       std::optional<FileFormat> format) {
-  std::size_t bytes = 0;
-  require(!__builtin_mul_overflow(count, size_of(type), &bytes),
-          "writing " + io_detail::quoted(target) + ": " + std::to_string(count) + " elements overflow a byte count",
-          "pass the real element count");
-  return format.value_or(format_from_path(target)) == FileFormat::npy ? io_detail::make_npy_header(type, count, target)
-                                                                      : std::string();
-}
-}  // namespace
-
 SharedArrayFile SharedArrayFile::create(const std::filesystem::path& target, KeyType type, std::size_t count,
                                         std::optional<FileFormat> format) {
   SharedArrayFile f;
   f.target_ = target;
   f.type_ = type;
   f.count_ = count;
-  const std::string header = header_for(target, type, count, format);
+  const std::string header = io_detail::array_file_header(target, type, count, format);
   f.data_offset_ = header.size();
   f.owner_ = std::make_unique<io_detail::AtomicOutputFile>(target, io_detail::TemporaryNaming::named);
   f.owner_->write(header.data(), header.size());
@@ -42,7 +30,7 @@ SharedArrayFile SharedArrayFile::join(const std::filesystem::path& temporary, co
   f.temporary_ = temporary;
   f.type_ = type;
   f.count_ = count;
-  f.data_offset_ = header_for(target, type, count, format).size();
+  f.data_offset_ = io_detail::array_file_header(target, type, count, format).size();
   f.slice_ = std::make_unique<io_detail::SliceOutputFile>(temporary, target);
   return f;
 }

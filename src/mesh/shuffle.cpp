@@ -143,7 +143,7 @@ void run_shuffle(Context& ctx, const ShuffleArgs& a, const ShuffleSink& sink) {
   // tile t waits only for tile t's split on each device, so it runs while later tiles split.
   std::vector<std::vector<std::uint64_t>> tile_counts(T, std::vector<std::uint64_t>(std::size_t(size) * m));
 
-  std::vector<std::vector<mesh::ShuffleLayout>> layouts(static_cast<std::size_t>(locals));  // [device][tile]
+  std::vector<std::vector<mesh::ExchangeLayout>> layouts(static_cast<std::size_t>(locals));  // [device][tile]
   std::vector<std::vector<std::shared_ptr<std::byte>>> recv_keys(static_cast<std::size_t>(locals)),
       recv_values(static_cast<std::size_t>(locals));
   for (std::size_t t = 0; t < T; ++t) {
@@ -168,10 +168,10 @@ void run_shuffle(Context& ctx, const ShuffleArgs& a, const ShuffleSink& sink) {
     std::vector<comm::AllToAllV> keys_args, values_args;
     for (int i = 0; i < locals; ++i) {
       const std::size_t ii = std::size_t(i);
-      mesh::ShuffleLayout l = mesh::layout_for(first + i, size, order, tile_counts[t], tile_offsets[ii][t]);
+      mesh::ExchangeLayout l = mesh::layout_for(first + i, size, order, tile_counts[t], tile_offsets[ii][t]);
       for (auto& d : l.send_displs) d += begin(i, t);  // displacements within the whole split shard
       layouts[ii].push_back(std::move(l));
-      const mesh::ShuffleLayout& lay = layouts[ii].back();
+      const mesh::ExchangeLayout& lay = layouts[ii].back();
       recv_keys[ii].emplace_back();
       recv_values[ii].emplace_back();
       errors.run(first + i, [&] {

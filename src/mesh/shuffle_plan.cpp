@@ -20,12 +20,12 @@ BucketOrder order_buckets(std::span<const int> owner, int size) {
   return order;
 }
 
-ShuffleLayout layout_for(int participant, int size, const BucketOrder& order, std::span<const std::uint64_t> counts,
+ExchangeLayout layout_for(int participant, int size, const BucketOrder& order, std::span<const std::uint64_t> counts,
                          std::span<const std::size_t> split_offsets) {
   const std::size_t n = std::size_t(size), p = std::size_t(participant);
   const std::size_t m = order.remap.size();
   const std::size_t mine_begin = order.owner_begin[p], mine_end = order.owner_begin[p + 1];
-  ShuffleLayout l;
+  ExchangeLayout l;
   for (std::size_t d = 0; d < n; ++d) {
     l.send_displs.push_back(split_offsets[order.owner_begin[d]]);
     l.send_counts.push_back(split_offsets[order.owner_begin[d + 1]] - split_offsets[order.owner_begin[d]]);
@@ -42,7 +42,7 @@ ShuffleLayout layout_for(int participant, int size, const BucketOrder& order, st
 
 ShuffleRegroup regroup_for(int participant, int size, std::span<const int> owner, const BucketOrder& order,
                            std::span<const std::vector<std::uint64_t>> tile_counts,
-                           std::span<const ShuffleLayout> layouts) {
+                           std::span<const ExchangeLayout> layouts) {
   const std::size_t n = std::size_t(size), m = owner.size(), tiles = tile_counts.size();
   ShuffleRegroup r;
   r.chunks.resize(tiles);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mesh/device_backend.hpp"
+#include "mesh/exchange_layout.hpp"
 
 namespace radixmesh::mesh {
 
@@ -19,14 +20,9 @@ struct BucketOrder {
 BucketOrder order_buckets(std::span<const int> owner, int size);
 
 // One device's part of the exchange of one tile: what it sends from its split tile (displacements
-// from the tile's start) and what it receives, source-major.
-struct ShuffleLayout {
-  std::vector<std::uint64_t> send_counts, send_displs, recv_counts, recv_displs;  // size entries each
-  std::uint64_t received = 0;
-};
-// counts: size rows of m words, row s = source s's keys per position (of this tile). split_offsets:
+// from the tile's start) and what it receives, source-major. counts: size rows of m words, row s = source s's keys per position (of this tile). split_offsets:
 // this device's own m + 1 offsets by position (its local multisplit of the tile).
-ShuffleLayout layout_for(int participant, int size, const BucketOrder& order, std::span<const std::uint64_t> counts,
+ExchangeLayout layout_for(int participant, int size, const BucketOrder& order, std::span<const std::uint64_t> counts,
                          std::span<const std::size_t> split_offsets);
 
 // Where the received tiles go in the result: bucket-major in ascending id, and within a bucket by
@@ -39,6 +35,6 @@ struct ShuffleRegroup {
 // tile_counts[t]: the tile's gathered counts (as for layout_for); layouts[t]: this device's layout of it.
 ShuffleRegroup regroup_for(int participant, int size, std::span<const int> owner, const BucketOrder& order,
                            std::span<const std::vector<std::uint64_t>> tile_counts,
-                           std::span<const ShuffleLayout> layouts);
+                           std::span<const ExchangeLayout> layouts);
 
 }  // namespace radixmesh::mesh

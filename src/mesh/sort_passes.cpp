@@ -41,23 +41,4 @@ PassPlans plan_pass(std::span<const SpanningRange> ranges, int size, int m, bool
   return out;
 }
 
-SortLayout sort_layout(std::span<const std::uint64_t> moved, int size, int participant) {
-  const std::size_t P = std::size_t(size), p = std::size_t(participant);
-  SortLayout l;
-  l.send_counts.assign(P, 0);
-  l.send_displs.assign(P, 0);
-  l.recv_counts.assign(P, 0);
-  l.recv_displs.assign(P, 0);
-  std::uint64_t sent = 0;
-  for (std::size_t d = 0; d < P; ++d) {
-    l.send_displs[d] = sent;
-    l.send_counts[d] = moved[p * P + d];
-    sent += l.send_counts[d];
-    l.recv_displs[d] = l.received;
-    l.recv_counts[d] = moved[d * P + p];
-    l.received += l.recv_counts[d];
-  }
-  return l;
-}
-
 }  // namespace radixmesh::mesh

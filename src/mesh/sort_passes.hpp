@@ -1,6 +1,5 @@
 // The mesh sort's bookkeeping, pure host arithmetic: the partition plans of one pass over the
-// ranges of keys that still span devices, the ranges the next pass refines, and each device's
-// exchange layout from the keys every device sends every other.
+// ranges of keys that still span devices, and the ranges the next pass refines.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -31,14 +30,5 @@ PassPlans plan_pass(std::span<const SpanningRange> ranges, int size, int m, bool
                     std::span<const std::uint64_t> gathered,
                     const std::vector<std::vector<std::vector<std::size_t>>>& own,
                     const std::vector<std::uint64_t>& targets, const PartitionOptions& options);
-
-// Participant p's side of the exchange, from moved (size x size: keys s sends d). A device's split
-// buffer holds its keys in destination order (destinations rise with bucket order), so what goes
-// to d is one contiguous piece; received pieces land source-major.
-struct SortLayout {
-  std::vector<std::uint64_t> send_counts, send_displs, recv_counts, recv_displs;
-  std::uint64_t received = 0;
-};
-SortLayout sort_layout(std::span<const std::uint64_t> moved, int size, int participant);
 
 }  // namespace radixmesh::mesh

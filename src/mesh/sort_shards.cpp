@@ -12,6 +12,7 @@
 
 #include "core/backends.hpp"
 #include "mesh/device_backend.hpp"
+#include "mesh/exchange_layout.hpp"
 #include "mesh/local_errors.hpp"
 #include "mesh/phase_clock.hpp"
 #include "mesh/sort_checks.hpp"
@@ -245,15 +246,15 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
   }
 
   // The exchange: each device's split buffer, destination-major, into the result arrays of its
-  // destinations (source-major). The refinement copies on this process's devices finish first: a
-  // peer's copy into a data array must not overtake them.
+  // destinations (source-major), after every local device's queued work (the refinement copies
+  // into the split buffers) has finished.
   for (int i = 0; i < locals; ++i) errors.run(first + i, [&] { backend->synchronize(i); });
-  std::vector<mesh::SortLayout> layouts;
+  std::vector<mesh::ExchangeLayout> layouts;
   std::vector<comm::AllToAllV> keys_args, values_args;
-  for (int i = 0; i < locals; ++i) layouts.push_back(mesh::sort_layout(moved, size, first + i));
+  for (int i = 0; i < locals; ++i) layouts.push_back(mesh::layout_of_matrix(moved, size, first + i));
   for (int i = 0; i < locals; ++i) {
     const std::size_t ii = std::size_t(i);
-    const mesh::SortLayout& l = layouts[ii];
+    const mesh::ExchangeLayout& l = layouts[ii];
     const std::size_t capacity = std::size_t(targets[std::size_t(first + i)]);
     keys_args.push_back({backend->location(i), work[ii].split_keys.get(), work[ii].result_keys, capacity,
                          l.send_counts, l.send_displs, l.recv_counts, l.recv_displs});
@@ -325,18 +326,13 @@ std::vector<std::size_t> balanced_shard_sizes(Context& ctx, std::span<const std:
           "balanced_shard_sizes: " + std::to_string(local_input_sizes.size()) + " sizes for " +
               std::to_string(locals) + " local mesh devices",
           "pass one input size per local mesh device");
-  // Each local device contributes its own size at its own place; the sum is every device's size.
-  std::vector<std::vector<std::uint64_t>> mine(static_cast<std::size_t>(locals),
-                                               std::vector<std::uint64_t>(static_cast<std::size_t>(size), 0));
+  // The global count: every local device's size, summed over the mesh.
+  std::vector<std::uint64_t> sizes(local_input_sizes.begin(), local_input_sizes.end());
   std::vector<std::span<const std::uint64_t>> local;
-  for (int i = 0; i < locals; ++i) {
-    mine[std::size_t(i)][std::size_t(first + i)] = local_input_sizes[std::size_t(i)];
-    local.emplace_back(mine[std::size_t(i)]);
-  }
-  std::vector<std::uint64_t> all(static_cast<std::size_t>(size), 0);
-  comm.all_reduce_sum(local, all);
-  const std::vector<std::uint64_t> even =
-      mesh::balanced_counts(std::accumulate(all.begin(), all.end(), std::uint64_t(0)), size);
+  for (const std::uint64_t& n : sizes) local.emplace_back(&n, 1);
+  std::uint64_t total = 0;
+  comm.all_reduce_sum(local, std::span(&total, 1));
+  const std::vector<std::uint64_t> even = mesh::balanced_counts(total, size);
   return std::vector<std::size_t>(even.begin() + first, even.begin() + first + locals);
 }
 

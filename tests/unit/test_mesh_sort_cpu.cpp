@@ -176,33 +176,24 @@ TEST(MeshSortCpu, IntoOutputShardsOfAnySizes) {
       std::vector<std::byte> out_keys(n * 4, std::byte{0xAB});  // poisoned: every element must be written
       std::vector<std::uint64_t> out_values(n, ~0ull);
       const std::vector<std::byte> before = in.keys;
-      std::vector<std::span<const std::uint32_t>> ki;
-      std::vector<std::span<const std::uint64_t>> vi;
-      std::vector<std::span<std::uint32_t>> ko;
-      std::vector<std::span<std::uint64_t>> vo;
-      std::size_t at = 0, out_at = 0;
-      const auto* keys_in = reinterpret_cast<const std::uint32_t*>(in.keys.data());
-      auto* keys_out = reinterpret_cast<std::uint32_t*>(out_keys.data());
-      for (int d = 0; d < devices; ++d) {
-        ki.emplace_back(keys_in + at, in_counts[std::size_t(d)]);
-        vi.emplace_back(in.index.data() + at, in_counts[std::size_t(d)]);
-        ko.emplace_back(keys_out + out_at, out_counts[std::size_t(d)]);
-        vo.emplace_back(out_values.data() + out_at, out_counts[std::size_t(d)]);
-        at += in_counts[std::size_t(d)];
-        out_at += out_counts[std::size_t(d)];
-      }
-      // The keys as unsigned bits of the same width: the sort's order comes from the key type
-      // only through the encoding, so sort the real type.
       rxm::visit_key_type(type, [&](auto tag) {
         using K = decltype(tag);
-        std::vector<std::span<const K>> kin;
-        std::vector<std::span<K>> kout;
+        std::vector<std::span<const K>> ki;
+        std::vector<std::span<const std::uint64_t>> vi;
+        std::vector<std::span<K>> ko;
+        std::vector<std::span<std::uint64_t>> vo;
+        std::size_t at = 0, out_at = 0;
         for (int d = 0; d < devices; ++d) {
-          kin.emplace_back(reinterpret_cast<const K*>(ki[std::size_t(d)].data()), ki[std::size_t(d)].size());
-          kout.emplace_back(reinterpret_cast<K*>(ko[std::size_t(d)].data()), ko[std::size_t(d)].size());
+          const std::size_t n_in = in_counts[std::size_t(d)], n_out = out_counts[std::size_t(d)];
+          ki.emplace_back(reinterpret_cast<const K*>(in.keys.data()) + at, n_in);
+          vi.emplace_back(in.index.data() + at, n_in);
+          ko.emplace_back(reinterpret_cast<K*>(out_keys.data()) + out_at, n_out);
+          vo.emplace_back(out_values.data() + out_at, n_out);
+          at += n_in;
+          out_at += n_out;
         }
-        rxm::sort_shards_into(ctx, std::span<const std::span<const K>>(kin), std::span<const std::span<const std::uint64_t>>(vi),
-                              std::span<const std::span<K>>(kout), std::span<const std::span<std::uint64_t>>(vo));
+        rxm::sort_shards_into(ctx, std::span<const std::span<const K>>(ki), std::span<const std::span<const std::uint64_t>>(vi),
+                              std::span<const std::span<K>>(ko), std::span<const std::span<std::uint64_t>>(vo));
       });
       ASSERT_EQ(in.keys, before) << what << ": the inputs must stay as they were";
       ASSERT_TRUE(rxm::testing::same_bytes(out_keys.data(), want.keys.data(), n * 4)) << what;

@@ -72,13 +72,13 @@ void on_every_rank(const std::string& step, const std::function<void()>& run) {
   } catch (...) {
     mine = std::current_exception();
   }
-  const int ok = mine ? 0 : 1;
-  int all_ok = 0, first_failed = 0;
-  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  const int failed_rank = mine ? mpi_rank() : mpi_size();
-  MPI_Allreduce(&failed_rank, &first_failed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  // One reduction says both whether any rank failed and which failed first: a rank that failed
+  // gives its number, the others the rank count.
+  const int mine_or_none = mine ? mpi_rank() : mpi_size();
+  int first_failed = 0;
+  MPI_Allreduce(&mine_or_none, &first_failed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (mine) std::rethrow_exception(mine);
-  if (!all_ok)
+  if (first_failed < mpi_size())
     throw_error(ErrorCode::io, "rank " + std::to_string(first_failed) + " failed while " + step +
                                    " (its own message says why); no output was written",
                 "fix what that rank reports and run again");

@@ -2,6 +2,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <bit>
+#include <map>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -12,9 +14,11 @@
 namespace radixmesh::detail {
 namespace {
 
+constexpr std::size_t smallest_block = 4096;
+
 struct Pool {
   std::mutex mutex;
-  std::vector<void*> free;
+  std::map<std::size_t, std::vector<void*>> free;  // by size class
 };
 Pool& pool() {
   static Pool* p = new Pool;  // never destroyed: its blocks live until the process ends
@@ -24,23 +28,25 @@ Pool& pool() {
 }  // namespace
 
 PooledPinned::PooledPinned(std::size_t bytes) {
-  require(bytes <= pinned_pool_block_bytes,
+  require(bytes <= pinned_pool_largest_block,
           "a pooled pinned block of " + std::to_string(bytes) + " bytes (at most " +
-              std::to_string(pinned_pool_block_bytes) + ")",
+              std::to_string(pinned_pool_largest_block) + ")",
           "a bug in radixmesh: report it");
+  bytes_ = std::bit_ceil(bytes < smallest_block ? smallest_block : bytes);
   {
     std::lock_guard lock(pool().mutex);
-    if (!pool().free.empty()) {
-      block_ = pool().free.back();
-      pool().free.pop_back();
+    auto& blocks = pool().free[bytes_];
+    if (!blocks.empty()) {
+      block_ = blocks.back();
+      blocks.pop_back();
       return;
     }
   }
-  const cudaError_t status = cudaMallocHost(&block_, pinned_pool_block_bytes);
+  const cudaError_t status = cudaMallocHost(&block_, bytes_);
   if (status != cudaSuccess) {
     cudaGetLastError();
     block_ = nullptr;
-    throw_error(ErrorCode::out_of_memory, std::string("could not pin 512 KiB of host memory (") +
+    throw_error(ErrorCode::out_of_memory, "could not pin " + std::to_string(bytes_) + " bytes of host memory (" +
                                               cudaGetErrorString(status) + ")",
                 "free host memory, or raise the locked-memory limit (ulimit -l)");
   }
@@ -49,11 +55,12 @@ PooledPinned::PooledPinned(std::size_t bytes) {
 PooledPinned::~PooledPinned() {
   if (!block_) return;
   std::lock_guard lock(pool().mutex);
-  pool().free.push_back(block_);
+  pool().free[bytes_].push_back(block_);
 }
 
 PooledPinned& PooledPinned::operator=(PooledPinned&& o) noexcept {
   std::swap(block_, o.block_);
+  std::swap(bytes_, o.bytes_);
   return *this;
 }
 
