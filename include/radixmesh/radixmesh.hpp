@@ -14,3 +14,4 @@
 #include "radixmesh/shuffle.hpp"
 #include "radixmesh/sort.hpp"
 #include "radixmesh/topk.hpp"
+#include "radixmesh/topk_shards.hpp"

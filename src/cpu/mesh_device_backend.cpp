@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/backends.hpp"
+#include "core/topk_plan.hpp"
 #include "mesh/device_backend.hpp"
 #include "radixmesh/error.hpp"
 
@@ -48,6 +49,10 @@ class CpuDeviceBackend final : public DeviceBackend {
   void synchronize(int) override {}
   void sort_local(int, const detail::SortPlan& plan, void* keys, void* values) override {
     detail::cpu_sort(plan, keys, values, threads_);
+  }
+  void topk_local(int, const detail::TopkRequest& rq) override {
+    detail::cpu_topk(detail::validate_topk(rq, rq.rows.offsets), rq.values, rq.input_indices, rq.out_values,
+                     rq.out_indices, threads_);
   }
   void upload(int, const void* host, void* device, std::size_t bytes) override {
     if (bytes) std::memcpy(device, host, bytes);

@@ -12,6 +12,7 @@
 #include "radixmesh/communicator.hpp"
 #include "radixmesh/context.hpp"
 #include "radixmesh/multisplit.hpp"
+#include "radixmesh/topk.hpp"
 
 namespace radixmesh::mesh {
 
@@ -56,6 +57,9 @@ class DeviceBackend {
   // Stable in-place sort of plan.n keys (and values) on local device `local`, queued after its
   // earlier steps (GPU devices: on its stream, without waiting, so every device sorts at once).
   virtual void sort_local(int local, const detail::SortPlan& plan, void* keys, void* values) = 0;
+  // Top-k of one local shard (radixmesh/topk.hpp's request; values on the device, or on the host
+  // for host shards), results in host memory when it returns.
+  virtual void topk_local(int local, const detail::TopkRequest& request) = 0;
   // `bytes` between host memory and local device `local`'s memory, queued after its earlier steps.
   virtual void upload(int local, const void* host, void* device, std::size_t bytes) = 0;
   virtual void download(int local, const void* device, void* host, std::size_t bytes) = 0;

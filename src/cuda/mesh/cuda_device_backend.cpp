@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/backends.hpp"
+#include "core/topk_plan.hpp"
 #include "cuda/mesh/copy_pieces.hpp"
 #include "cuda/multisplit/queued_split.hpp"
 #include "cuda/runtime/cuda_check.hpp"
@@ -107,6 +108,13 @@ class CudaDeviceBackend final : public DeviceBackend {
 
   void sort_local(int local, const detail::SortPlan& plan, void* keys, void* values) override {
     detail::sort_in_place_queued(device(local), plan, keys, values, SortOptions{});
+  }
+
+  // The single-device top-k on this participant's GPU; logical devices of one GPU share its first
+  // participant's stream (cuda_topk_host finds the resources by GPU), which orders their calls.
+  void topk_local(int, const detail::TopkRequest& rq) override {
+    Context ctx = ctx_;
+    detail::cuda_topk_host(ctx, detail::validate_topk(rq, rq.rows.offsets), rq);
   }
 
   void upload(int local, const void* host, void* dev, std::size_t bytes) override {

@@ -1,0 +1,108 @@
+// radixmesh/topk_shards.hpp — top-k over data spread across the devices of a mesh context (several
+// GPUs, logical devices, a CPU mesh, or MPI ranks): one shard per local mesh device.
+//
+//   std::vector<rxm::device_span<const float>> shards = ...;       // one per local mesh device
+//   auto r = rxm::topk(ctx, std::span(shards), 1024);             // the global top-1024
+//   auto b = rxm::topk_batched(ctx, std::span(slices), 4096, 50);  // vocabulary-parallel rows
+//
+// topk: the shards, in mesh-device order (under Context::mpi, rank order; each rank passes its own
+// shard), are one array; indices are positions in it (shard d starts after the values of shards
+// 0..d-1). topk_batched: every device holds `rows` rows of its own columns (row-major, rows x
+// columns_d values; column counts may differ between devices, as an uneven vocabulary split does),
+// and row r of the whole batch is row r of every shard side by side; indices are global columns.
+//
+// The result is the bytes that topk / topk_batched of the concatenated data on one device gives:
+// every option and rule of radixmesh/topk.hpp carries over (largest or smallest, sorted or in
+// ascending index order, the NaN policy, the lowest global index winning ties). It is returned on
+// the host of every process. k may exceed some shards (even be empty ones); k > n (the total, or
+// the total columns of a row) is an error. Every process passes the same type, k, rows and
+// options, or every process gets the same error naming the disagreement.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "radixmesh/topk.hpp"
+
+namespace radixmesh {
+
+namespace detail {
+// One topk / topk_batched call over shards: one entry per local mesh device.
+struct ShardTopkRequest {
+  KeyType type = KeyType::f32;
+  std::vector<const void*> values;
+  std::vector<std::size_t> sizes;  // values per shard
+  std::vector<int> devices;        // device_span's devices; empty for host shards
+  std::size_t rows = 1;            // batched: rows per shard; else 1
+  bool batched = false;
+  std::size_t k = 0;
+  TopkOptions options;
+  std::size_t index_bytes = 8;
+  void* out_values = nullptr;   // host, rows * k entries
+  void* out_indices = nullptr;  // host, rows * k entries of index_bytes
+};
+RXM_API void topk_shards(Context& ctx, const ShardTopkRequest& request);
+
+template <class T, class Index, class Span>
+TopkResult<T, Index> run_topk_shards(Context& ctx, std::span<const Span> shards, std::size_t rows, bool batched,
+                                     std::size_t k, const TopkOptions& o) {
+  static_assert(std::is_same_v<Index, std::int32_t> || std::is_same_v<Index, std::int64_t>,
+                "radixmesh::topk: indices are std::int32_t or std::int64_t");
+  ShardTopkRequest rq;
+  rq.type = key_type_v<T>;
+  for (const auto& s : shards) {
+    rq.values.push_back(s.data());
+    rq.sizes.push_back(s.size());
+    if constexpr (requires { s.device(); }) rq.devices.push_back(s.device());
+  }
+  rq.rows = rows;
+  rq.batched = batched;
+  rq.k = k;
+  rq.options = o;
+  rq.index_bytes = sizeof(Index);
+  TopkResult<T, Index> result;
+  result.rows = rows;
+  result.k = k;
+  // Sized only for a k that fits the request's row count (the call checks k against n itself).
+  if (k > 0 && rows > 0 && rows <= SIZE_MAX / k / (sizeof(T) + sizeof(Index))) {
+    require_host_memory(rows * k * (sizeof(T) + sizeof(Index)),
+                        "topk: the results (" + std::to_string(rows) + " rows x k = " + std::to_string(k) + ")");
+    result.values.resize(rows * k);
+    result.indices.resize(rows * k);
+  }
+  rq.out_values = result.values.data();
+  rq.out_indices = result.indices.data();
+  topk_shards(ctx, rq);
+  return result;
+}
+}  // namespace detail
+
+// The global top-k of device-resident shards (GPU mesh devices) ...
+template <class T, class Index = std::int64_t>
+TopkResult<T, Index> topk(Context& ctx, std::span<const device_span<const T>> shards, std::size_t k,
+                          const TopkOptions& o = {}) {
+  return detail::run_topk_shards<T, Index>(ctx, shards, 1, false, k, o);
+}
+// ... and of host shards (CPU mesh devices, or host memory for GPU mesh devices).
+template <class T, class Index = std::int64_t>
+TopkResult<T, Index> topk(Context& ctx, std::span<const std::span<const T>> shards, std::size_t k,
+                          const TopkOptions& o = {}) {
+  return detail::run_topk_shards<T, Index>(ctx, shards, 1, false, k, o);
+}
+
+// Per-row top-k of rows split by columns across the mesh devices (vocabulary-parallel logits).
+template <class T, class Index = std::int64_t>
+TopkResult<T, Index> topk_batched(Context& ctx, std::span<const device_span<const T>> column_shards, std::size_t rows,
+                                  std::size_t k, const TopkOptions& o = {}) {
+  return detail::run_topk_shards<T, Index>(ctx, column_shards, rows, true, k, o);
+}
+template <class T, class Index = std::int64_t>
+TopkResult<T, Index> topk_batched(Context& ctx, std::span<const std::span<const T>> column_shards, std::size_t rows,
+                                  std::size_t k, const TopkOptions& o = {}) {
+  return detail::run_topk_shards<T, Index>(ctx, column_shards, rows, true, k, o);
+}
+
+}  // namespace radixmesh
