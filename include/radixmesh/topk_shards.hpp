@@ -29,6 +29,14 @@
 
 namespace radixmesh {
 
+// Each step's host-clock time of one call, when the caller passes a TopkPhases.
+struct TopkPhases {
+  double local_ms = 0;   // every device's local top-k, results on the host
+  double gather_ms = 0;  // the all_gather of the candidates
+  double merge_ms = 0;   // the final top-k of the candidates on the host
+  std::size_t candidates_per_row = 0;
+};
+
 namespace detail {
 // One topk / topk_batched call over shards: one entry per local mesh device.
 struct ShardTopkRequest {
@@ -43,12 +51,13 @@ struct ShardTopkRequest {
   std::size_t index_bytes = 8;
   void* out_values = nullptr;   // host, rows * k entries
   void* out_indices = nullptr;  // host, rows * k entries of index_bytes
+  TopkPhases* phases = nullptr;
 };
 RXM_API void topk_shards(Context& ctx, const ShardTopkRequest& request);
 
 template <class T, class Index, class Span>
 TopkResult<T, Index> run_topk_shards(Context& ctx, std::span<const Span> shards, std::size_t rows, bool batched,
-                                     std::size_t k, const TopkOptions& o) {
+                                     std::size_t k, const TopkOptions& o, TopkPhases* phases) {
   static_assert(std::is_same_v<Index, std::int32_t> || std::is_same_v<Index, std::int64_t>,
                 "radixmesh::topk: indices are std::int32_t or std::int64_t");
   ShardTopkRequest rq;
@@ -63,6 +72,7 @@ TopkResult<T, Index> run_topk_shards(Context& ctx, std::span<const Span> shards,
   rq.k = k;
   rq.options = o;
   rq.index_bytes = sizeof(Index);
+  rq.phases = phases;
   TopkResult<T, Index> result;
   result.rows = rows;
   result.k = k;
@@ -83,26 +93,26 @@ TopkResult<T, Index> run_topk_shards(Context& ctx, std::span<const Span> shards,
 // The global top-k of device-resident shards (GPU mesh devices) ...
 template <class T, class Index = std::int64_t>
 TopkResult<T, Index> topk(Context& ctx, std::span<const device_span<const T>> shards, std::size_t k,
-                          const TopkOptions& o = {}) {
-  return detail::run_topk_shards<T, Index>(ctx, shards, 1, false, k, o);
+                          const TopkOptions& o = {}, TopkPhases* phases = nullptr) {
+  return detail::run_topk_shards<T, Index>(ctx, shards, 1, false, k, o, phases);
 }
 // ... and of host shards (CPU mesh devices, or host memory for GPU mesh devices).
 template <class T, class Index = std::int64_t>
 TopkResult<T, Index> topk(Context& ctx, std::span<const std::span<const T>> shards, std::size_t k,
-                          const TopkOptions& o = {}) {
-  return detail::run_topk_shards<T, Index>(ctx, shards, 1, false, k, o);
+                          const TopkOptions& o = {}, TopkPhases* phases = nullptr) {
+  return detail::run_topk_shards<T, Index>(ctx, shards, 1, false, k, o, phases);
 }
 
 // Per-row top-k of rows split by columns across the mesh devices (vocabulary-parallel logits).
 template <class T, class Index = std::int64_t>
 TopkResult<T, Index> topk_batched(Context& ctx, std::span<const device_span<const T>> column_shards, std::size_t rows,
-                                  std::size_t k, const TopkOptions& o = {}) {
-  return detail::run_topk_shards<T, Index>(ctx, column_shards, rows, true, k, o);
+                                  std::size_t k, const TopkOptions& o = {}, TopkPhases* phases = nullptr) {
+  return detail::run_topk_shards<T, Index>(ctx, column_shards, rows, true, k, o, phases);
 }
 template <class T, class Index = std::int64_t>
 TopkResult<T, Index> topk_batched(Context& ctx, std::span<const std::span<const T>> column_shards, std::size_t rows,
-                                  std::size_t k, const TopkOptions& o = {}) {
-  return detail::run_topk_shards<T, Index>(ctx, column_shards, rows, true, k, o);
+                                  std::size_t k, const TopkOptions& o = {}, TopkPhases* phases = nullptr) {
+  return detail::run_topk_shards<T, Index>(ctx, column_shards, rows, true, k, o, phases);
 }
 
 }  // namespace radixmesh

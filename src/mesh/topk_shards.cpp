@@ -12,6 +12,7 @@
 // The union of local top-k's holds the global top-k under that order (a value beaten by k others
 // on its own device is beaten by k others overall), so the result is byte-identical.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -140,6 +141,13 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
   }
   check_k(rq, offset.back(), size);
 
+  auto clock = std::chrono::steady_clock::now();
+  auto mark = [&](double TopkPhases::*field) {
+    const auto now = std::chrono::steady_clock::now();
+    if (rq.phases) rq.phases->*field = std::chrono::duration<double, std::milli>(now - clock).count();
+    clock = now;
+  };
+
   // 2. Local candidates: rows x take[d] values and indices at the front of each device's k slots
   //    per row (the all_gather needs one size from every device).
   const std::size_t slot_values = rows * k * value_bytes, slot_bytes = slot_values + rows * k * 8;
@@ -189,6 +197,8 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
     for (int i = 0; i < locals; ++i) errors.run(first + i, [&] { local_topk(i); });
   }
 
+  mark(&TopkPhases::local_ms);
+
   // 3. Every device's candidates, on every process.
   std::vector<std::byte> gathered;
   errors.run(first, [&] {
@@ -199,9 +209,12 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
   for (const auto& c : contribution) sent.push_back(std::span(c));
   errors.collective([&] { comm.all_gather(sent, std::span(gathered)); });
 
+  mark(&TopkPhases::gather_ms);
+
   // 4. The final top-k of each row's candidates (device order, then ascending index).
   std::uint64_t per_row = 0;
   for (std::uint64_t t : take) per_row += t;
+  if (rq.phases) rq.phases->candidates_per_row = per_row;
   std::vector<std::byte> candidates(rows * per_row * value_bytes);
   std::vector<std::int64_t> indices(rows * per_row);
   for (std::size_t r = 0; r < rows; ++r) {
@@ -229,6 +242,7 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
   final_request.out_indices = rq.out_indices;
   cpu_topk(validate_topk(final_request, nullptr), final_request.values, final_request.input_indices,
            final_request.out_values, final_request.out_indices, ctx.cpu_threads());
+  mark(&TopkPhases::merge_ms);
 }
 
 }  // namespace radixmesh::detail

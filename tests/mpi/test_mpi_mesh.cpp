@@ -1,4 +1,5 @@
-// The MPI transport, the shuffle and the sort over MPI ranks (the sort: each rank's shard of one
+// The MPI transport, the shuffle, the sort and the top-k over MPI ranks (the top-k: each rank's shard
+// or column slice, the single-device result on every rank; ranks that disagree fail together) (the sort: each rank's shard of one
 // global input, byte for byte the slice of a single-device sort, every adversarial distribution;
 // ranks that disagree on the order or hold bad shards get an error on every rank): every Communicator operation and the shuffle
 // against the same models as the threads tests (each rank checks its own part, bit for bit),
@@ -14,11 +15,15 @@
 #include "common/error_text.hpp"
 #include "common/exchange_case.hpp"
 #include "common/mesh_sort_cases.hpp"
+#include "common/mesh_topk_cases.hpp"
+#include "common/random_keys.hpp"
+#include "common/topk_inputs.hpp"
 #include "common/shuffle_model.hpp"
 #include "radixmesh/error.hpp"
 #include "radixmesh/mpi.hpp"
 #include "radixmesh/shuffle.hpp"
 #include "radixmesh/sort.hpp"
+#include "radixmesh/topk_shards.hpp"
 
 namespace rxm = radixmesh;
 using rxm::comm::AllToAllV;
@@ -253,6 +258,57 @@ TEST(MpiMesh, SortRanksThatDisagreeOrHoldBadShardsFailTogether) {
   EXPECT_EQ(keys, (std::vector<std::uint32_t>{5, 3, 1, std::uint32_t(rank)}));
   rxm::sort(ctx, std::span(keys));
   EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
+}
+
+TEST(MpiMesh, TopkMatchesOneDeviceOnEveryRank) {
+  const std::uint64_t seed = shared_seed();
+  auto ctx = rxm::Context::mpi(MPI_COMM_WORLD, rxm::Backend::cpu);
+  const int size = ctx.mesh_size(), rank = ctx.mesh_rank();
+  for (const auto& input : rxm::testing::topk_inputs(seed)) {
+    const std::size_t n = 3001;
+    const auto values = rxm::testing::make_topk_input<float>(input, n);  // the same on every rank (one seed)
+    const auto widths = rxm::testing::topk_shard_widths(n, size, seed % 7);
+    const auto shards = rxm::testing::column_shards(values, 1, widths);
+    std::vector<std::span<const float>> mine = {shards[std::size_t(rank)]};
+    for (const auto& o : rxm::testing::topk_option_sets(true))
+      for (std::size_t k : {std::size_t(1), std::size_t(40), n}) {
+        const auto got = rxm::topk(ctx, std::span<const std::span<const float>>(mine), k, o);
+        std::string why;
+        ASSERT_TRUE(rxm::testing::same_topk(got, rxm::testing::expected_topk<float, std::int64_t>(values, 1, k, o), &why))
+            << input.name << " k " << k << " " << rxm::testing::options_text(o) << ": " << why;
+      }
+  }
+  // Vocabulary-parallel rows: each rank holds its columns of every row.
+  const std::size_t rows = 33, columns = 517;
+  const auto logits = rxm::testing::random_bit_patterns<rxm::bfloat16_t>(rows * columns, seed);
+  const auto slices = rxm::testing::column_shards(logits, rows, rxm::testing::topk_shard_widths(columns, size, 1));
+  std::vector<std::span<const rxm::bfloat16_t>> slice = {slices[std::size_t(rank)]};
+  for (std::size_t k : {1, 50, 517}) {
+    const auto got = rxm::topk_batched<rxm::bfloat16_t, std::int32_t>(
+        ctx, std::span<const std::span<const rxm::bfloat16_t>>(slice), rows, k, {.sorted = true});
+    std::string why;
+    ASSERT_TRUE(rxm::testing::same_topk(
+        got, rxm::testing::expected_topk<rxm::bfloat16_t, std::int32_t>(logits, rows, k, {.sorted = true}), &why))
+        << "rows k " << k << ": " << why;
+  }
+}
+
+TEST(MpiMesh, TopkRanksThatDisagreeFailTogether) {
+  auto ctx = rxm::Context::mpi(MPI_COMM_WORLD, rxm::Backend::cpu);
+  const int rank = ctx.mesh_rank();
+  std::vector<float> values(100, 1.0f);
+  std::vector<std::span<const float>> mine = {values};
+  using S = std::span<const std::span<const float>>;
+  const std::string k_differs = rxm::testing::error_text([&] { rxm::topk(ctx, S(mine), rank == 1 ? 7 : 5); });
+  EXPECT_NE(k_differs.find("disagree on the k"), std::string::npos) << k_differs;
+  const std::string too_big = rxm::testing::error_text([&] { rxm::topk(ctx, S(mine), 100 * std::size_t(ctx.mesh_size()) + 1); });
+  EXPECT_NE(too_big.find("is larger than n = " + std::to_string(100 * ctx.mesh_size())), std::string::npos) << too_big;
+  const std::string rows = rxm::testing::error_text([&] { rxm::topk_batched(ctx, S(mine), rank == 1 ? 3 : 4, 1); });
+  EXPECT_NE(rows.find("not a whole number of 3 rows"), std::string::npos)
+      << rows;
+  // The ranks still work together afterwards.
+  const auto fine = rxm::topk(ctx, S(mine), 3);
+  EXPECT_EQ(fine.indices, (std::vector<std::int64_t>{0, 1, 2}));
 }
 
 TEST(MpiMesh, ARankWhoseStepThrowsStopsTheOthers) {

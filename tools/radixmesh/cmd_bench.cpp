@@ -207,7 +207,7 @@ void run_bench_multisplit(const BenchMultisplitFlags&, const Invocation&) { no_b
 
 #endif
 
-// `radixmesh bench exchange|shuffle|mesh-sort ARGS`: the driver's own flags, forwarded as they are.
+// `radixmesh bench exchange|shuffle|mesh-sort|mesh-topk ARGS`: the driver's own flags, forwarded as they are.
 void run_mesh_bench(const char* name, const std::vector<std::string>& args) {
 #if RXM_CLI_HAS_MESH_BENCH
   std::vector<std::string> words{std::string("radixmesh bench ") + name};
@@ -219,6 +219,7 @@ void run_mesh_bench(const char* name, const std::vector<std::string>& args) {
   const std::string which = name;
   const int status = which == "exchange"  ? bench::run_exchange_benchmark(argc, argv.data())
                      : which == "shuffle" ? bench::run_shuffle_benchmark(argc, argv.data())
+                     : which == "mesh-topk" ? bench::run_mesh_topk_benchmark(argc, argv.data())
                                           : bench::run_mesh_sort_benchmark(argc, argv.data());
   if (status != 0) throw_error(ErrorCode::internal, std::string("bench ") + name + " failed", "see the lines above");
 #else
@@ -282,18 +283,25 @@ std::vector<Command> register_bench(CLI::App& root, const Invocation& invocation
   const std::string mesh_sort_help =
       std::string("rxm::sort_shards on GPUs or logical devices vs one device's rxm::sort. Flags: ") +
       bench::mesh_sort_usage;
+  const std::string mesh_topk_help =
+      std::string("rxm::topk over shards on GPUs or logical devices vs one device's top-k and the gather-then-top-k "
+                  "of today. Flags: ") +
+      bench::mesh_topk_usage;
 #else
   const std::string exchange_help = "The mesh's all_to_all_v (needs a CUDA build)";
   const std::string shuffle_help = "rxm::shuffle on GPU mesh devices (needs a CUDA build)";
   const std::string mesh_sort_help = "rxm::sort_shards on GPU mesh devices (needs a CUDA build)";
+  const std::string mesh_topk_help = "rxm::topk over shards on GPU mesh devices (needs a CUDA build)";
 #endif
   CLI::App* exchange = bench->add_subcommand("exchange", exchange_help);
   CLI::App* shuffle = bench->add_subcommand("shuffle", shuffle_help);
   CLI::App* mesh_sort = bench->add_subcommand("mesh-sort", mesh_sort_help);
-  for (CLI::App* mesh : {exchange, shuffle, mesh_sort}) mesh->prefix_command();  // every flag goes to the benchmark
+  CLI::App* mesh_topk = bench->add_subcommand("mesh-topk", mesh_topk_help);
+  for (CLI::App* mesh : {exchange, shuffle, mesh_sort, mesh_topk}) mesh->prefix_command();  // every flag goes to the benchmark
   return {{exchange, [exchange] { run_mesh_bench("exchange", exchange->remaining()); }},
           {shuffle, [shuffle] { run_mesh_bench("shuffle", shuffle->remaining()); }},
           {mesh_sort, [mesh_sort] { run_mesh_bench("mesh-sort", mesh_sort->remaining()); }},
+          {mesh_topk, [mesh_topk] { run_mesh_bench("mesh-topk", mesh_topk->remaining()); }},
           {sort, [sort_flags, invocation] { run_bench_sort(*sort_flags, invocation); }},
           {topk, [topk_flags, invocation] { run_bench_topk(*topk_flags, invocation); }},
           {multisplit, [multisplit_flags, invocation] { run_bench_multisplit(*multisplit_flags, invocation); }}};
