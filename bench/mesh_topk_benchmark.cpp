@@ -10,9 +10,10 @@
 // the naive way in our own library (copy every shard into one rows x (P x columns) matrix on the
 // first device, then our single-device topk_batched) and the way servers do it today (the same
 // gather with torch.cat, then torch.topk: bench/peers/torch_gather_topk.py, its own process).
-// Floor: every value read once, over the device-to-device copy traffic measured in this run (half
-// of it: a read, no write), divided over the GPUs when they are distinct. Each line's phases
-// (local top-k, candidate gather, host merge) come from one more call with TopkPhases.
+// Floor: every value read once, over the device-to-device copy traffic measured in this run (reads
+// plus writes per second: a read-only stream moves about as many bytes), divided over the GPUs when
+// they are distinct. Each line's phases
+// (local top-k, candidate gather, final merge) come from one more call with TopkPhases.
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -114,7 +115,7 @@ std::string device_list(const std::vector<int>& devices) {
 }
 
 void print_phases(const rxm::TopkPhases& ph, double read_floor_ms) {
-  std::printf("steps: local top-k %.3f ms (floor %.3f: every value read once), candidate gather %.3f ms, host merge "
+  std::printf("steps: local top-k %.3f ms (floor %.3f: every value read once), candidate gather %.3f ms, merge "
               "%.3f ms of %zu candidates per row\n",
               ph.local_ms, read_floor_ms, ph.gather_ms, ph.merge_ms, ph.candidates_per_row);
 }
@@ -145,7 +146,7 @@ void run_array(rxm::Context& ctx, const Options& o, int argc, char** argv, const
     traffic = copy_traffic(home, scratch.data(), whole.data(), n * sizeof(float), 5);
   }
   const double share = distinct_gpus(o.devices) ? 1.0 / double(p) : 1.0;
-  const double read_bytes = double(total) * sizeof(float), read_floor_ms = read_bytes * share / (traffic / 2) * 1e3;
+  const double read_bytes = double(total) * sizeof(float), read_floor_ms = read_bytes * share / traffic * 1e3;
   for (std::uint64_t k : o.ks) {
     if (k > total) continue;
     const auto ours = timed(ctx, [&] { rxm::topk(ctx, S(spans), k); }, o.reps);
@@ -160,8 +161,8 @@ void run_array(rxm::Context& ctx, const Options& o, int argc, char** argv, const
                        double(total), "values");
     c.add("radixmesh topk over shards", ours, true);
     c.add("rxm::topk on one device, all values", single);
-    c.set_floor(read_bytes, traffic / 2 / share,
-                "every value read once, over half the device-to-device copy traffic measured in this run" +
+    c.set_floor(read_bytes, traffic / share,
+                "every value read once, over the device-to-device copy traffic (reads + writes) measured in this run" +
                     std::string(share < 1 ? ", divided over the GPUs" : ""));
     c.print();
     print_phases(phases, read_floor_ms);
@@ -221,11 +222,11 @@ void run_rows(rxm::Context& ctx, const Options& o, int argc, char** argv, const 
   if (auto peer = rxm::bench::run_python_peer("torch_gather_topk.py", args))
     c.add(std::string(peer->value("what", "torch")) + " (torch " + peer->value("torch", "?") + ")",
           rxm::bench::stats_from_json(*peer));
-  c.set_floor(read_bytes, traffic / 2 / share,
-              "every logit read once, over half the device-to-device copy traffic measured in this run" +
+  c.set_floor(read_bytes, traffic / share,
+              "every logit read once, over the device-to-device copy traffic (reads + writes) measured in this run" +
                   std::string(share < 1 ? ", divided over the GPUs" : ""));
   c.print();
-  print_phases(phases, read_bytes * share / (traffic / 2) * 1e3);
+  print_phases(phases, read_bytes * share / traffic * 1e3);
   rxm::bench::append_results("mesh_topk.jsonl", rxm::bench::run_info(argc, argv, device_name), c);
 }
 

@@ -33,7 +33,7 @@ namespace radixmesh {
 struct TopkPhases {
   double local_ms = 0;   // every device's local top-k, results on the host
   double gather_ms = 0;  // the all_gather of the candidates
-  double merge_ms = 0;   // the final top-k of the candidates on the host
+  double merge_ms = 0;   // the final top-k of the candidates (first local GPU, or the host)
   std::size_t candidates_per_row = 0;
 };
 

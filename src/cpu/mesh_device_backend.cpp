@@ -50,6 +50,7 @@ class CpuDeviceBackend final : public DeviceBackend {
   void sort_local(int, const detail::SortPlan& plan, void* keys, void* values) override {
     detail::cpu_sort(plan, keys, values, threads_);
   }
+  bool concurrent_local_calls() const override { return false; }  // each call uses every thread
   void topk_local(int, const detail::TopkRequest& rq) override {
     detail::cpu_topk(detail::validate_topk(rq, rq.rows.offsets), rq.values, rq.input_indices, rq.out_values,
                      rq.out_indices, threads_);

@@ -60,6 +60,10 @@ class DeviceBackend {
   // Top-k of one local shard (radixmesh/topk.hpp's request; values on the device, or on the host
   // for host shards), results in host memory when it returns.
   virtual void topk_local(int local, const detail::TopkRequest& request) = 0;
+  // Whether calls that wait for their results (topk_local) on different local devices may run at
+  // once from host threads: GPU devices, each on its own stream; not CPU devices, which share the
+  // host's threads.
+  virtual bool concurrent_local_calls() const = 0;
   // `bytes` between host memory and local device `local`'s memory, queued after its earlier steps.
   virtual void upload(int local, const void* host, void* device, std::size_t bytes) = 0;
   virtual void download(int local, const void* device, void* host, std::size_t bytes) = 0;

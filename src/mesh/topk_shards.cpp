@@ -4,9 +4,9 @@
 //      column count, so every process knows each shard's global offset and checks k the same way;
 //   2. every device takes its local top-min(k, columns) of each row (the single-device top-k, in
 //      ascending index order), and shifts the indices by its shard's offset;
-//   3. one all_gather of the candidates (k slots per row and device);
-//   4. every process takes the final top-k of each row's candidates on the host, with the global
-//      indices as input indices. Candidates sit in device order, each device's in ascending index,
+//   3. one all_gather of the candidates (k slots per row and device; none within one process);
+//   4. every process takes the final top-k of each row's candidates (on its first GPU, or on the
+//      host for CPU devices), with the global indices as input indices. Candidates sit in device order, each device's in ascending index,
 //      so position order is global index order: the final top-k breaks ties and orders unsorted
 //      output exactly as the single-device top-k of the concatenated data does.
 // The union of local top-k's holds the global top-k under that order (a value beaten by k others
@@ -176,8 +176,8 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
     auto* index = reinterpret_cast<std::int64_t*>(out + slot_values);
     for (std::size_t e = 0; e < rows * kd; ++e) index[e] += std::int64_t(offset[d]);
   };
-  if (locals > 1 && backend->overlaps_split_and_exchange() && !errors.any()) {
-    // Distinct GPUs: each device's top-k (which waits for its results) on its own host thread.
+  if (locals > 1 && backend->concurrent_local_calls() && !errors.any()) {
+    // GPU devices: each device's top-k (which waits for its results) on its own host thread.
     std::vector<std::exception_ptr> failed(static_cast<std::size_t>(locals));
     std::vector<std::thread> threads;
     for (int i = 0; i < locals; ++i)
@@ -199,16 +199,23 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
 
   mark(&TopkPhases::local_ms);
 
-  // 3. Every device's candidates, on every process.
+  // 3. Every device's candidates, on every process. One process holds them all already: a barrier
+  //    then only carries a local failure to the collective's error.
   std::vector<std::byte> gathered;
-  errors.run(first, [&] {
-    require_host_memory(std::size_t(size) * slot_bytes, "topk: the candidates of every mesh device");
-    gathered.resize(std::size_t(size) * slot_bytes);
-  });
-  std::vector<std::span<const std::byte>> sent;
-  for (const auto& c : contribution) sent.push_back(std::span(c));
-  errors.collective([&] { comm.all_gather(sent, std::span(gathered)); });
-
+  if (locals == size) {
+    errors.collective([&] { comm.barrier(); });
+  } else {
+    errors.run(first, [&] {
+      require_host_memory(std::size_t(size) * slot_bytes, "topk: the candidates of every mesh device");
+      gathered.resize(std::size_t(size) * slot_bytes);
+    });
+    std::vector<std::span<const std::byte>> sent;
+    for (const auto& c : contribution) sent.push_back(std::span(c));
+    errors.collective([&] { comm.all_gather(sent, std::span(gathered)); });
+  }
+  auto slot = [&](std::size_t d) {
+    return locals == size ? contribution[d].data() : gathered.data() + d * slot_bytes;
+  };
   mark(&TopkPhases::gather_ms);
 
   // 4. The final top-k of each row's candidates (device order, then ascending index).
@@ -220,7 +227,7 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
   for (std::size_t r = 0; r < rows; ++r) {
     std::size_t at = r * per_row;
     for (std::size_t d = 0; d < std::size_t(size); ++d) {
-      const std::byte* from = gathered.data() + d * slot_bytes;
+      const std::byte* from = slot(d);
       std::memcpy(candidates.data() + at * value_bytes, from + r * take[d] * value_bytes, take[d] * value_bytes);
       std::memcpy(indices.data() + at, from + slot_values + r * take[d] * 8, take[d] * 8);
       at += take[d];
@@ -240,8 +247,12 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
   final_request.input_indices_count = final_request.total;
   final_request.out_values = rq.out_values;
   final_request.out_indices = rq.out_indices;
-  cpu_topk(validate_topk(final_request, nullptr), final_request.values, final_request.input_indices,
-           final_request.out_values, final_request.out_indices, ctx.cpu_threads());
+  // On GPU devices the first local GPU takes it (the candidates uploaded); on CPU devices, the host.
+  if (backend->concurrent_local_calls())
+    backend->topk_local(0, final_request);
+  else
+    cpu_topk(validate_topk(final_request, nullptr), final_request.values, final_request.input_indices,
+             final_request.out_values, final_request.out_indices, ctx.cpu_threads());
   mark(&TopkPhases::merge_ms);
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/backends.hpp"
 #include "core/topk_plan.hpp"
+#include "cuda/topk/topk_on_device.hpp"
 #include "cuda/mesh/copy_pieces.hpp"
 #include "cuda/multisplit/queued_split.hpp"
 #include "cuda/runtime/cuda_check.hpp"
@@ -110,12 +111,11 @@ class CudaDeviceBackend final : public DeviceBackend {
     detail::sort_in_place_queued(device(local), plan, keys, values, SortOptions{});
   }
 
-  // The single-device top-k on this participant's GPU; logical devices of one GPU share its first
-  // participant's stream (cuda_topk_host finds the resources by GPU), which orders their calls.
-  void topk_local(int, const detail::TopkRequest& rq) override {
-    Context ctx = ctx_;
-    detail::cuda_topk_host(ctx, detail::validate_topk(rq, rq.rows.offsets), rq);
+  // The single-device top-k on this participant's stream, its memory from the participant's pool.
+  void topk_local(int local, const detail::TopkRequest& rq) override {
+    detail::cuda_topk_on(device(local), detail::validate_topk(rq, rq.rows.offsets), rq, true);
   }
+  bool concurrent_local_calls() const override { return true; }
 
   void upload(int local, const void* host, void* dev, std::size_t bytes) override {
     const auto& d = device(local);

@@ -2,12 +2,15 @@
 // device-resident input where it lies), run the device-level top-k on the device's stream, bring
 // the results back. Every allocation is RAII; outputs are written only once all went well.
 #include <cstdlib>
+#include <deque>
 #include <cstring>
 #include <string>
 
 #include "core/topk_plan.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
+#include "cuda/runtime/scratch.hpp"
+#include "cuda/topk/topk_on_device.hpp"
 #include "radixmesh/device/topk.cuh"
 #include "radixmesh/memory.hpp"
 
@@ -19,6 +22,24 @@ bool topk_debug_requested() {
   const char* v = std::getenv("RXM_TOPK_DEBUG");
   return v && *v && std::string(v) != "0";
 }
+
+// One call's device memory: cudaMalloc'd (the single-device top-k: nothing kept after the call),
+// or from the participant's scratch pool, stream-ordered (the mesh's local top-k: its release
+// does not synchronize the GPU, so the logical devices of one GPU run their calls at once).
+class CallMemory {
+ public:
+  CallMemory(const CudaResources::PerDevice& device, bool pooled) : device_(device), pooled_(pooled) {}
+  void* get(std::size_t bytes) {
+    if (pooled_) return scratch_.emplace_back(device_, bytes).data();
+    return plain_.emplace_back(device_.device, bytes).data();
+  }
+
+ private:
+  const CudaResources::PerDevice& device_;
+  bool pooled_;
+  std::deque<ScratchBuffer> scratch_;
+  std::deque<DeviceBuffer> plain_;
+};
 }  // namespace
 
 std::vector<std::uint64_t> copy_offsets_to_host(const std::uint64_t* device_offsets, std::size_t count) {
@@ -38,6 +59,13 @@ void cuda_topk_host(Context& ctx, const TopkPlan& plan, const TopkRequest& rq) {
                                 ", which this context does not use",
             "make the context with that device, or copy the values");
   }
+  cuda_topk_on(*dev, plan, rq, false);
+}
+
+void cuda_topk_on(const CudaResources::PerDevice& participant, const TopkPlan& plan, const TopkRequest& rq,
+                  bool pooled) {
+  const CudaResources::PerDevice* dev = &participant;
+  CallMemory memory{*dev, pooled};
   DeviceGuard guard(dev->device);
   cudaStream_t stream = dev->stream;
   const std::size_t key_bytes = size_of(plan.type), places = plan.rows * plan.k;
@@ -54,39 +82,38 @@ void cuda_topk_host(Context& ctx, const TopkPlan& plan, const TopkRequest& rq) {
   pr.debug_checks = topk_debug_requested();
 
   // Ask for everything first: not enough device memory fails before any work.
-  DeviceBuffer staged_values, staged_indices, offsets, out_values(dev->device, places * key_bytes),
-      out_indices(dev->device, places * plan.index_bytes);
+  void* out_values = memory.get(places * key_bytes);
+  void* out_indices = memory.get(places * plan.index_bytes);
   if (rq.values_device < 0) {
-    staged_values = DeviceBuffer(dev->device, plan.total * key_bytes);
-    RXM_CUDA_CHECK(cudaMemcpyAsync(staged_values.data(), rq.values, plan.total * key_bytes, cudaMemcpyHostToDevice,
-                                   stream));
-    pr.values = staged_values.data();
+    void* staged_values = memory.get(plan.total * key_bytes);
+    RXM_CUDA_CHECK(cudaMemcpyAsync(staged_values, rq.values, plan.total * key_bytes, cudaMemcpyHostToDevice, stream));
+    pr.values = staged_values;
   } else {
     pr.values = rq.values;
   }
   if (rq.input_indices) {
-    staged_indices = DeviceBuffer(dev->device, plan.total * plan.index_bytes);
-    RXM_CUDA_CHECK(cudaMemcpyAsync(staged_indices.data(), rq.input_indices, plan.total * plan.index_bytes,
+    void* staged_indices = memory.get(plan.total * plan.index_bytes);
+    RXM_CUDA_CHECK(cudaMemcpyAsync(staged_indices, rq.input_indices, plan.total * plan.index_bytes,
                                    cudaMemcpyHostToDevice, stream));
-    pr.input_indices = staged_indices.data();
+    pr.input_indices = staged_indices;
   }
   if (!plan.offsets.empty()) {
-    offsets = DeviceBuffer(dev->device, plan.offsets.size() * sizeof(std::uint64_t));
-    RXM_CUDA_CHECK(cudaMemcpyAsync(offsets.data(), plan.offsets.data(), plan.offsets.size() * sizeof(std::uint64_t),
+    void* offsets = memory.get(plan.offsets.size() * sizeof(std::uint64_t));
+    RXM_CUDA_CHECK(cudaMemcpyAsync(offsets, plan.offsets.data(), plan.offsets.size() * sizeof(std::uint64_t),
                                    cudaMemcpyHostToDevice, stream));
-    pr.row_offsets = static_cast<const std::uint64_t*>(offsets.data());
+    pr.row_offsets = static_cast<const std::uint64_t*>(offsets);
   }
-  pr.out_values = out_values.data();
-  pr.out_indices = out_indices.data();
+  pr.out_values = out_values;
+  pr.out_indices = out_indices;
   if (plan.total == 0) {  // every row empty: nothing to read (and no pointer to read from)
-    pr.values = out_values.data();
+    pr.values = out_values;
   }
   const std::size_t temp_bytes = device::topk_temp_bytes(pr, dev->device);
-  DeviceBuffer temp(dev->device, temp_bytes);
-  device::topk(temp.data(), temp_bytes, pr, stream);
-  RXM_CUDA_CHECK(cudaMemcpyAsync(rq.out_values, out_values.data(), places * key_bytes, cudaMemcpyDeviceToHost, stream));
-  RXM_CUDA_CHECK(cudaMemcpyAsync(rq.out_indices, out_indices.data(), places * plan.index_bytes,
-                                 cudaMemcpyDeviceToHost, stream));
+  void* temp = memory.get(temp_bytes);
+  device::topk(temp, temp_bytes, pr, stream);
+  RXM_CUDA_CHECK(cudaMemcpyAsync(rq.out_values, out_values, places * key_bytes, cudaMemcpyDeviceToHost, stream));
+  RXM_CUDA_CHECK(cudaMemcpyAsync(rq.out_indices, out_indices, places * plan.index_bytes, cudaMemcpyDeviceToHost,
+                                 stream));
   RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 

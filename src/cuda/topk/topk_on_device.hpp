@@ -1,0 +1,16 @@
+// The host-level top-k on one participant of a CUDA context (its GPU, stream and scratch pool):
+// what cuda_topk_host runs once it found the device, and what the mesh's local top-k runs on each
+// of its devices, logical ones included.
+#pragma once
+#include "core/topk_plan.hpp"
+#include "cuda/runtime/cuda_resources.hpp"
+
+namespace radixmesh::detail {
+
+// Results in host memory when it returns. pooled: the call's device memory comes from the
+// participant's scratch pool (stream-ordered; no device-wide synchronization on release), else
+// from cudaMalloc (nothing kept after the call).
+void cuda_topk_on(const CudaResources::PerDevice& participant, const TopkPlan& plan, const TopkRequest& request,
+                  bool pooled);
+
+}  // namespace radixmesh::detail
