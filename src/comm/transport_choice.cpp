@@ -97,7 +97,15 @@ std::vector<TransportTiming> time_transports(const Context& ctx, std::uint64_t b
 Transport choose_gpu_transport(const Context& ctx) {
   const std::vector<int> gpus = distinct_gpus(ctx);
   if (gpus.size() < 2 || gpus.size() != ctx.topology().devices.size()) return Transport::peer;
-  const std::string key = detail::machine_cache_key(gpus, ctx.topology().driver_version);
+  // The probe's size: large enough that the transports' bandwidths decide (at 64 MiB per GPU the
+  // three stood within 12% of each other on 4 x H200 and the verdict flipped between machines; at
+  // 512 MiB NCCL led the peer transport 1.6x there: bench/results/mesh-check/h200x4-bench_exchange-4.log),
+  // and at most 1/32 of the smallest GPU's memory (the probe holds a send and a receive buffer).
+  std::uint64_t probe_bytes = std::uint64_t(256) << 20;
+  for (const auto& d : ctx.topology().devices)
+    if (d.total_memory) probe_bytes = std::min<std::uint64_t>(probe_bytes, d.total_memory / 32);
+  const std::string key = detail::machine_cache_key(gpus, ctx.topology().driver_version) + " probe " +
+                          std::to_string(probe_bytes >> 20) + " MiB";
   const auto file = detail::machine_cache_file(key, "transport");
   {
     std::ifstream in(file);
@@ -110,7 +118,7 @@ Transport choose_gpu_transport(const Context& ctx) {
       }
     }
   }
-  const auto timings = time_transports(ctx, std::uint64_t(64) << 20, 3);
+  const auto timings = time_transports(ctx, probe_bytes, 3);
   Transport best = Transport::peer;
   double best_ms = 0;
   for (const TransportTiming& t : timings)

@@ -10,6 +10,7 @@
 
 #include "radixmesh/communicator.hpp"
 #include "core/context_state.hpp"
+#include "mesh/shard_count.hpp"
 #include "mesh/device_backend.hpp"
 #include "mesh/local_errors.hpp"
 #include "mesh/phase_clock.hpp"
@@ -66,10 +67,7 @@ struct Split {
 void run_shuffle(Context& ctx, const ShuffleArgs& a, const ShuffleSink& sink) {
   comm::Communicator& comm = communicator(ctx);
   const int size = comm.size(), first = comm.first_local(), locals = comm.local_count();
-  require(a.keys.size() == std::size_t(locals),
-          "shuffle: " + std::to_string(a.keys.size()) + " shards for " + std::to_string(locals) +
-              " local mesh devices",
-          "pass one span per local mesh device (Context::local_mesh_devices())");
+  mesh::require_shard_per_device("shuffle", "", a.keys.size(), locals);
   require(a.value_bytes == 0 || a.values.size() == a.keys.size(),
           "shuffle: " + std::to_string(a.values.size()) + " value spans for " + std::to_string(a.keys.size()) +
               " shards",

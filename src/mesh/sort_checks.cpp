@@ -1,5 +1,6 @@
 #include "mesh/sort_checks.hpp"
 
+#include "mesh/shard_count.hpp"
 #include "radixmesh/error.hpp"
 #include "radixmesh/multisplit.hpp"
 
@@ -76,10 +77,7 @@ void validate_shard(const ShardSortArgs& a, std::size_t i, int participant, cons
 }
 
 void validate_spans(const ShardSortArgs& a, const ShardSpans& side, const char* what, int locals) {
-  require(side.keys.size() == std::size_t(locals),
-          "sort: " + std::to_string(side.keys.size()) + " " + what + "shards for " + std::to_string(locals) +
-              " local mesh devices",
-          "pass one span per local mesh device (Context::local_mesh_devices())");
+  mesh::require_shard_per_device("sort", what, side.keys.size(), locals);
   require(a.value_bytes == 0 || side.values.size() == side.keys.size(),
           "sort: " + std::to_string(side.values.size()) + " value spans for " + std::to_string(side.keys.size()) +
               " shards",

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/topk_plan.hpp"
+#include "mesh/shard_count.hpp"
 #include "mesh/device_backend.hpp"
 #include "mesh/local_errors.hpp"
 #include "radixmesh/communicator.hpp"
@@ -86,9 +87,7 @@ void validate_shard(const ShardTopkRequest& rq, std::size_t i, int participant, 
 }
 
 void validate_call(const ShardTopkRequest& rq, int locals) {
-  require(rq.values.size() == std::size_t(locals),
-          "topk: " + str(rq.values.size()) + " shards for " + std::to_string(locals) + " local mesh devices",
-          "pass one shard per local mesh device (Context::local_mesh_devices())");
+  mesh::require_shard_per_device("topk", "", rq.values.size(), locals);
   require(rq.index_bytes == 4 || rq.index_bytes == 8, "topk: indices are " + str(rq.index_bytes) + " bytes wide",
           "use std::int32_t or std::int64_t indices");
   require(size_of(rq.type) >= 2, "topk: key type " + std::string(name_of(rq.type)) + " is not supported",
