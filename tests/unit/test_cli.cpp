@@ -211,6 +211,30 @@ TEST_F(Cli, SortOnCpuMeshDevicesMatchesOneDeviceAndExplains) {
   expect_failure(bad, 1, "--digit-bits 17", {"k.npy", "v.npy", "one.npy", "one_v.npy", "mesh.npy", "mesh_v.npy"});
 }
 
+TEST_F(Cli, TopkOnCpuMeshDevicesMatchesOneDevice) {
+  CliRun g = run({"generate", "--dist", "zipf", "--n", "300006", "--type", "f32", "--out", path("s.npy")});
+  ASSERT_EQ(g.exit_code, 0) << describe(g);
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"-k", "1000"}, {"-k", "50", "--rows", "7", "--sorted"}, {"-k", "3", "--smallest"}}) {
+    std::vector<std::string> one = {"topk", "--in", path("s.npy"), "--out-values", path("one_v.npy"),
+                                    "--out-indices", path("one_i.npy"), "--backend", "cpu"};
+    std::vector<std::string> mesh = {"topk", "--in", path("s.npy"), "--out-values", path("mesh_v.npy"),
+                                     "--out-indices", path("mesh_i.npy"), "--devices", "cpu:3"};
+    one.insert(one.end(), extra.begin(), extra.end());
+    mesh.insert(mesh.end(), extra.begin(), extra.end());
+    CliRun a = run(one), b = run(mesh);
+    ASSERT_EQ(a.exit_code, 0) << describe(a);
+    ASSERT_EQ(b.exit_code, 0) << describe(b);
+    EXPECT_NE(b.out.find("on 3 cpu devices"), std::string::npos) << b.out;
+    EXPECT_EQ(read_back<float>(path("mesh_v.npy")), read_back<float>(path("one_v.npy")));
+    EXPECT_EQ(read_back<std::int64_t>(path("mesh_i.npy")), read_back<std::int64_t>(path("one_i.npy")));
+  }
+  write("offsets.npy", std::vector<std::uint64_t>{0, 10, 300006});
+  CliRun bad = run({"topk", "--in", path("s.npy"), "-k", "2", "--row-offsets", path("offsets.npy"), "--devices",
+                    "cpu:2", "--out-values", path("x_v.npy"), "--out-indices", path("x_i.npy")});
+  expect_failure(bad, 1, "--row-offsets on 2 devices", {"s.npy", "offsets.npy", "one_v.npy", "one_i.npy", "mesh_v.npy", "mesh_i.npy"});
+}
+
 TEST_F(Cli, RawValuesWidthFollowsTheFileSize) {
   write("k.npy", std::vector<std::uint16_t>{5, 3, 9, 3});
   std::vector<std::uint32_t> values = {50, 30, 90, 31};
