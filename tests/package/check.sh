@@ -3,7 +3,7 @@
 # consumer project against it: main.cpp, and README.md's "C++ API in ten lines" taken from the
 # README itself (its #include and namespace lines at file scope, the rest as main's body). With
 # nvcc's path and CUDA architectures (CUDA builds), the CUDA consumer is built and run too (it
-# skips its run where no GPU is visible).
+# skips its run where no GPU is visible). The installed Python package is imported and run too.
 #   check.sh BUILD SOURCE WORK [NVCC CUDA_ARCHITECTURES]
 set -euo pipefail
 build=$1 source=$2 work=$3 nvcc=${4:-} cuda_arch=${5:-}
@@ -33,3 +33,16 @@ cmake --build "$work/consumer" >/dev/null
 "$work/consumer/consumer"
 "$work/consumer/readme_example"
 if [ -n "$nvcc" ]; then "$work/consumer/cuda_consumer"; fi
+# The installed Python package finds its library with no environment variable (where the
+# interpreter has NumPy; Debian's python3 comes first, as in tests/CMakeLists.txt).
+pkg=$(ls -d "$work"/prefix/lib*/radixmesh/python 2>/dev/null | head -1)
+if [ -n "$pkg" ]; then
+  for py in /usr/bin/python3 python3; do
+    if "$py" -c "import numpy" 2>/dev/null; then
+      env -u RXM_C_LIBRARY PYTHONPATH="$pkg" "$py" -c \
+        "import numpy as np, radixmesh; v, i = radixmesh.topk(np.arange(10, dtype=np.float32), 3); assert list(i) == [9, 8, 7]; print('python package: ok', radixmesh.version())"
+      PYTHONPATH="$pkg" "$py" -m radixmesh version
+      break
+    fi
+  done
+fi
