@@ -87,6 +87,11 @@ typedef struct rxm_sort_options {
 RXM_C_API rxm_status rxm_sort(rxm_context* ctx, rxm_key_type type, void* keys, size_t n, int device, void* values,
                               size_t value_bytes, const rxm_sort_options* options);
 
+/* Every row of a host-resident batch sorted on its own (numpy.sort along the last axis): n keys
+ * in rows of row_length, row-major, stable, with values as for rxm_sort. A context of one device. */
+RXM_C_API rxm_status rxm_sort_rows(rxm_context* ctx, rxm_key_type type, void* keys, size_t n, size_t row_length,
+                                   void* values, size_t value_bytes, const rxm_sort_options* options);
+
 /* One shard per local mesh device, sorted together in place (rxm::sort_shards): afterwards every
  * key on device i is <= every key on device i + 1 and each device keeps its count. devices NULL:
  * host shards; else devices[i] is the CUDA device of shard i. values NULL for keys only. */

@@ -78,6 +78,9 @@ namespace detail {
 // Type-erased entry points: the templates below forward here. value_bytes is 0 (keys only), 4 or 8.
 RXM_API void sort_host(Context& ctx, KeyType type, void* keys, std::size_t n, void* values,
                std::size_t value_bytes, const SortOptions& options);
+// sort_rows: n keys in rows of row_length, each row sorted on its own (host memory).
+RXM_API void sort_rows_host(Context& ctx, KeyType type, void* keys, std::size_t n, std::size_t row_length,
+                            void* values, std::size_t value_bytes, const SortOptions& options);
 // Device-resident keys (and values) on the CUDA backend; the device ids come from the spans.
 RXM_API void sort_device(Context& ctx, KeyType type, void* keys, std::size_t n, int keys_device, void* values,
                  std::size_t values_n, int values_device, std::size_t value_bytes, const SortOptions& options);
@@ -148,6 +151,23 @@ void sort(Context& ctx, std::span<K> keys, std::span<V> values, const SortOption
   require(keys.size() == values.size(), "sort: keys and values differ in length",
           "pass a values span with exactly one value per key");
   detail::sort_host(ctx, key_type_v<K>, keys.data(), keys.size(), values.data(), sizeof(V), options);
+}
+
+// Every row of a host-resident batch sorted on its own (numpy.sort and torch.sort along the last
+// axis): keys holds rows of row_length keys, row-major; stable; values move with their keys. On a
+// context of one device: CPU contexts sort many rows at once (one thread per row), or each long
+// row with every thread; CUDA contexts sort the rows one after another through the host-resident
+// GPU sort (a batched GPU kernel is not built yet).
+template <class K> void sort_rows(Context& ctx, std::span<K> keys, std::size_t row_length, const SortOptions& options = {}) {
+  detail::sort_rows_host(ctx, key_type_v<K>, keys.data(), keys.size(), row_length, nullptr, 0, options);
+}
+template <class K, class V>
+void sort_rows(Context& ctx, std::span<K> keys, std::span<V> values, std::size_t row_length,
+               const SortOptions& options = {}) {
+  static_assert(sizeof(V) == 4 || sizeof(V) == 8, "radixmesh::sort_rows: values must be 4 or 8 bytes wide");
+  require(keys.size() == values.size(), "sort_rows: keys and values differ in length",
+          "pass a values span with exactly one value per key");
+  detail::sort_rows_host(ctx, key_type_v<K>, keys.data(), keys.size(), row_length, values.data(), sizeof(V), options);
 }
 
 // Sorts device-resident keys in place on their device, which must belong to ctx (a CUDA context).

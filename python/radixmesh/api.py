@@ -103,12 +103,11 @@ def _rows_view(x, dim):
 
 
 def _sort_rows(rows, indices, descending, ctx):
+    """Sorts every row of a C-contiguous (rows, length) array in place, indices moving along."""
     options = _lib.SortOptions(ctypes.sizeof(_lib.SortOptions), int(descending), 0, -1)
-    t = key_type(rows.dtype)
-    for r in range(rows.shape[0]):
-        check(_lib.rxm_sort(ctx._handle, t, rows[r].ctypes.data, rows.shape[1], -1,
-                            indices[r].ctypes.data if indices is not None else None,
-                            8 if indices is not None else 0, ctypes.byref(options)))
+    check(_lib.rxm_sort_rows(ctx._handle, key_type(rows.dtype), rows.ctypes.data, rows.size, rows.shape[-1],
+                             indices.ctypes.data if indices is not None else None, 8 if indices is not None else 0,
+                             ctypes.byref(options)))
 
 
 def sort(x, dim=-1, descending=False, stable=True, ctx=None):
@@ -116,8 +115,8 @@ def sort(x, dim=-1, descending=False, stable=True, ctx=None):
     (values, indices): new arrays, int64 indices into the row. Always stable (`stable` is taken
     for compatibility). Order: radixmesh's total order: every NaN after +inf (as numpy.sort does;
     positive NaNs first, then those with the sign bit set), and -0.0 before +0.0 (numpy.sort keeps
-    them in input order). Every row is one call of the library (a batched sort is not built yet). The
-    input is copied (the copy is sorted), so any layout is accepted."""
+    them in input order). One library call sorts every row (rxm::sort_rows: on the CPU, one thread
+    per row). The input is copied (the copy is sorted), so any layout is accepted."""
     x = np.asarray(x)
     key_type(x.dtype)
     if x.ndim == 0:

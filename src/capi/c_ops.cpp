@@ -77,6 +77,16 @@ rxm_status rxm_sort(rxm_context* c, rxm_key_type type, void* keys, size_t n, int
   });
 }
 
+rxm_status rxm_sort_rows(rxm_context* c, rxm_key_type type, void* keys, size_t n, size_t row_length, void* values,
+                         size_t value_bytes, const rxm_sort_options* options) {
+  return rc::guarded([&] {
+    rxm::Context& ctx = rc::context_of(c);
+    const rxm::KeyType t = rc::key_type_of(type);
+    require_value_bytes(value_bytes, values);
+    rxm::detail::sort_rows_host(ctx, t, keys, n, row_length, values, value_bytes, sort_options(options));
+  });
+}
+
 rxm_status rxm_sort_shards(rxm_context* c, rxm_key_type type, void* const* shards, const size_t* sizes,
                            const int* devices, void* const* values, size_t value_bytes,
                            const rxm_sort_options* options) {

@@ -82,6 +82,12 @@ static void sort_keys_and_pairs(rxm_context* ctx) {
   CHECK_OK(rxm_sort(ctx, RXM_U32, keys, n, -1, NULL, 0, &shorter));
   CHECK(keys[0] == want[n - 1], "short options struct");
   CHECK_OK(rxm_sort(ctx, RXM_U32, keys, 0, -1, NULL, 0, NULL));
+  /* Rows sorted on their own. */
+  int16_t rows[2 * 4] = {4, -1, 3, 0, 9, 9, -7, 2};
+  const int16_t want_rows[2 * 4] = {-1, 0, 3, 4, -7, 2, 9, 9};
+  CHECK_OK(rxm_sort_rows(ctx, RXM_I16, rows, 8, 4, NULL, 0, NULL));
+  CHECK(memcmp(rows, want_rows, sizeof rows) == 0, "sort_rows");
+  CHECK(rxm_sort_rows(ctx, RXM_I16, rows, 8, 3, NULL, 0, NULL) == RXM_INVALID_ARGUMENT, "8 keys in rows of 3");
   free(keys), free(want), free(values);
 }
 
