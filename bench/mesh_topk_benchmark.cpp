@@ -152,7 +152,7 @@ void run_array(rxm::Context& ctx, const Options& o, int argc, char** argv, const
     const auto ours = timed(ctx, [&] { rxm::topk(ctx, S(spans), k); }, o.reps);
     const auto single = timed(solo, [&] { rxm::topk(solo, rxm::device_span<const float>(whole), k); }, o.reps);
     rxm::TopkPhases phases;
-    const auto got = rxm::topk(ctx, S(spans), k, {}, &phases);
+    const auto got = rxm::topk(ctx, S(spans), k, {}, {.phases = &phases});
     const auto want = rxm::topk(solo, rxm::device_span<const float>(whole), k);
     rxm::require(got.indices == want.indices, "bench_mesh_topk: the mesh's top-k differs from one device's",
                  "report this as a bug");
@@ -205,7 +205,7 @@ void run_rows(rxm::Context& ctx, const Options& o, int argc, char** argv, const 
   const auto ours = timed(ctx, [&] { rxm::topk_batched(ctx, S(spans), rows, k, sorted); }, o.reps);
   const auto naive = timed(ctx, [&] { gather_then_topk(); }, o.reps);
   rxm::TopkPhases phases;
-  const auto got = rxm::topk_batched(ctx, S(spans), rows, k, sorted, &phases);
+  const auto got = rxm::topk_batched(ctx, S(spans), rows, k, sorted, {.phases = &phases});
   rxm::require(got.indices == gather_then_topk().indices,
                "bench_mesh_topk: the mesh's batched top-k differs from one device's", "report this as a bug");
   const double traffic = copy_traffic(home, gathered.data(), shards[0].data(), rows * cols * sizeof(float), 5);

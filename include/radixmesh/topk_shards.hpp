@@ -29,12 +29,30 @@
 
 namespace radixmesh {
 
-// Each step's host-clock time of one call, when the caller passes a TopkPhases.
+// How the top-k over shards is taken (docs/design/mesh-topk.md):
+// - candidates: every device's local top-k, gathered, and a final top-k of the k x devices
+//   candidates per row;
+// - radix_select: Dr. Top-k's distributed radix select for one array (not topk_batched): one
+//   digit of the rank per pass, each device counting its keys and one all_gather picking the
+//   digit of the global k-th, then every device taking its own winners. No k x devices
+//   candidates, so k can be as large as the data. CPU mesh devices and CPU ranks only, so far.
+// - automatic: the candidates (faster on CPU devices at every k measured), unless k x devices
+//   candidates exceed 2^27 on one array and the devices have the radix select.
+enum class TopkShardPath { automatic, candidates, radix_select };
+
+// Each step's host-clock time of one call, and the path taken, when the caller passes a TopkPhases.
 struct TopkPhases {
-  double local_ms = 0;   // every device's local top-k, results on the host
-  double gather_ms = 0;  // the all_gather of the candidates
-  double merge_ms = 0;   // the final top-k of the candidates (first local GPU, or the host)
-  std::size_t candidates_per_row = 0;
+  TopkShardPath path = TopkShardPath::automatic;  // the path taken
+  double local_ms = 0;   // candidates: every device's local top-k; radix_select: the counting passes
+  double gather_ms = 0;  // the all_gather of the candidates or of the winners
+  double merge_ms = 0;   // candidates: the final top-k; radix_select: taking the winners (and sorting them)
+  std::size_t candidates_per_row = 0;  // candidates: per row; radix_select: 0
+  int select_passes = 0;               // radix_select: digit passes
+};
+
+struct TopkShardOptions {
+  TopkShardPath path = TopkShardPath::automatic;
+  TopkPhases* phases = nullptr;
 };
 
 namespace detail {
@@ -51,13 +69,14 @@ struct ShardTopkRequest {
   std::size_t index_bytes = 8;
   void* out_values = nullptr;   // host, rows * k entries
   void* out_indices = nullptr;  // host, rows * k entries of index_bytes
+  TopkShardPath path = TopkShardPath::automatic;
   TopkPhases* phases = nullptr;
 };
 RXM_API void topk_shards(Context& ctx, const ShardTopkRequest& request);
 
 template <class T, class Index, class Span>
 TopkResult<T, Index> run_topk_shards(Context& ctx, std::span<const Span> shards, std::size_t rows, bool batched,
-                                     std::size_t k, const TopkOptions& o, TopkPhases* phases) {
+                                     std::size_t k, const TopkOptions& o, const TopkShardOptions& mesh) {
   static_assert(std::is_same_v<Index, std::int32_t> || std::is_same_v<Index, std::int64_t>,
                 "radixmesh::topk: indices are std::int32_t or std::int64_t");
   ShardTopkRequest rq;
@@ -72,7 +91,8 @@ TopkResult<T, Index> run_topk_shards(Context& ctx, std::span<const Span> shards,
   rq.k = k;
   rq.options = o;
   rq.index_bytes = sizeof(Index);
-  rq.phases = phases;
+  rq.path = mesh.path;
+  rq.phases = mesh.phases;
   TopkResult<T, Index> result;
   result.rows = rows;
   result.k = k;
@@ -93,26 +113,26 @@ TopkResult<T, Index> run_topk_shards(Context& ctx, std::span<const Span> shards,
 // The global top-k of device-resident shards (GPU mesh devices) ...
 template <class T, class Index = std::int64_t>
 TopkResult<T, Index> topk(Context& ctx, std::span<const device_span<const T>> shards, std::size_t k,
-                          const TopkOptions& o = {}, TopkPhases* phases = nullptr) {
-  return detail::run_topk_shards<T, Index>(ctx, shards, 1, false, k, o, phases);
+                          const TopkOptions& o = {}, const TopkShardOptions& mesh = {}) {
+  return detail::run_topk_shards<T, Index>(ctx, shards, 1, false, k, o, mesh);
 }
 // ... and of host shards (CPU mesh devices, or host memory for GPU mesh devices).
 template <class T, class Index = std::int64_t>
 TopkResult<T, Index> topk(Context& ctx, std::span<const std::span<const T>> shards, std::size_t k,
-                          const TopkOptions& o = {}, TopkPhases* phases = nullptr) {
-  return detail::run_topk_shards<T, Index>(ctx, shards, 1, false, k, o, phases);
+                          const TopkOptions& o = {}, const TopkShardOptions& mesh = {}) {
+  return detail::run_topk_shards<T, Index>(ctx, shards, 1, false, k, o, mesh);
 }
 
 // Per-row top-k of rows split by columns across the mesh devices (vocabulary-parallel logits).
 template <class T, class Index = std::int64_t>
 TopkResult<T, Index> topk_batched(Context& ctx, std::span<const device_span<const T>> column_shards, std::size_t rows,
-                                  std::size_t k, const TopkOptions& o = {}, TopkPhases* phases = nullptr) {
-  return detail::run_topk_shards<T, Index>(ctx, column_shards, rows, true, k, o, phases);
+                                  std::size_t k, const TopkOptions& o = {}, const TopkShardOptions& mesh = {}) {
+  return detail::run_topk_shards<T, Index>(ctx, column_shards, rows, true, k, o, mesh);
 }
 template <class T, class Index = std::int64_t>
 TopkResult<T, Index> topk_batched(Context& ctx, std::span<const std::span<const T>> column_shards, std::size_t rows,
-                                  std::size_t k, const TopkOptions& o = {}, TopkPhases* phases = nullptr) {
-  return detail::run_topk_shards<T, Index>(ctx, column_shards, rows, true, k, o, phases);
+                                  std::size_t k, const TopkOptions& o = {}, const TopkShardOptions& mesh = {}) {
+  return detail::run_topk_shards<T, Index>(ctx, column_shards, rows, true, k, o, mesh);
 }
 
 }  // namespace radixmesh

@@ -51,6 +51,11 @@ class CpuDeviceBackend final : public DeviceBackend {
     detail::cpu_sort(plan, keys, values, threads_);
   }
   bool concurrent_local_calls() const override { return false; }  // each call uses every thread
+  bool has_topk_select() const override { return true; }
+  void topk_select_count(int, const detail::TopkSelectScan& scan, std::uint64_t* counts) override {
+    detail::cpu_topk_select_count(scan, counts, threads_);
+  }
+  void topk_select_take(int, const detail::TopkSelectTake& take) override { detail::cpu_topk_select_take(take); }
   void topk_local(int, const detail::TopkRequest& rq) override {
     detail::cpu_topk(detail::validate_topk(rq, rq.rows.offsets), rq.values, rq.input_indices, rq.out_values,
                      rq.out_indices, threads_);

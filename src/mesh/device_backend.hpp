@@ -9,6 +9,7 @@
 #include <span>
 
 #include "core/backends.hpp"
+#include "core/topk_select.hpp"
 #include "radixmesh/communicator.hpp"
 #include "radixmesh/context.hpp"
 #include "radixmesh/multisplit.hpp"
@@ -60,6 +61,12 @@ class DeviceBackend {
   // Top-k of one local shard (radixmesh/topk.hpp's request; values on the device, or on the host
   // for host shards), results in host memory when it returns.
   virtual void topk_local(int local, const detail::TopkRequest& request) = 0;
+  // The distributed radix select's steps on one shard (core/topk_select.hpp): a pass's digit
+  // counts, then the shard's winners (results in host memory when they return). Devices whose
+  // has_topk_select() is false do not have them (the mesh top-k then takes its candidate path).
+  virtual bool has_topk_select() const = 0;
+  virtual void topk_select_count(int local, const detail::TopkSelectScan& scan, std::uint64_t* counts) = 0;
+  virtual void topk_select_take(int local, const detail::TopkSelectTake& take) = 0;
   // Whether calls that wait for their results (topk_local) on different local devices may run at
   // once from host threads: GPU devices, each on its own stream; not CPU devices, which share the
   // host's threads.

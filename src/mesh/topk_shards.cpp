@@ -9,6 +9,7 @@
 //      host for CPU devices), with the global indices as input indices. Candidates sit in device order, each device's in ascending index,
 //      so position order is global index order: the final top-k breaks ties and orders unsorted
 //      output exactly as the single-device top-k of the concatenated data does.
+// The radix-select path (topk_select.cpp) replaces steps 2-4 for one array with large k.
 // The union of local top-k's holds the global top-k under that order (a value beaten by k others
 // on its own device is beaten by k others overall), so the result is byte-identical.
 #include <algorithm>
@@ -23,6 +24,7 @@
 #include "mesh/shard_count.hpp"
 #include "mesh/device_backend.hpp"
 #include "mesh/local_errors.hpp"
+#include "mesh/topk_select.hpp"
 #include "radixmesh/communicator.hpp"
 #include "radixmesh/error.hpp"
 #include "radixmesh/multisplit.hpp"
@@ -109,6 +111,21 @@ void check_k(const ShardTopkRequest& rq, std::uint64_t columns, int devices) {
           "topk: n = " + str(columns) + where + " does not fit 32-bit indices", "use std::int64_t indices");
 }
 
+// The path of this call: as asked, or by the rule of TopkShardPath::automatic.
+TopkShardPath choose_path(const ShardTopkRequest& rq, const mesh::DeviceBackend& backend, int devices) {
+  const bool select_runs = !rq.batched && rq.rows == 1 && backend.has_topk_select();
+  if (rq.path == TopkShardPath::radix_select)
+    require(select_runs,
+            rq.batched ? std::string("topk_batched: the radix-select path takes one array, not rows")
+                       : std::string("topk: the radix-select path is not built for GPU mesh devices yet"),
+            "use TopkShardPath::automatic or candidates");
+  if (rq.path != TopkShardPath::automatic) return rq.path;
+  // By measurement the candidates are faster on CPU devices at every k tried (docs/design/mesh-topk.md);
+  // the radix select is taken where the k x devices candidates would be too many to hold (2^27).
+  return select_runs && rq.k * std::uint64_t(devices) > (std::uint64_t(1) << 27) ? TopkShardPath::radix_select
+                                                                   : TopkShardPath::candidates;
+}
+
 }  // namespace
 
 void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
@@ -139,6 +156,8 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
     take[d] = std::min<std::uint64_t>(k, all[d].columns);
   }
   check_k(rq, offset.back(), size);
+  if (choose_path(rq, *backend, size) == TopkShardPath::radix_select)
+    return mesh::topk_by_radix_select(ctx, comm, *backend, errors, {rq, offset});
 
   auto clock = std::chrono::steady_clock::now();
   auto mark = [&](double TopkPhases::*field) {
@@ -220,7 +239,10 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
   // 4. The final top-k of each row's candidates (device order, then ascending index).
   std::uint64_t per_row = 0;
   for (std::uint64_t t : take) per_row += t;
-  if (rq.phases) rq.phases->candidates_per_row = per_row;
+  if (rq.phases) {
+    rq.phases->candidates_per_row = per_row;
+    rq.phases->path = TopkShardPath::candidates;
+  }
   std::vector<std::byte> candidates(rows * per_row * value_bytes);
   std::vector<std::int64_t> indices(rows * per_row);
   for (std::size_t r = 0; r < rows; ++r) {

@@ -271,12 +271,15 @@ TEST(MpiMesh, TopkMatchesOneDeviceOnEveryRank) {
     const auto shards = rxm::testing::column_shards(values, 1, widths);
     std::vector<std::span<const float>> mine = {shards[std::size_t(rank)]};
     for (const auto& o : rxm::testing::topk_option_sets(true))
-      for (std::size_t k : {std::size_t(1), std::size_t(40), n}) {
-        const auto got = rxm::topk(ctx, std::span<const std::span<const float>>(mine), k, o);
-        std::string why;
-        ASSERT_TRUE(rxm::testing::same_topk(got, rxm::testing::expected_topk<float, std::int64_t>(values, 1, k, o), &why))
-            << input.name << " k " << k << " " << rxm::testing::options_text(o) << ": " << why;
-      }
+      for (std::size_t k : {std::size_t(1), std::size_t(40), n})
+        for (auto path : {rxm::TopkShardPath::candidates, rxm::TopkShardPath::radix_select}) {
+          const auto got = rxm::topk(ctx, std::span<const std::span<const float>>(mine), k, o, {path});
+          std::string why;
+          ASSERT_TRUE(
+              rxm::testing::same_topk(got, rxm::testing::expected_topk<float, std::int64_t>(values, 1, k, o), &why))
+              << input.name << " k " << k << " " << rxm::testing::options_text(o) << " path " << int(path) << ": "
+              << why;
+        }
   }
   // Vocabulary-parallel rows: each rank holds its columns of every row.
   const std::size_t rows = 33, columns = 517;

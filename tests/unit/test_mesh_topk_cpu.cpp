@@ -1,5 +1,6 @@
 // rxm::topk and rxm::topk_batched over shards on CPU meshes (threads transport) against the
-// single-device top-k of the concatenated data, byte for byte: every key type and distribution,
+// single-device top-k of the concatenated data, byte for byte, one array by both paths (the
+// candidates and the distributed radix select): every key type and distribution,
 // every option set, k = 1, k = n and k larger than some shards, empty shards, ties across shard
 // boundaries, NaN-heavy shards, 32-bit indices, uneven vocabulary splits; then bad input.
 #include <gtest/gtest.h>
@@ -25,11 +26,20 @@ void check(rxm::Context& ctx, const std::vector<T>& batch, std::size_t rows, con
   const auto shards = rxm::testing::column_shards(batch, rows, widths);
   std::vector<std::span<const T>> spans(shards.begin(), shards.end());
   const auto want = rxm::testing::expected_topk<T, Index>(batch, rows, k, o);
-  const auto got = batched ? rxm::topk_batched<T, Index>(ctx, std::span<const std::span<const T>>(spans), rows, k, o)
-                           : rxm::topk<T, Index>(ctx, std::span<const std::span<const T>>(spans), k, o);
-  std::string why;
-  ASSERT_TRUE(rxm::testing::same_topk(got, want, &why)) << what << " k " << k << " " << rxm::testing::options_text(o)
-                                                        << ": " << why;
+  using S = std::span<const std::span<const T>>;
+  std::vector<rxm::TopkShardPath> paths = {rxm::TopkShardPath::automatic};
+  if (!batched) paths = {rxm::TopkShardPath::candidates, rxm::TopkShardPath::radix_select};
+  for (rxm::TopkShardPath path : paths) {
+    rxm::TopkPhases phases;
+    const auto got = batched ? rxm::topk_batched<T, Index>(ctx, S(spans), rows, k, o, {path, &phases})
+                             : rxm::topk<T, Index>(ctx, S(spans), k, o, {path, &phases});
+    std::string why;
+    ASSERT_TRUE(rxm::testing::same_topk(got, want, &why))
+        << what << " k " << k << " " << rxm::testing::options_text(o) << " path " << int(path) << ": " << why;
+    if (path != rxm::TopkShardPath::automatic) {
+      ASSERT_EQ(phases.path, path);
+    }
+  }
 }
 
 template <class T> void every_distribution(std::uint64_t seed) {
@@ -148,6 +158,19 @@ TEST(MeshTopkCpu, BadInputIsAClearError) {
   std::vector<std::span<const float>> null_shard{a, std::span<const float>(static_cast<const float*>(nullptr), 3), c};
   EXPECT_NE(error_text([&] { rxm::topk(ctx, S(null_shard), 1); }).find("the values of mesh device 1 are null"),
             std::string::npos);
+  EXPECT_NE(error_text([&] { rxm::topk_batched(ctx, S(spans), 1, 1, {}, {rxm::TopkShardPath::radix_select}); })
+                .find("the radix-select path takes one array"),
+            std::string::npos);
+  // The automatic path takes the candidates at these sizes.
+  std::vector<float> big(20000, 1.0f);
+  std::vector<std::span<const float>> big_spans{std::span<const float>(big).first(7000),
+                                                std::span<const float>(big).subspan(7000, 13000), c};
+  rxm::TopkPhases phases;
+  rxm::topk(ctx, S(big_spans), 20000, {}, {.phases = &phases});
+  EXPECT_EQ(phases.path, rxm::TopkShardPath::candidates);
+  rxm::topk(ctx, S(big_spans), 20000, {}, {rxm::TopkShardPath::radix_select, &phases});
+  EXPECT_EQ(phases.path, rxm::TopkShardPath::radix_select);
+  EXPECT_EQ(phases.select_passes, 4);
   // The mesh still works after every error.
   check(ctx, std::vector<float>(15, 1.0f), 1, {10, 5, 0}, 15, {}, false, "after errors");
 }

@@ -25,6 +25,11 @@
 namespace radixmesh::mesh {
 namespace {
 
+[[noreturn]] void no_topk_select() {
+  throw_error(ErrorCode::unsupported, "topk: the radix-select path is not built for GPU mesh devices yet",
+              "use the automatic or the candidates path (TopkShardPath)");
+}
+
 std::vector<detail::CopyPiece> pieces_of(std::span<const Chunk> chunks, std::size_t elem_bytes) {
   std::vector<detail::CopyPiece> pieces;
   pieces.reserve(chunks.size());
@@ -116,6 +121,10 @@ class CudaDeviceBackend final : public DeviceBackend {
     detail::cuda_topk_on(device(local), detail::validate_topk(rq, rq.rows.offsets), rq, true);
   }
   bool concurrent_local_calls() const override { return true; }
+  // The radix select's GPU kernels are not built yet: the mesh top-k takes its candidate path here.
+  bool has_topk_select() const override { return false; }
+  void topk_select_count(int, const detail::TopkSelectScan&, std::uint64_t*) override { no_topk_select(); }
+  void topk_select_take(int, const detail::TopkSelectTake&) override { no_topk_select(); }
 
   void upload(int local, const void* host, void* dev, std::size_t bytes) override {
     const auto& d = device(local);
