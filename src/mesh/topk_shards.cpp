@@ -6,12 +6,14 @@
 //      ascending index order), and shifts the indices by its shard's offset;
 //   3. one all_gather of the candidates (k slots per row and device; none within one process);
 //   4. every process takes the final top-k of each row's candidates (on its first GPU, or on the
-//      host for CPU devices), with the global indices as input indices. Candidates sit in device order, each device's in ascending index,
-//      so position order is global index order: the final top-k breaks ties and orders unsorted
-//      output exactly as the single-device top-k of the concatenated data does.
-// The radix-select path (topk_select.cpp) replaces steps 2-4 for one array with large k.
+//      host for CPU devices), with the global indices as input indices. Candidates sit in device
+//      order, each device's in ascending index, so position order is global index order: the final
+//      top-k breaks ties and orders unsorted output exactly as the single-device top-k of the
+//      concatenated data does.
 // The union of local top-k's holds the global top-k under that order (a value beaten by k others
 // on its own device is beaten by k others overall), so the result is byte-identical.
+// The radix-select path (topk_select.cpp) replaces steps 2-4 for one array when chosen
+// (TopkShardPath, choose_path below).
 #include <algorithm>
 #include <chrono>
 #include <cstring>
