@@ -15,6 +15,7 @@
 // memory, so the floors add up.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -57,17 +58,21 @@ Options parse(int argc, char** argv) {
       o.type = value();
       if (o.type != "u32" && o.type != "u64") rxm::bench::driver_argument_error("bench_mesh_sort", "--type " + o.type + " is not u32 or u64");
     } else if (args.is("--values")) {
-      o.value_bytes = int(rxm::bench::driver_count("bench_mesh_sort", "--values", value()));
-      if (o.value_bytes != 0 && o.value_bytes != 4 && o.value_bytes != 8)
-        rxm::bench::driver_argument_error("bench_mesh_sort", "--values " + std::to_string(o.value_bytes) + " is not 0, 4 or 8");
+      const std::uint64_t v = rxm::bench::driver_count("bench_mesh_sort", "--values", value());
+      if (v != 0 && v != 4 && v != 8)
+        rxm::bench::driver_argument_error("bench_mesh_sort", "--values " + std::to_string(v) + " is not 0, 4 or 8");
+      o.value_bytes = int(v);
     } else if (args.is("--distribution")) {
       o.distribution = value();
       if (!rxm::distribution_from_name(o.distribution))
         rxm::bench::driver_argument_error("bench_mesh_sort", "--distribution " + o.distribution + " is not known");
     } else if (args.is("--digit-bits")) {
-      o.digit_bits = int(rxm::bench::driver_count("bench_mesh_sort", "--digit-bits", value()));
+      const std::uint64_t bits = rxm::bench::driver_count("bench_mesh_sort", "--digit-bits", value());
+      if (bits > 16)
+        rxm::bench::driver_argument_error("bench_mesh_sort", "--digit-bits " + std::to_string(bits) + " is not 0 to 16");
+      o.digit_bits = int(bits);
     } else if (args.is("--reps")) {
-      o.reps = int(rxm::bench::driver_count("bench_mesh_sort", "--reps", value()));
+      o.reps = int(std::clamp<std::uint64_t>(rxm::bench::driver_count("bench_mesh_sort", "--reps", value()), 1, 1000));
     } else if (args.is("--explain")) {
       o.explain = true;
     } else {
