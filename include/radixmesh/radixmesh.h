@@ -26,13 +26,21 @@
 #define RXM_C_API __attribute__((visibility("default")))
 #endif
 
+/* In C++ the enums get int as their fixed underlying type (the size C gives them), so that any int
+ * a C caller passes is a value of the enum, checked by the library, never undefined behaviour. */
+#ifdef __cplusplus
+#define RXM_C_ENUM_BASE : int
+#else
+#define RXM_C_ENUM_BASE
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define RXM_C_API_VERSION 1
 
-typedef enum rxm_status {
+typedef enum rxm_status RXM_C_ENUM_BASE {
   RXM_OK = 0,
   RXM_INVALID_ARGUMENT = 1, /* a caller's argument is wrong (k > n, null pointers, ...) */
   RXM_IO = 2,               /* a file could not be read or written */
@@ -43,11 +51,11 @@ typedef enum rxm_status {
 } rxm_status;
 
 /* Key types (radixmesh/key_types.hpp); f16 and bf16 are 16-bit storage. */
-typedef enum rxm_key_type {
+typedef enum rxm_key_type RXM_C_ENUM_BASE {
   RXM_U8 = 0, RXM_U16, RXM_U32, RXM_U64, RXM_I8, RXM_I16, RXM_I32, RXM_I64, RXM_F16, RXM_BF16, RXM_F32, RXM_F64
 } rxm_key_type;
 
-typedef enum rxm_backend { RXM_BACKEND_AUTO = 0, RXM_BACKEND_CPU = 1, RXM_BACKEND_CUDA = 2 } rxm_backend;
+typedef enum rxm_backend RXM_C_ENUM_BASE { RXM_BACKEND_AUTO = 0, RXM_BACKEND_CPU = 1, RXM_BACKEND_CUDA = 2 } rxm_backend;
 
 typedef struct rxm_context rxm_context; /* opaque; one per rxm_context_create_* */
 
@@ -126,7 +134,7 @@ RXM_C_API rxm_status rxm_topk_shards(rxm_context* ctx, rxm_key_type type, const 
                                      size_t index_bytes);
 
 /* ---- multisplit (radixmesh/multisplit.hpp, radixmesh/buckets.hpp) ---- */
-typedef enum rxm_bucket_kind {
+typedef enum rxm_bucket_kind RXM_C_ENUM_BASE {
   RXM_BUCKETS_RADIX = 0,    /* the digit [shift, shift + bits) of the key's encoding: 2^bits buckets */
   RXM_BUCKETS_HASH = 1,     /* splitmix64's finalizer of the key's bits, mod m */
   RXM_BUCKETS_IDENTITY = 2  /* the key itself (integer keys below m) */

@@ -93,7 +93,8 @@ void topk_by_radix_select(const Context& ctx, comm::Communicator& comm, DeviceBa
           "report this as a bug");
 
   // 3. Every device takes its winners into a slot of max_winners entries; gathered in device order.
-  const std::size_t slot_values = max_winners * value_bytes, slot_bytes = slot_values + max_winners * 8;
+  // The positions start 8-byte aligned (after any count of 2- or 4-byte values).
+  const std::size_t slot_values = (max_winners * value_bytes + 7) / 8 * 8, slot_bytes = slot_values + max_winners * 8;
   std::vector<std::vector<std::byte>> slots(static_cast<std::size_t>(locals));
   for (int i = 0; i < locals; ++i)
     errors.run(first + i, [&] {

@@ -170,7 +170,8 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
 
   // 2. Local candidates: rows x take[d] values and indices at the front of each device's k slots
   //    per row (the all_gather needs one size from every device).
-  const std::size_t slot_values = rows * k * value_bytes, slot_bytes = slot_values + rows * k * 8;
+  // The indices start 8-byte aligned (2-byte values may leave the values' part at any even size).
+  const std::size_t slot_values = (rows * k * value_bytes + 7) / 8 * 8, slot_bytes = slot_values + rows * k * 8;
   std::vector<std::vector<std::byte>> contribution(static_cast<std::size_t>(locals));
   for (int i = 0; i < locals; ++i)
     errors.run(first + i, [&] {
