@@ -161,17 +161,9 @@ def topk(x, k, dim=-1, largest=True, sorted=True, include_nan=False, ctx=None):
     if x.ndim == 0:
         raise Error(1, "topk of a 0-d array. fix: pass an array with at least one dimension")
     ctx = ctx or default_context()
-    if dim is None or x.ndim == 1 or dim in (-1, x.ndim - 1):
-        data = np.ascontiguousarray(x).reshape(-1) if dim is None else np.ascontiguousarray(x)
-        rows = 1 if dim is None else int(np.prod(data.shape[:-1], dtype=np.int64))
-        length = data.size if dim is None else data.shape[-1]
-        out_shape = (k,) if dim is None else data.shape[:-1] + (k,)
-        moved = None
-    else:
-        moved_x = np.ascontiguousarray(np.moveaxis(x, dim, -1))
-        data, rows, length = moved_x, int(np.prod(moved_x.shape[:-1], dtype=np.int64)), moved_x.shape[-1]
-        out_shape = moved_x.shape[:-1] + (k,)
-        moved = dim
+    data = np.ascontiguousarray(x.reshape(-1) if dim is None else np.moveaxis(x, dim, -1))
+    rows, length = (1, data.size) if dim is None else (int(np.prod(data.shape[:-1], dtype=np.int64)), data.shape[-1])
+    out_shape = (k,) if dim is None else data.shape[:-1] + (k,)
     if rows == 0 or length == 0:
         raise Error(1, f"topk of an empty array (shape {x.shape}). fix: pass at least one value per row")
     values = np.empty(out_shape, dtype=x.dtype)
@@ -179,8 +171,8 @@ def topk(x, k, dim=-1, largest=True, sorted=True, include_nan=False, ctx=None):
     options = _lib.TopkOptions(ctypes.sizeof(_lib.TopkOptions), int(largest), int(sorted), int(include_nan))
     check(_lib.rxm_topk(ctx._handle, key_type(x.dtype), data.ctypes.data, data.size, -1, rows, None, k,
                         ctypes.byref(options), values.ctypes.data, indices.ctypes.data, 8))
-    if moved is not None:
-        values, indices = np.moveaxis(values, -1, moved), np.moveaxis(indices, -1, moved)
+    if dim is not None:
+        values, indices = np.moveaxis(values, -1, dim), np.moveaxis(indices, -1, dim)
     return values, indices
 
 

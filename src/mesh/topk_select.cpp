@@ -10,14 +10,13 @@
 //   3. Every device takes its winners in position order (topk_select_take); they are gathered
 //      between processes (read in place within one) in device order, which is ascending global
 //      index: the unsorted result as one device gives it. Sorted output sorts those k winners by
-//      rank, ties by index (the host top-k of the winners with their global indices).
+//      rank, ties by index (topk_of_entries over the winners with their global indices).
 #include "mesh/topk_select.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 
-#include "core/topk_plan.hpp"
+#include "mesh/topk_steps.hpp"
 #include "radixmesh/error.hpp"
 
 namespace radixmesh::mesh {
@@ -32,12 +31,7 @@ void topk_by_radix_select(const Context& ctx, comm::Communicator& comm, DeviceBa
   const int size = comm.size(), first = comm.first_local(), locals = comm.local_count();
   const std::size_t P = std::size_t(size), k = rq.k, value_bytes = size_of(rq.type);
   const int width = int(value_bytes * 8);
-  auto clock = std::chrono::steady_clock::now();
-  auto mark = [&](double TopkPhases::*field) {
-    const auto now = std::chrono::steady_clock::now();
-    if (rq.phases) rq.phases->*field = std::chrono::duration<double, std::milli>(now - clock).count();
-    clock = now;
-  };
+  TopkStepClock clock(rq.phases);
 
   // 1. The digit passes.
   std::uint64_t mask = 0, prefix = 0, needed = k;
@@ -76,7 +70,7 @@ void topk_by_radix_select(const Context& ctx, comm::Communicator& comm, DeviceBa
     mask |= std::uint64_t(radix - 1) << shift;
     hi = shift;
   }
-  mark(&TopkPhases::local_ms);
+  clock.mark(&TopkPhases::local_ms);
 
   // 2. Each device's winners: its keys above the k-th, and the ties the lowest indices take.
   std::vector<std::uint64_t> take(P), winners(P);
@@ -93,62 +87,34 @@ void topk_by_radix_select(const Context& ctx, comm::Communicator& comm, DeviceBa
           "report this as a bug");
 
   // 3. Every device takes its winners into a slot of max_winners entries; gathered in device order.
-  // The positions start 8-byte aligned (after any count of 2- or 4-byte values).
-  const std::size_t slot_values = (max_winners * value_bytes + 7) / 8 * 8, slot_bytes = slot_values + max_winners * 8;
+  const EntrySlot slot(max_winners, value_bytes);
   std::vector<std::vector<std::byte>> slots(static_cast<std::size_t>(locals));
   for (int i = 0; i < locals; ++i)
     errors.run(first + i, [&] {
       const std::size_t ii = std::size_t(i), d = std::size_t(first + i);
-      require_host_memory(slot_bytes, "topk: the winners of one mesh device");
-      slots[ii].assign(slot_bytes, std::byte{0});
+      require_host_memory(slot.bytes, "topk: the winners of one mesh device");
+      slots[ii].assign(slot.bytes, std::byte{0});
       if (winners[d] == 0) return;
-      auto* positions = reinterpret_cast<std::int64_t*>(slots[ii].data() + slot_values);
+      std::int64_t* positions = slot.indices(slots[ii].data());
       detail::TopkSelectTake t{rq.type, rq.options, rq.values[ii], rq.sizes[ii], prefix, take[d], winners[d],
                                slots[ii].data(), positions};
       backend.topk_select_take(i, t);
       for (std::uint64_t e = 0; e < winners[d]; ++e) positions[e] += std::int64_t(call.offset[d]);
     });
-  std::vector<std::byte> gathered;
-  if (locals == size) {
-    errors.collective([&] { comm.barrier(); });
-  } else {
-    errors.run(first, [&] {
-      require_host_memory(P * slot_bytes, "topk: the winners of every mesh device");
-      gathered.resize(P * slot_bytes);
-    });
-    std::vector<std::span<const std::byte>> sent;
-    for (const auto& s : slots) sent.push_back(std::span(s));
-    errors.collective([&] { comm.all_gather(sent, std::span(gathered)); });
-  }
-  mark(&TopkPhases::gather_ms);
+  const GatheredSlots gathered(comm, errors, slots, slot.bytes, "winners");
+  clock.mark(&TopkPhases::gather_ms);
 
   std::vector<std::byte> values(k * value_bytes);
   std::vector<std::int64_t> indices(k);
   std::size_t at = 0;
   for (std::size_t d = 0; d < P; ++d) {
-    const std::byte* from = locals == size ? slots[d].data() : gathered.data() + d * slot_bytes;
-    std::memcpy(values.data() + at * value_bytes, from, winners[d] * value_bytes);
-    std::memcpy(indices.data() + at, from + slot_values, winners[d] * 8);
+    std::memcpy(values.data() + at * value_bytes, gathered[d], winners[d] * value_bytes);
+    std::memcpy(indices.data() + at, slot.indices(gathered[d]), winners[d] * 8);
     at += winners[d];
   }
   if (rq.options.sorted) {
-    // Best first, ties by index: the host top-k of the k winners, their global indices as input.
-    std::vector<std::int32_t> narrow;
-    if (rq.index_bytes == 4) narrow.assign(indices.begin(), indices.end());
-    detail::TopkRequest order;
-    order.type = rq.type;
-    order.values = values.data();
-    order.total = k;
-    order.rows = Rows::uniform(1, k);
-    order.k = k;
-    order.options = rq.options;
-    order.index_bytes = rq.index_bytes;
-    order.input_indices = rq.index_bytes == 4 ? static_cast<const void*>(narrow.data()) : indices.data();
-    order.input_indices_count = k;
-    order.out_values = rq.out_values;
-    order.out_indices = rq.out_indices;
-    detail::cpu_topk(detail::validate_topk(order, nullptr), order.values, order.input_indices, order.out_values,
-                     order.out_indices, ctx.cpu_threads());
+    // Best first, ties by index: the top-k of the k winners, their global indices as input.
+    topk_of_entries(ctx, backend, rq, 1, k, values.data(), indices.data());
   } else {
     std::memcpy(rq.out_values, values.data(), values.size());
     if (rq.index_bytes == 8) {
@@ -158,7 +124,7 @@ void topk_by_radix_select(const Context& ctx, comm::Communicator& comm, DeviceBa
       for (std::size_t e = 0; e < k; ++e) out[e] = std::int32_t(indices[e]);  // checked: n - 1 <= INT32_MAX
     }
   }
-  mark(&TopkPhases::merge_ms);
+  clock.mark(&TopkPhases::merge_ms);
   if (rq.phases) {
     rq.phases->path = TopkShardPath::radix_select;
     rq.phases->select_passes = passes;

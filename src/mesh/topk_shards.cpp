@@ -15,18 +15,17 @@
 // The radix-select path (topk_select.cpp) replaces steps 2-4 for one array when chosen
 // (TopkShardPath, choose_path below).
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <exception>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "core/topk_plan.hpp"
 #include "mesh/shard_count.hpp"
 #include "mesh/device_backend.hpp"
 #include "mesh/local_errors.hpp"
 #include "mesh/topk_select.hpp"
+#include "mesh/topk_steps.hpp"
 #include "radixmesh/communicator.hpp"
 #include "radixmesh/error.hpp"
 #include "radixmesh/multisplit.hpp"
@@ -161,22 +160,16 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
   if (choose_path(rq, *backend, size) == TopkShardPath::radix_select)
     return mesh::topk_by_radix_select(ctx, comm, *backend, errors, {rq, offset});
 
-  auto clock = std::chrono::steady_clock::now();
-  auto mark = [&](double TopkPhases::*field) {
-    const auto now = std::chrono::steady_clock::now();
-    if (rq.phases) rq.phases->*field = std::chrono::duration<double, std::milli>(now - clock).count();
-    clock = now;
-  };
+  mesh::TopkStepClock clock(rq.phases);
 
   // 2. Local candidates: rows x take[d] values and indices at the front of each device's k slots
   //    per row (the all_gather needs one size from every device).
-  // The indices start 8-byte aligned (2-byte values may leave the values' part at any even size).
-  const std::size_t slot_values = (rows * k * value_bytes + 7) / 8 * 8, slot_bytes = slot_values + rows * k * 8;
+  const mesh::EntrySlot slot(rows * k, value_bytes);
   std::vector<std::vector<std::byte>> contribution(static_cast<std::size_t>(locals));
   for (int i = 0; i < locals; ++i)
     errors.run(first + i, [&] {
-      require_host_memory(slot_bytes, "topk: the candidates of one mesh device");
-      contribution[std::size_t(i)].assign(slot_bytes, std::byte{0});
+      require_host_memory(slot.bytes, "topk: the candidates of one mesh device");
+      contribution[std::size_t(i)].assign(slot.bytes, std::byte{0});
     });
   auto local_topk = [&](int i) {
     const std::size_t ii = std::size_t(i), d = std::size_t(first + i), kd = take[d];
@@ -191,10 +184,10 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
     local.options = {.largest = rq.options.largest, .sorted = false, .include_nan = rq.options.include_nan};
     local.index_bytes = 8;
     std::byte* out = contribution[ii].data();
+    std::int64_t* index = slot.indices(out);
     local.out_values = out;
-    local.out_indices = out + slot_values;
+    local.out_indices = index;
     backend->topk_local(i, local);
-    auto* index = reinterpret_cast<std::int64_t*>(out + slot_values);
     for (std::size_t e = 0; e < rows * kd; ++e) index[e] += std::int64_t(offset[d]);
   };
   if (locals > 1 && backend->concurrent_local_calls() && !errors.any()) {
@@ -218,26 +211,11 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
     for (int i = 0; i < locals; ++i) errors.run(first + i, [&] { local_topk(i); });
   }
 
-  mark(&TopkPhases::local_ms);
+  clock.mark(&TopkPhases::local_ms);
 
-  // 3. Every device's candidates, on every process. One process holds them all already: a barrier
-  //    then only carries a local failure to the collective's error.
-  std::vector<std::byte> gathered;
-  if (locals == size) {
-    errors.collective([&] { comm.barrier(); });
-  } else {
-    errors.run(first, [&] {
-      require_host_memory(std::size_t(size) * slot_bytes, "topk: the candidates of every mesh device");
-      gathered.resize(std::size_t(size) * slot_bytes);
-    });
-    std::vector<std::span<const std::byte>> sent;
-    for (const auto& c : contribution) sent.push_back(std::span(c));
-    errors.collective([&] { comm.all_gather(sent, std::span(gathered)); });
-  }
-  auto slot = [&](std::size_t d) {
-    return locals == size ? contribution[d].data() : gathered.data() + d * slot_bytes;
-  };
-  mark(&TopkPhases::gather_ms);
+  // 3. Every device's candidates, on every process.
+  const mesh::GatheredSlots gathered(comm, errors, contribution, slot.bytes, "candidates");
+  clock.mark(&TopkPhases::gather_ms);
 
   // 4. The final top-k of each row's candidates (device order, then ascending index).
   std::uint64_t per_row = 0;
@@ -251,33 +229,14 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
   for (std::size_t r = 0; r < rows; ++r) {
     std::size_t at = r * per_row;
     for (std::size_t d = 0; d < std::size_t(size); ++d) {
-      const std::byte* from = slot(d);
+      const std::byte* from = gathered[d];
       std::memcpy(candidates.data() + at * value_bytes, from + r * take[d] * value_bytes, take[d] * value_bytes);
-      std::memcpy(indices.data() + at, from + slot_values + r * take[d] * 8, take[d] * 8);
+      std::memcpy(indices.data() + at, slot.indices(from) + r * take[d], take[d] * 8);
       at += take[d];
     }
   }
-  std::vector<std::int32_t> narrow;
-  if (rq.index_bytes == 4) narrow.assign(indices.begin(), indices.end());  // checked: n - 1 <= INT32_MAX
-  TopkRequest final_request;
-  final_request.type = rq.type;
-  final_request.values = candidates.data();
-  final_request.total = candidates.size() / value_bytes;
-  final_request.rows = Rows::uniform(rows, per_row);
-  final_request.k = k;
-  final_request.options = rq.options;
-  final_request.index_bytes = rq.index_bytes;
-  final_request.input_indices = rq.index_bytes == 4 ? static_cast<const void*>(narrow.data()) : indices.data();
-  final_request.input_indices_count = final_request.total;
-  final_request.out_values = rq.out_values;
-  final_request.out_indices = rq.out_indices;
-  // On GPU devices the first local GPU takes it (the candidates uploaded); on CPU devices, the host.
-  if (backend->concurrent_local_calls())
-    backend->topk_local(0, final_request);
-  else
-    cpu_topk(validate_topk(final_request, nullptr), final_request.values, final_request.input_indices,
-             final_request.out_values, final_request.out_indices, ctx.cpu_threads());
-  mark(&TopkPhases::merge_ms);
+  mesh::topk_of_entries(ctx, *backend, rq, rows, per_row, candidates.data(), indices.data());
+  clock.mark(&TopkPhases::merge_ms);
 }
 
 }  // namespace radixmesh::detail

@@ -6,12 +6,7 @@
 # hangs, and no output or temporary file remains.
 # usage: mpi_sort.sh RADIXMESH MPIEXEC
 set -euo pipefail
-rxm=$(readlink -f "$1")
-mpiexec=$2
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-cd "$dir"
-run_ranks() { local np=$1; shift; timeout 120 "$mpiexec" --allow-run-as-root --oversubscribe -np "$np" "$rxm" "$@"; }
+source "$(dirname "$(readlink -f "$0")")/mpi_cli_setup.sh" "$@"
 
 "$rxm" generate --n 1000003 --type f32 --dist zipf --out keys.npy >/dev/null
 "$rxm" generate --n 1000003 --type u64 --out values.npy >/dev/null
