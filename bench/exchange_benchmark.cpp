@@ -4,8 +4,10 @@
 // bytes, in the same run, on logical devices of one GPU or on distinct GPUs.
 //
 //   bench_exchange [--devices 0,0,0,0] [--bytes-per-device 2G] [--skew uniform|zipf:S] [--reps N]
-//                  [--transport auto|peer|peer-sm|nccl] [--explain]
+//                  [--transport auto|peer|peer-sm|nccl] [--explain] [--unaligned]
 //
+// --unaligned moves a few elements between neighbouring pieces, so pieces start at any 4-byte
+// offset (as a sort's pieces do) instead of at multiples of 16 bytes and more.
 // --explain prints the exchange planner's plan for these counts over the machine's link graph
 // (routes per pair: direct, relayed or staged through host memory; rounds; modelled time).
 //
@@ -51,6 +53,7 @@ struct Options {
   int reps = 10;
   rxm::comm::Transport transport = rxm::comm::Transport::automatic;
   bool explain = false;  // print the exchange planner's routes and schedule for this exchange
+  bool unaligned = false;  // pieces at 4-byte offsets
 };
 
 std::uint64_t parse_bytes(const std::string& text) {
@@ -81,6 +84,8 @@ Options parse(int argc, char** argv) {
       o.reps = std::stoi(value());
     } else if (args.is("--explain")) {
       o.explain = true;
+    } else if (args.is("--unaligned")) {
+      o.unaligned = true;
     } else if (args.is("--transport")) {
       o.transport = rxm::comm::transport_from_name(value());
     } else {
@@ -91,16 +96,21 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// Elements participant i sends to j: the device's share split evenly or by Zipf(s) over j.
-std::vector<std::vector<std::uint64_t>> send_counts(std::size_t p, std::uint64_t elems, double s) {
+// Elements participant i sends to j: the device's share split evenly or by Zipf(s) over j;
+// unaligned, 1 to 3 elements fewer for every destination but the last (which takes them).
+std::vector<std::vector<std::uint64_t>> send_counts(std::size_t p, std::uint64_t elems, double s, bool unaligned) {
   std::vector<double> w(p);
   double total = 0;
   for (std::size_t j = 0; j < p; ++j) total += w[j] = s == 0 ? 1.0 : 1.0 / std::pow(double(j + 1), s);
   std::vector<std::vector<std::uint64_t>> c(p, std::vector<std::uint64_t>(p));
-  for (auto& row : c) {
+  for (std::size_t i = 0; i < p; ++i) {
     std::uint64_t given = 0;
-    for (std::size_t j = 0; j + 1 < p; ++j) given += row[j] = std::uint64_t(double(elems) * w[j] / total);
-    row[p - 1] = elems - given;
+    for (std::size_t j = 0; j + 1 < p; ++j) {
+      c[i][j] = std::uint64_t(double(elems) * w[j] / total);
+      if (unaligned) c[i][j] -= std::min<std::uint64_t>(c[i][j], 1 + (i + j) % 3);
+      given += c[i][j];
+    }
+    c[i][p - 1] = elems - given;
   }
   return c;
 }
@@ -126,7 +136,7 @@ int run(int argc, char** argv) {
   const std::size_t p = o.devices.size();
   const std::size_t elem = 4;
   const std::uint64_t elems = o.bytes_per_device / elem;
-  const auto counts = send_counts(p, elems, o.zipf_s);
+  const auto counts = send_counts(p, elems, o.zipf_s, o.unaligned);
   bool logical = true;
   for (int d : o.devices) logical = logical && d == o.devices[0];
 
@@ -241,7 +251,7 @@ int run(int argc, char** argv) {
   rxm::bench::Case c("exchange",
                      {{"devices", device_list}, {"logical", logical}, {"bytes_per_device", o.bytes_per_device},
                       {"skew", o.zipf_s == 0 ? std::string("uniform") : "zipf:" + std::to_string(o.zipf_s)},
-                      {"transport", rxm::comm::name_of(chosen)}, {"elem_bytes", elem}},
+                      {"transport", rxm::comm::name_of(chosen)}, {"elem_bytes", elem}, {"unaligned", o.unaligned}},
                      double(elems * elem * p), "bytes");
   c.add(std::string("radixmesh all_to_all_v (") + rxm::comm::name_of(chosen) + " transport)", ours, true);
   c.add("naive all-at-once cudaMemcpyPeerAsync exchange", naive);
@@ -272,7 +282,7 @@ int run(int argc, char** argv) {
 namespace radixmesh::bench {
 
 const char* const exchange_usage =
-    "usage: bench_exchange [--devices 0,0,0,0] [--bytes-per-device 2G] [--skew uniform|zipf:S] [--reps N] [--transport auto|peer|peer-sm|nccl] [--explain]\n";
+    "usage: bench_exchange [--devices 0,0,0,0] [--bytes-per-device 2G] [--skew uniform|zipf:S] [--reps N] [--transport auto|peer|peer-sm|nccl] [--explain] [--unaligned]\n";
 
 int run_exchange_benchmark(int argc, char** argv) { return run(argc, argv); }
 

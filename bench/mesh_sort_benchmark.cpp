@@ -5,7 +5,11 @@
 // step's yardstick). Every step prints its time and its floor.
 //
 //   bench_mesh_sort [--devices 0,0,0,0] [--keys 2^30] [--type u32|u64] [--values 0|4|8]
-//                   [--distribution uniform|zipf|...] [--digit-bits 8] [--reps 5] [--explain]
+//                   [--distribution uniform|zipf|...] [--digit-bits 8] [--reps 5] [--explain] [--host]
+//
+// --host: the keys in pinned host memory instead, uploaded, sorted and downloaded by the call
+// (RMG's setting: pinned host -> GPUs -> host), beside one GPU sorting all of them from pinned host
+// memory (bench/mesh_sort_host_benchmark.cpp).
 //
 // The input is restored (a device-to-device copy, outside the timing) before every repetition:
 // sort_shards sorts in place. Floors (bytes over the device-to-device copy traffic measured in this
@@ -28,22 +32,14 @@
 #include "harness/driver_main.hpp"
 #include "harness/harness.hpp"
 #include "mesh_benchmarks.hpp"
+#include "mesh_sort_benchmark.hpp"
 #include "radixmesh/radixmesh.hpp"
 
 namespace rxm = radixmesh;
 
 namespace {
 
-struct Options {
-  std::vector<int> devices{0, 0, 0, 0};
-  std::uint64_t keys = std::uint64_t(1) << 30;
-  std::string type = "u32";
-  int value_bytes = 0;
-  std::string distribution = "uniform";
-  int digit_bits = 0;
-  int reps = 5;
-  bool explain = false;
-};
+using Options = rxm::bench::MeshSortOptions;
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -75,6 +71,8 @@ Options parse(int argc, char** argv) {
       o.reps = int(std::clamp<std::uint64_t>(rxm::bench::driver_count("bench_mesh_sort", "--reps", value()), 1, 1000));
     } else if (args.is("--explain")) {
       o.explain = true;
+    } else if (args.is("--host")) {
+      o.host = true;
     } else {
       args.unknown();
     }
@@ -82,33 +80,8 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-void sync_all() {
-  int count = 0;
-  RXM_CUDA_CHECK(cudaGetDeviceCount(&count));
-  for (int d = 0; d < count; ++d) {
-    rxm::detail::DeviceGuard guard(d);
-    RXM_CUDA_CHECK(cudaDeviceSynchronize());
-  }
-}
-
-// Runs restore() untimed, then times run(); one warm-up first.
-rxm::bench::Stats time_ms(const std::function<void()>& restore, const std::function<void()>& run, int reps) {
-  restore();
-  run();
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    restore();
-    sync_all();
-    const double start = now_ms();
-    run();
-    t.push_back(now_ms() - start);
-  }
-  return rxm::bench::summarize(t);
-}
+using rxm::bench::sync_all_gpus;
+using rxm::bench::time_ms;
 
 template <class K> int run_typed(const Options& o, int argc, char** argv) {
   auto ctx = rxm::Context::local(o.devices, rxm::Backend::cuda);
@@ -171,7 +144,7 @@ template <class K> int run_typed(const Options& o, int argc, char** argv) {
   const auto ours = time_ms(restore_shards, [&] { mesh_sort(options); }, o.reps);
   rxm::SortPhases phases;
   restore_shards();
-  sync_all();
+  sync_all_gpus();
   rxm::SortOptions with_phases = options;
   with_phases.phases = &phases;
   mesh_sort(with_phases);
@@ -274,6 +247,9 @@ template <class K> int run_typed(const Options& o, int argc, char** argv) {
 
 int run(int argc, char** argv) {
   const Options o = parse(argc, argv);
+  if (o.host)
+    return o.type == "u64" ? rxm::bench::run_mesh_sort_host<std::uint64_t>(o, argc, argv)
+                           : rxm::bench::run_mesh_sort_host<std::uint32_t>(o, argc, argv);
   return o.type == "u64" ? run_typed<std::uint64_t>(o, argc, argv) : run_typed<std::uint32_t>(o, argc, argv);
 }
 
@@ -283,7 +259,30 @@ namespace radixmesh::bench {
 
 const char* const mesh_sort_usage =
     "usage: bench_mesh_sort [--devices 0,0,0,0] [--keys 2^30] [--type u32|u64] [--values 0|4|8] "
-    "[--distribution uniform] [--digit-bits 8] [--reps 5] [--explain]\n";
+    "[--distribution uniform] [--digit-bits 8] [--reps 5] [--explain] [--host]\n";
+
+Stats time_ms(const std::function<void()>& restore, const std::function<void()>& run, int reps) {
+  restore();
+  run();
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    restore();
+    sync_all_gpus();
+    const auto start = std::chrono::steady_clock::now();
+    run();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  return summarize(t);
+}
+
+void sync_all_gpus() {
+  int count = 0;
+  RXM_CUDA_CHECK(cudaGetDeviceCount(&count));
+  for (int d = 0; d < count; ++d) {
+    detail::DeviceGuard guard(d);
+    RXM_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+}
 
 int run_mesh_sort_benchmark(int argc, char** argv) { return run(argc, argv); }
 

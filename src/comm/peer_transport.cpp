@@ -65,7 +65,9 @@ cudaEvent_t PeerTransport::done(std::size_t i, std::size_t j) const {
 void PeerTransport::copy_with_engines(std::size_t i, std::span<const AllToAllV> local, std::size_t elem_bytes) {
   const std::size_t p = participants_.size();
   const int from = participants_[i].cuda_device;
-  for (std::size_t j = 0; j < p; ++j) {
+  // Sender i starts with destination i + 1, so the senders' first copies go to different GPUs.
+  for (std::size_t step = 1; step <= p; ++step) {
+    const std::size_t j = (i + step) % p;
     const std::uint64_t count = local[i].send_counts[j];
     if (count == 0 || (method_ == PeerCopy::sm && stores_reach(i, j))) continue;
     cudaStream_t s = copy_streams_[i * p + j];

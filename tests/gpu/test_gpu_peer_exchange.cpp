@@ -18,6 +18,7 @@
 #include "common/gpu_skip.hpp"
 #include "common/placed_case.hpp"
 #include "common/random_keys.hpp"
+#include "cuda/mesh/push_segments.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
 #include "radixmesh/communicator.hpp"
@@ -137,6 +138,45 @@ std::vector<std::vector<std::uint64_t>> random_counts(std::size_t p, std::uint64
 }
 
 }  // namespace
+
+// The peer-sm copy kernel alone: segments whose source and destination start at every byte offset
+// within 16 bytes (shared or not), of lengths around its word and chunk sizes, all in one launch
+// (each segment gets its own blocks); every destination byte written, the bytes between untouched.
+TEST(GpuPeerExchange, PushSegmentsAtEveryByteAlignment) {
+  RXM_REQUIRE_GPU();
+  const std::uint64_t lengths[] = {0, 1, 3, 15, 16, 17, 4095, 65536 * 3 + 5, (1u << 20) + 3};
+  std::mt19937_64 rng(rxm::testing::test_seed());
+  std::vector<rxm::detail::PushSegment> segments;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> places;  // (source offset, destination offset)
+  std::uint64_t src_at = 0, dst_at = 0;
+  for (int k = 0; k < int(rxm::detail::max_push_segments); ++k) {
+    const std::uint64_t bytes = lengths[std::size_t(k) % std::size(lengths)];
+    src_at += 16 + rng() % 16;  // a gap, and any offset within 16 bytes
+    dst_at += 16 + rng() % 16;
+    places.emplace_back(src_at, dst_at);
+    segments.push_back({reinterpret_cast<const void*>(src_at), reinterpret_cast<void*>(dst_at), bytes});
+    src_at += bytes;
+    dst_at += bytes;
+  }
+  std::vector<unsigned char> host(src_at);
+  for (auto& b : host) b = static_cast<unsigned char>(rng());
+  rxm::DeviceArray<unsigned char> src(0, src_at), dst(0, dst_at + 16);
+  RXM_CUDA_CHECK(cudaMemcpy(src.data(), host.data(), host.size(), cudaMemcpyHostToDevice));
+  RXM_CUDA_CHECK(cudaMemset(dst.data(), poison, dst.size()));
+  for (auto& s : segments) {
+    s.src = src.data() + reinterpret_cast<std::uintptr_t>(s.src);
+    s.dst = dst.data() + reinterpret_cast<std::uintptr_t>(s.dst);
+  }
+  rxm::detail::push_segments(segments, nullptr);
+  RXM_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<unsigned char> expected(dst.size(), poison), got(dst.size());
+  for (std::size_t k = 0; k < segments.size(); ++k)
+    std::memcpy(expected.data() + places[k].second, host.data() + places[k].first, segments[k].bytes);
+  RXM_CUDA_CHECK(cudaMemcpy(got.data(), dst.data(), got.size(), cudaMemcpyDeviceToHost));
+  std::size_t first = 0;
+  while (first < got.size() && got[first] == expected[first]) ++first;
+  ASSERT_EQ(first, got.size()) << "first wrong byte at " << first;
+}
 
 TEST(GpuPeerExchange, LogicalDevicesRandomCountsEveryElementSize) {
   RXM_REQUIRE_GPU();

@@ -1,0 +1,183 @@
+// bench_mesh_sort --host: keys (and values) in pinned host memory, one slice per GPU, sorted by
+// rxm::sort_shards on host spans (each GPU uploads its slice, the mesh sorts, each GPU downloads its
+// share of the result): RMG's setting, pinned host -> GPUs -> host. Beside it, in the same run,
+// one GPU sorting all the keys from pinned host memory with rxm::sort (the one-GPU point), and the
+// result compared with it byte for byte.
+//
+// Floors: the upload and the download are each the busiest GPU's bytes over the rate measured in
+// this run with every GPU copying its slice at once (the host link, and host memory, shared as in
+// the sort); the device steps' floors are bench_mesh_sort's device-resident ones (run it for them).
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cuda/runtime/cuda_check.hpp"
+#include "cuda/runtime/cuda_resources.hpp"
+#include "harness/harness.hpp"
+#include "mesh_sort_benchmark.hpp"
+#include "radixmesh/radixmesh.hpp"
+
+namespace radixmesh::bench {
+
+namespace {
+
+// Copies `bytes` from `from` to `to` with several host threads (restoring 8 GB of input with one
+// thread would take seconds per repetition).
+void parallel_copy(void* to, const void* from, std::size_t bytes) {
+  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
+  const std::size_t piece = (bytes + threads - 1) / threads;
+  std::vector<std::thread> pool;
+  for (std::size_t t = 0; t < threads; ++t) {
+    const std::size_t at = t * piece;
+    if (at >= bytes) break;
+    pool.emplace_back([=] {
+      std::memcpy(static_cast<std::byte*>(to) + at, static_cast<const std::byte*>(from) + at, std::min(piece, bytes - at));
+    });
+  }
+  for (auto& th : pool) th.join();
+}
+
+// Milliseconds for every GPU to copy its slice (`slice` bytes) between pinned host memory and its
+// own memory at once, in the direction `kind`.
+double all_gpus_copy_ms(const std::vector<int>& gpus, std::byte* host, std::size_t slice, cudaMemcpyKind kind, int reps) {
+  std::vector<DeviceBuffer> device;
+  std::vector<cudaStream_t> streams(gpus.size());
+  for (std::size_t d = 0; d < gpus.size(); ++d) {
+    device.emplace_back(gpus[d], slice);
+    detail::DeviceGuard guard(gpus[d]);
+    RXM_CUDA_CHECK(cudaStreamCreateWithFlags(&streams[d], cudaStreamNonBlocking));
+  }
+  const Stats s = time_ms([] {}, [&] {
+    for (std::size_t d = 0; d < gpus.size(); ++d) {
+      detail::DeviceGuard guard(gpus[d]);
+      void* dev = device[d].data();
+      std::byte* h = host + d * slice;
+      RXM_CUDA_CHECK(kind == cudaMemcpyHostToDevice ? cudaMemcpyAsync(dev, h, slice, kind, streams[d])
+                                                    : cudaMemcpyAsync(h, dev, slice, kind, streams[d]));
+    }
+    for (std::size_t d = 0; d < gpus.size(); ++d) RXM_CUDA_CHECK(cudaStreamSynchronize(streams[d]));
+  }, reps);
+  for (std::size_t d = 0; d < gpus.size(); ++d) {
+    detail::DeviceGuard guard(gpus[d]);
+    cudaStreamDestroy(streams[d]);
+  }
+  return s.median_ms;
+}
+
+}  // namespace
+
+template <class K> int run_mesh_sort_host(const MeshSortOptions& o, int argc, char** argv) {
+  std::vector<int> gpus = o.devices;
+  std::sort(gpus.begin(), gpus.end());
+  require(std::adjacent_find(gpus.begin(), gpus.end()) == gpus.end(),
+          "bench_mesh_sort --host: every GPU once (logical devices share one host link, so the mode measures nothing)",
+          "list distinct GPUs, e.g. --devices 0,1,2,3");
+  auto ctx = Context::local(o.devices, Backend::cuda);
+  const std::size_t p = o.devices.size(), vb = std::size_t(o.value_bytes);
+  const std::size_t per_device = std::size_t(o.keys / p), total = per_device * p;
+  const std::size_t key_bytes = total * sizeof(K), value_bytes = total * vb;
+
+  // The pristine input (pageable), the mesh's pinned arrays and the one GPU's pinned arrays.
+  std::vector<K> pristine(total);
+  {
+    GenerateOptions g;
+    g.distribution = *distribution_from_name(o.distribution);
+    g.seed = 7;
+    generate(std::span(pristine), g);
+  }
+  std::vector<std::byte> pristine_values(value_bytes);
+  for (std::size_t i = 0; i < (vb ? total : 0); ++i) {
+    const std::uint64_t index = i;
+    std::memcpy(pristine_values.data() + i * vb, &index, vb);  // the global index (little-endian low half for 4 bytes)
+  }
+  PinnedBuffer keys(key_bytes), values(value_bytes), one_keys(key_bytes), one_values(value_bytes);
+  auto* k = static_cast<K*>(keys.data());
+  auto* v = static_cast<std::byte*>(values.data());
+  auto restore = [&](const PinnedBuffer& to_keys, const PinnedBuffer& to_values) {
+    return [&] {
+      parallel_copy(to_keys.data(), pristine.data(), key_bytes);
+      if (vb) parallel_copy(to_values.data(), pristine_values.data(), value_bytes);
+    };
+  };
+
+  std::vector<std::span<K>> key_spans;
+  std::vector<std::span<std::uint32_t>> v4;
+  std::vector<std::span<std::uint64_t>> v8;
+  for (std::size_t d = 0; d < p; ++d) {
+    key_spans.emplace_back(k + d * per_device, per_device);
+    v4.emplace_back(reinterpret_cast<std::uint32_t*>(v) + (vb == 4 ? d * per_device : 0), vb == 4 ? per_device : 0);
+    v8.emplace_back(reinterpret_cast<std::uint64_t*>(v) + (vb == 8 ? d * per_device : 0), vb == 8 ? per_device : 0);
+  }
+  SortOptions options;
+  options.mesh_digit_bits = o.digit_bits;
+  auto mesh_sort = [&](const SortOptions& opt) {
+    using KS = std::span<const std::span<K>>;
+    if (vb == 0) sort_shards(ctx, KS(key_spans), opt);
+    if (vb == 4) sort_shards(ctx, KS(key_spans), std::span<const std::span<std::uint32_t>>(v4), opt);
+    if (vb == 8) sort_shards(ctx, KS(key_spans), std::span<const std::span<std::uint64_t>>(v8), opt);
+  };
+  const Stats ours = time_ms(restore(keys, values), [&] { mesh_sort(options); }, o.reps);
+  SortPhases phases;
+  restore(keys, values)();
+  SortOptions with_phases = options;
+  with_phases.phases = &phases;
+  mesh_sort(with_phases);
+
+  // One GPU, all keys, from pinned host memory to pinned host memory.
+  auto solo = Context::local({o.devices[0]}, Backend::cuda);
+  const Stats single = time_ms(restore(one_keys, one_values), [&] {
+    const std::span<K> all(static_cast<K*>(one_keys.data()), total);
+    if (vb == 0) sort(solo, all);
+    if (vb == 4) sort(solo, all, std::span(static_cast<std::uint32_t*>(one_values.data()), total));
+    if (vb == 8) sort(solo, all, std::span(static_cast<std::uint64_t*>(one_values.data()), total));
+  }, o.reps);
+  require(std::memcmp(keys.data(), one_keys.data(), key_bytes) == 0 &&
+              (!vb || std::memcmp(values.data(), one_values.data(), value_bytes) == 0),
+          "bench_mesh_sort --host: the mesh's result differs from one GPU's", "report this as a bug");
+
+  // The host link's floors: every GPU copying its slice of keys at once, each way; the rates
+  // measured there carry the values too.
+  const std::size_t key_slice = per_device * sizeof(K), slice = per_device * (sizeof(K) + vb);
+  auto* host = static_cast<std::byte*>(one_keys.data());
+  const double scale = double(slice) / double(key_slice);
+  const double up_floor = scale * all_gpus_copy_ms(o.devices, host, key_slice, cudaMemcpyHostToDevice, o.reps);
+  const double down_floor = scale * all_gpus_copy_ms(o.devices, host, key_slice, cudaMemcpyDeviceToHost, o.reps);
+
+  std::string device_list;
+  for (int d : o.devices) device_list += (device_list.empty() ? "" : ",") + std::to_string(d);
+  Case c("mesh_sort",
+         {{"devices", device_list}, {"keys", total}, {"type", o.type}, {"values", o.value_bytes},
+          {"distribution", o.distribution}, {"digit_bits", phases.digit_bits}, {"passes", phases.passes},
+          {"resident", "pinned host"}},
+         double(total), "keys");
+  c.add("radixmesh sort_shards, pinned host -> GPUs -> host", ours, true);
+  c.add("rxm::sort on one device, all keys, pinned host -> GPU -> host", single);
+  const double link_bytes = 2.0 * double(slice);
+  c.set_floor(link_bytes, link_bytes / ((up_floor + down_floor) / 1e3),
+              "every GPU's slice (keys and values) up and down its host link, at the rates measured in this run with "
+              "every GPU copying at once (device steps not counted: their floors are the device-resident run's)");
+  c.print();
+  std::printf("steps: upload %.3f ms (floor %.3f), partition %.3f ms, refine %.3f ms over %d passes, exchange %.3f ms, "
+              "local sort %.3f ms, download %.3f ms (floor %.3f)\n",
+              phases.upload_ms, up_floor, phases.partition_ms, phases.refine_ms, phases.passes, phases.exchange_ms,
+              phases.local_sort_ms, phases.download_ms, down_floor);
+  std::printf("sort_shards / one GPU's rxm::sort = %.3f / %.3f = %.2fx; result identical to one GPU's\n",
+              ours.median_ms, single.median_ms, ours.median_ms / single.median_ms);
+  if (o.explain) std::printf("%s", phases.plan_text.c_str());
+  cudaDeviceProp prop{};
+  RXM_CUDA_CHECK(cudaGetDeviceProperties(&prop, o.devices[0]));
+  append_results("mesh_sort.jsonl", run_info(argc, argv, prop.name), c);
+  return 0;
+}
+
+template int run_mesh_sort_host<std::uint32_t>(const MeshSortOptions&, int, char**);
+template int run_mesh_sort_host<std::uint64_t>(const MeshSortOptions&, int, char**);
+
+}  // namespace radixmesh::bench
