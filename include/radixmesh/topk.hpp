@@ -93,6 +93,12 @@ struct TopkRequest {
   std::size_t input_indices_count = 0;   // must equal `total` when input_indices is set
   void* out_values = nullptr;            // host memory
   void* out_indices = nullptr;           // host memory
+  // The mesh's local steps only (DeviceBackend::topk_local; the public calls leave them as they
+  // are): input indices and outputs in the memory of CUDA device N (-1: host memory), and a
+  // number added to every output index (a shard's global offset).
+  int input_indices_device = -1;
+  int outputs_device = -1;
+  std::int64_t index_base = 0;
 };
 RXM_API void topk_host(Context& ctx, const TopkRequest& request);
 

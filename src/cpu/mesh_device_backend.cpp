@@ -57,8 +57,20 @@ class CpuDeviceBackend final : public DeviceBackend {
   }
   void topk_select_take(int, const detail::TopkSelectTake& take) override { detail::cpu_topk_select_take(take); }
   void topk_local(int, const detail::TopkRequest& rq) override {
-    detail::cpu_topk(detail::validate_topk(rq, rq.rows.offsets), rq.values, rq.input_indices, rq.out_values,
-                     rq.out_indices, threads_);
+    require(rq.input_indices_device < 0 && rq.outputs_device < 0, "topk: device memory on a CPU mesh device",
+            "pass host memory (a bug in radixmesh)");
+    const detail::TopkPlan plan = detail::validate_topk(rq, rq.rows.offsets);
+    detail::cpu_topk(plan, rq.values, rq.input_indices, rq.out_values, rq.out_indices, threads_);
+    const std::size_t places = plan.rows * plan.k;
+    if (rq.index_base != 0 && rq.index_bytes == 4)
+      for (std::size_t e = 0; e < places; ++e) static_cast<std::int32_t*>(rq.out_indices)[e] += std::int32_t(rq.index_base);
+    else if (rq.index_base != 0)
+      for (std::size_t e = 0; e < places; ++e) static_cast<std::int64_t*>(rq.out_indices)[e] += rq.index_base;
+  }
+  void copy_rows(const RowCopy& c) override {
+    for (std::size_t r = 0; r < c.rows; ++r)
+      std::memcpy(static_cast<std::byte*>(c.dst) + r * c.dst_pitch, static_cast<const std::byte*>(c.src) + r * c.src_pitch,
+                  c.width);
   }
   void upload(int, const void* host, void* device, std::size_t bytes) override {
     if (bytes) std::memcpy(device, host, bytes);

@@ -31,6 +31,15 @@ struct Chunk {
   std::uint64_t from = 0, to = 0, count = 0;  // in elements
 };
 
+// A 2-D copy from one local device's memory to another's (or the same): `rows` rows of `width`
+// bytes, the source rows `src_pitch` bytes apart, the destination rows `dst_pitch` apart.
+struct RowCopy {
+  int from = 0, to = 0;  // local devices
+  const void* src = nullptr;
+  void* dst = nullptr;
+  std::size_t src_pitch = 0, dst_pitch = 0, width = 0, rows = 0;
+};
+
 class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
@@ -59,8 +68,12 @@ class DeviceBackend {
   // earlier steps (GPU devices: on its stream, without waiting, so every device sorts at once).
   virtual void sort_local(int local, const detail::SortPlan& plan, void* keys, void* values) = 0;
   // Top-k of one local shard (radixmesh/topk.hpp's request; values on the device, or on the host
-  // for host shards), results in host memory when it returns.
+  // for host shards), results in host memory when it returns, or in the device's memory
+  // (request.outputs_device: GPU devices), every index plus request.index_base.
   virtual void topk_local(int local, const detail::TopkRequest& request) = 0;
+  // The copy, queued on the destination device after both devices' earlier steps (CPU devices:
+  // done when it returns).
+  virtual void copy_rows(const RowCopy& copy) = 0;
   // The distributed radix select's steps on one shard (core/topk_select.hpp): a pass's digit
   // counts, then the shard's winners (results in host memory when they return). Devices whose
   // has_topk_select() is false do not have them (the mesh top-k then takes its candidate path).

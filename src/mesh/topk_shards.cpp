@@ -4,7 +4,9 @@
 //      column count, so every process knows each shard's global offset and checks k the same way;
 //   2. every device takes its local top-min(k, columns) of each row (the single-device top-k, in
 //      ascending index order), and shifts the indices by its shard's offset;
-//   3. one all_gather of the candidates (k slots per row and device; none within one process);
+//   3. one all_gather of the candidates (k slots per row and device) between processes; within
+//      one process the candidates stay in device memory and are copied row by row to the first
+//      device (mesh::topk_candidates_in_process);
 //   4. every process takes the final top-k of each row's candidates (on its first GPU, or on the
 //      host for CPU devices), with the global indices as input indices. Candidates sit in device
 //      order, each device's in ascending index, so position order is global index order: the final
@@ -18,7 +20,6 @@
 #include <cstring>
 #include <exception>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "mesh/shard_count.hpp"
@@ -161,6 +162,16 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
     return mesh::topk_by_radix_select(ctx, comm, *backend, errors, {rq, offset});
 
   mesh::TopkStepClock clock(rq.phases);
+  std::uint64_t per_row = 0;
+  for (std::uint64_t t : take) per_row += t;
+  if (rq.phases) {
+    rq.phases->candidates_per_row = per_row;
+    rq.phases->path = TopkShardPath::candidates;
+  }
+  std::vector<std::uint64_t> columns;
+  for (const Declaration& d : all) columns.push_back(d.columns);
+  if (locals == size)  // every mesh device in this process: the candidates stay in device memory
+    return mesh::topk_candidates_in_process(*backend, errors, rq, columns, offset, take, clock);
 
   // 2. Local candidates: rows x take[d] values and indices at the front of each device's k slots
   //    per row (the all_gather needs one size from every device).
@@ -171,46 +182,14 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
       require_host_memory(slot.bytes, "topk: the candidates of one mesh device");
       contribution[std::size_t(i)].assign(slot.bytes, std::byte{0});
     });
-  auto local_topk = [&](int i) {
-    const std::size_t ii = std::size_t(i), d = std::size_t(first + i), kd = take[d];
-    if (kd == 0) return;
-    TopkRequest local;
-    local.type = rq.type;
-    local.values = rq.values[ii];
-    local.total = rq.sizes[ii];
-    local.values_device = rq.devices.empty() ? -1 : rq.devices[ii];
-    local.rows = Rows::uniform(rows, all[d].columns);
-    local.k = kd;
-    local.options = {.largest = rq.options.largest, .sorted = false, .include_nan = rq.options.include_nan};
-    local.index_bytes = 8;
+  mesh::on_every_local(*backend, errors, first, locals, [&](int i) {
+    const std::size_t ii = std::size_t(i), d = std::size_t(first + i);
+    if (take[d] == 0) return;
     std::byte* out = contribution[ii].data();
-    std::int64_t* index = slot.indices(out);
-    local.out_values = out;
-    local.out_indices = index;
+    detail::TopkRequest local = mesh::local_candidates(rq, ii, columns[d], take[d], offset[d], out, slot.indices(out));
+    local.index_bytes = 8;  // the slot's indices
     backend->topk_local(i, local);
-    for (std::size_t e = 0; e < rows * kd; ++e) index[e] += std::int64_t(offset[d]);
-  };
-  if (locals > 1 && backend->concurrent_local_calls() && !errors.any()) {
-    // GPU devices: each device's top-k (which waits for its results) on its own host thread.
-    std::vector<std::exception_ptr> failed(static_cast<std::size_t>(locals));
-    std::vector<std::thread> threads;
-    for (int i = 0; i < locals; ++i)
-      threads.emplace_back([&, i] {
-        try {
-          local_topk(i);
-        } catch (...) {
-          failed[std::size_t(i)] = std::current_exception();
-        }
-      });
-    for (auto& t : threads) t.join();
-    for (int i = 0; i < locals; ++i)
-      errors.run(first + i, [&] {
-        if (failed[std::size_t(i)]) std::rethrow_exception(failed[std::size_t(i)]);
-      });
-  } else {
-    for (int i = 0; i < locals; ++i) errors.run(first + i, [&] { local_topk(i); });
-  }
-
+  });
   clock.mark(&TopkPhases::local_ms);
 
   // 3. Every device's candidates, on every process.
@@ -218,12 +197,6 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
   clock.mark(&TopkPhases::gather_ms);
 
   // 4. The final top-k of each row's candidates (device order, then ascending index).
-  std::uint64_t per_row = 0;
-  for (std::uint64_t t : take) per_row += t;
-  if (rq.phases) {
-    rq.phases->candidates_per_row = per_row;
-    rq.phases->path = TopkShardPath::candidates;
-  }
   std::vector<std::byte> candidates(rows * per_row * value_bytes);
   std::vector<std::int64_t> indices(rows * per_row);
   for (std::size_t r = 0; r < rows; ++r) {

@@ -1,6 +1,8 @@
 #include "mesh/topk_steps.hpp"
 
+#include <exception>
 #include <string>
+#include <thread>
 
 #include "core/topk_plan.hpp"
 #include "radixmesh/error.hpp"
@@ -47,6 +49,112 @@ void topk_of_entries(const Context& ctx, DeviceBackend& backend, const detail::S
   else
     detail::cpu_topk(detail::validate_topk(r, nullptr), r.values, r.input_indices, r.out_values, r.out_indices,
                      ctx.cpu_threads());
+}
+
+void on_every_local(DeviceBackend& backend, LocalErrors& errors, int first, int locals,
+                    const std::function<void(int)>& step) {
+  if (locals <= 1 || !backend.concurrent_local_calls() || errors.any()) {
+    for (int i = 0; i < locals; ++i) errors.run(first + i, [&] { step(i); });
+    return;
+  }
+  std::vector<std::exception_ptr> failed(static_cast<std::size_t>(locals));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < locals; ++i)
+    threads.emplace_back([&, i] {
+      try {
+        step(i);
+      } catch (...) {
+        failed[std::size_t(i)] = std::current_exception();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < locals; ++i)
+    errors.run(first + i, [&] {
+      if (failed[std::size_t(i)]) std::rethrow_exception(failed[std::size_t(i)]);
+    });
+}
+
+detail::TopkRequest local_candidates(const detail::ShardTopkRequest& rq, std::size_t i, std::uint64_t columns,
+                                     std::uint64_t take, std::uint64_t offset, void* out_values, void* out_indices) {
+  detail::TopkRequest local;
+  local.type = rq.type;
+  local.values = rq.values[i];
+  local.total = rq.sizes[i];
+  local.values_device = rq.devices.empty() ? -1 : rq.devices[i];
+  local.rows = Rows::uniform(rq.rows, columns);
+  local.k = take;
+  local.options = {.largest = rq.options.largest, .sorted = false, .include_nan = rq.options.include_nan};
+  local.index_bytes = rq.index_bytes;
+  local.out_values = out_values;
+  local.out_indices = out_indices;
+  local.index_base = std::int64_t(offset);
+  return local;
+}
+
+void topk_candidates_in_process(DeviceBackend& backend, LocalErrors& errors, const detail::ShardTopkRequest& rq,
+                                std::span<const std::uint64_t> columns, std::span<const std::uint64_t> offset,
+                                std::span<const std::uint64_t> take, TopkStepClock& clock) {
+  const int locals = int(take.size());
+  const std::size_t rows = rq.rows, value_bytes = size_of(rq.type), index_bytes = rq.index_bytes;
+  std::uint64_t per_row = 0;
+  for (std::uint64_t t : take) per_row += t;
+  const int home = backend.location(0).cuda_device;  // -1: host memory (CPU devices)
+
+  // 2. Every device's candidates in its own memory.
+  std::vector<std::shared_ptr<std::byte>> values(static_cast<std::size_t>(locals)), indices(static_cast<std::size_t>(locals));
+  on_every_local(backend, errors, 0, locals, [&](int i) {
+    const std::size_t ii = std::size_t(i);
+    if (take[ii] == 0) return;
+    values[ii] = backend.allocate(i, rows * take[ii] * value_bytes, "topk: the candidates of one mesh device");
+    indices[ii] = backend.allocate(i, rows * take[ii] * index_bytes, "topk: the candidates of one mesh device");
+    detail::TopkRequest local =
+        local_candidates(rq, ii, columns[ii], take[ii], offset[ii], values[ii].get(), indices[ii].get());
+    local.outputs_device = backend.location(i).cuda_device;
+    backend.topk_local(i, local);
+  });
+  clock.mark(&TopkPhases::local_ms);
+
+  // 3. Row by row into one array on the first device: row r holds device 0's candidates of row r,
+  //    then device 1's, and so on.
+  std::shared_ptr<std::byte> all_values, all_indices;
+  errors.run(0, [&] {
+    all_values = backend.allocate(0, rows * per_row * value_bytes, "topk: the candidates of every mesh device");
+    all_indices = backend.allocate(0, rows * per_row * index_bytes, "topk: the candidates of every mesh device");
+    std::uint64_t at = 0;
+    for (int i = 0; i < locals; ++i) {
+      const std::size_t ii = std::size_t(i);
+      if (take[ii] == 0) continue;
+      for (const auto& [from, to, bytes] : {std::tuple(values[ii].get(), all_values.get(), value_bytes),
+                                            std::tuple(indices[ii].get(), all_indices.get(), index_bytes)})
+        backend.copy_rows({.from = i, .to = 0, .src = from, .dst = to + at * bytes, .src_pitch = take[ii] * bytes,
+                           .dst_pitch = per_row * bytes, .width = take[ii] * bytes, .rows = rows});
+      at += take[ii];
+    }
+    backend.synchronize(0);
+  });
+  errors.collective([] {});
+  clock.mark(&TopkPhases::gather_ms);
+
+  // 4. The final top-k on the first device, with the global indices as input indices.
+  errors.run(0, [&] {
+    detail::TopkRequest r;
+    r.type = rq.type;
+    r.values = all_values.get();
+    r.total = rows * per_row;
+    r.values_device = home;
+    r.rows = Rows::uniform(rows, per_row);
+    r.k = rq.k;
+    r.options = rq.options;
+    r.index_bytes = index_bytes;
+    r.input_indices = all_indices.get();
+    r.input_indices_count = r.total;
+    r.input_indices_device = home;
+    r.out_values = rq.out_values;
+    r.out_indices = rq.out_indices;
+    backend.topk_local(0, r);
+  });
+  errors.collective([] {});
+  clock.mark(&TopkPhases::merge_ms);
 }
 
 }  // namespace radixmesh::mesh

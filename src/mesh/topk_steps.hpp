@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <vector>
 
 #include "mesh/device_backend.hpp"
@@ -50,6 +52,26 @@ class GatheredSlots {
 // output come out as one device's.
 void topk_of_entries(const Context& ctx, DeviceBackend& backend, const detail::ShardTopkRequest& rq, std::size_t rows,
                      std::size_t per_row, const std::byte* values, const std::int64_t* indices);
+
+// Runs step(i) for every local device i, recording a failure against its mesh device: at once
+// from host threads where the backend allows it (GPU devices, each waiting on its own stream),
+// else one after another.
+void on_every_local(DeviceBackend& backend, LocalErrors& errors, int first, int locals,
+                    const std::function<void(int)>& step);
+
+// Local device i's candidates: the top-min(k, columns) of each of its rows, unsorted (ascending
+// index), indices shifted by the shard's global offset, into out_values and out_indices (of
+// rq.index_bytes: a global index fits when the global column count does).
+detail::TopkRequest local_candidates(const detail::ShardTopkRequest& rq, std::size_t i, std::uint64_t columns,
+                                     std::uint64_t take, std::uint64_t offset, void* out_values, void* out_indices);
+
+// Steps 2-4 of the candidate path when every mesh device is in this process: each device's
+// candidates stay in its memory, are copied row by row into one array on the first device (device
+// order, so position order is global index order), and its top-k goes to rq's outputs. No host
+// round trip: on GPU devices the candidates move device to device.
+void topk_candidates_in_process(DeviceBackend& backend, LocalErrors& errors, const detail::ShardTopkRequest& rq,
+                                std::span<const std::uint64_t> columns, std::span<const std::uint64_t> offset,
+                                std::span<const std::uint64_t> take, class TopkStepClock& clock);
 
 // Sets a TopkPhases field to the host time since the previous mark (the figures of this call).
 class TopkStepClock {

@@ -126,6 +126,29 @@ class CudaDeviceBackend final : public DeviceBackend {
   void topk_select_count(int, const detail::TopkSelectScan&, std::uint64_t*) override { no_topk_select(); }
   void topk_select_take(int, const detail::TopkSelectTake&) override { no_topk_select(); }
 
+  // On the destination's stream after an event of the source's; cudaMemcpyDefault reads peer
+  // memory over NVLink (or the driver stages it where the GPUs have no peer access).
+  void copy_rows(const RowCopy& c) override {
+    if (c.rows == 0 || c.width == 0) return;
+    const auto& from = device(c.from);
+    const auto& to = device(c.to);
+    if (c.from != c.to) {
+      detail::DeviceGuard guard(from.device);
+      cudaEvent_t written = nullptr;
+      RXM_CUDA_CHECK(cudaEventCreateWithFlags(&written, cudaEventDisableTiming));
+      const cudaError_t recorded = cudaEventRecord(written, from.stream);
+      const cudaError_t waited = recorded == cudaSuccess ? cudaStreamWaitEvent(to.stream, written, 0) : recorded;
+      cudaEventDestroy(written);  // released once the wait no longer needs it
+      RXM_CUDA_CHECK(waited);
+    }
+    detail::DeviceGuard guard(to.device);
+    if (c.rows == 1)  // one row: no pitch limit (2-D copies take pitches below 2^31)
+      RXM_CUDA_CHECK(cudaMemcpyAsync(c.dst, c.src, c.width, cudaMemcpyDefault, to.stream));
+    else
+      RXM_CUDA_CHECK(cudaMemcpy2DAsync(c.dst, c.dst_pitch, c.src, c.src_pitch, c.width, c.rows, cudaMemcpyDefault,
+                                       to.stream));
+  }
+
   void upload(int local, const void* host, void* dev, std::size_t bytes) override {
     const auto& d = device(local);
     detail::DeviceGuard guard(d.device);

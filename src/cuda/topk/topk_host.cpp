@@ -82,8 +82,13 @@ void cuda_topk_on(const CudaResources::PerDevice& participant, const TopkPlan& p
   pr.debug_checks = topk_debug_requested();
 
   // Ask for everything first: not enough device memory fails before any work.
-  void* out_values = memory.get(places * key_bytes);
-  void* out_indices = memory.get(places * plan.index_bytes);
+  const bool outputs_here = rq.outputs_device >= 0;
+  require(!outputs_here || rq.outputs_device == dev->device,
+          "topk: the outputs are on device " + std::to_string(rq.outputs_device) + ", the top-k runs on device " +
+              std::to_string(dev->device),
+          "pass outputs on the device of the values (a bug in radixmesh)");
+  void* out_values = outputs_here ? rq.out_values : memory.get(places * key_bytes);
+  void* out_indices = outputs_here ? rq.out_indices : memory.get(places * plan.index_bytes);
   if (rq.values_device < 0) {
     void* staged_values = memory.get(plan.total * key_bytes);
     RXM_CUDA_CHECK(cudaMemcpyAsync(staged_values, rq.values, plan.total * key_bytes, cudaMemcpyHostToDevice, stream));
@@ -91,7 +96,9 @@ void cuda_topk_on(const CudaResources::PerDevice& participant, const TopkPlan& p
   } else {
     pr.values = rq.values;
   }
-  if (rq.input_indices) {
+  if (rq.input_indices && rq.input_indices_device >= 0) {
+    pr.input_indices = rq.input_indices;
+  } else if (rq.input_indices) {
     void* staged_indices = memory.get(plan.total * plan.index_bytes);
     RXM_CUDA_CHECK(cudaMemcpyAsync(staged_indices, rq.input_indices, plan.total * plan.index_bytes,
                                    cudaMemcpyHostToDevice, stream));
@@ -111,9 +118,12 @@ void cuda_topk_on(const CudaResources::PerDevice& participant, const TopkPlan& p
   const std::size_t temp_bytes = device::topk_temp_bytes(pr, dev->device);
   void* temp = memory.get(temp_bytes);
   device::topk(temp, temp_bytes, pr, stream);
-  RXM_CUDA_CHECK(cudaMemcpyAsync(rq.out_values, out_values, places * key_bytes, cudaMemcpyDeviceToHost, stream));
-  RXM_CUDA_CHECK(cudaMemcpyAsync(rq.out_indices, out_indices, places * plan.index_bytes, cudaMemcpyDeviceToHost,
-                                 stream));
+  if (rq.index_base != 0) shift_indices(out_indices, places, plan.index_bytes, rq.index_base, stream);
+  if (!outputs_here) {
+    RXM_CUDA_CHECK(cudaMemcpyAsync(rq.out_values, out_values, places * key_bytes, cudaMemcpyDeviceToHost, stream));
+    RXM_CUDA_CHECK(cudaMemcpyAsync(rq.out_indices, out_indices, places * plan.index_bytes, cudaMemcpyDeviceToHost,
+                                   stream));
+  }
   RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
