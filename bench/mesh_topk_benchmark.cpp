@@ -18,6 +18,7 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/runtime/cuda_check.hpp"
@@ -156,16 +157,26 @@ void run_array(rxm::Context& ctx, const Options& o, int argc, char** argv, const
     const auto want = rxm::topk(solo, rxm::device_span<const float>(whole), k);
     rxm::require(got.indices == want.indices, "bench_mesh_topk: the mesh's top-k differs from one device's",
                  "report this as a bug");
+    // Each path forced (the automatic choice's evidence), checked against one device too.
+    std::vector<std::pair<std::string, rxm::bench::Stats>> paths;
+    for (auto [path, name] : {std::pair(rxm::TopkShardPath::candidates, "candidates"),
+                              std::pair(rxm::TopkShardPath::radix_select, "radix select")}) {
+      rxm::require(rxm::topk(ctx, S(spans), k, {}, {.path = path}).indices == want.indices,
+                   std::string("bench_mesh_topk: the ") + name + " path differs from one device's", "report this as a bug");
+      paths.emplace_back(name, timed(ctx, [&] { rxm::topk(ctx, S(spans), k, {}, {.path = path}); }, o.reps));
+    }
     rxm::bench::Case c("mesh_topk",
                        {{"devices", device_list(o.devices)}, {"n", total}, {"k", k}, {"type", "f32"}, {"rows", 1}},
                        double(total), "values");
     c.add("radixmesh topk over shards", ours, true);
     c.add("rxm::topk on one device, all values", single);
+    for (const auto& [name, stats] : paths) c.add_diagnostic("radixmesh topk over shards, the " + name + " path", stats);
     c.set_floor(read_bytes, traffic / share,
                 "every value read once, over the device-to-device copy traffic (reads + writes) measured in this run" +
                     std::string(share < 1 ? ", divided over the GPUs" : ""));
     c.print();
     print_phases(phases, read_floor_ms);
+    std::printf("automatic path: %s\n", phases.path == rxm::TopkShardPath::radix_select ? "radix select" : "candidates");
     std::printf("mesh / one device = %.3f / %.3f = %.2fx (target on 4 logical devices: <= %s)\n", ours.median_ms,
                 single.median_ms, ours.median_ms / single.median_ms, k <= 1024 ? "1.15x" : "1.3x");
     rxm::bench::append_results("mesh_topk.jsonl", rxm::bench::run_info(argc, argv, device_name), c);

@@ -41,13 +41,12 @@ void topk_by_radix_select(const Context& ctx, comm::Communicator& comm, DeviceBa
     const int bits = std::min(select_digit_bits, hi), shift = hi - bits;
     const std::size_t radix = std::size_t(1) << bits;
     std::vector<std::vector<std::uint64_t>> mine(static_cast<std::size_t>(locals), std::vector<std::uint64_t>(radix, 0));
-    for (int i = 0; i < locals; ++i)
-      errors.run(first + i, [&] {
-        const std::size_t ii = std::size_t(i);
-        if (rq.sizes[ii] == 0) return;
-        detail::TopkSelectScan scan{rq.type, rq.options, rq.values[ii], rq.sizes[ii], mask, prefix, shift, bits};
-        backend.topk_select_count(i, scan, mine[ii].data());
-      });
+    on_every_local(backend, errors, first, locals, [&](int i) {
+      const std::size_t ii = std::size_t(i);
+      if (rq.sizes[ii] == 0) return;
+      detail::TopkSelectScan scan{rq.type, rq.options, rq.values[ii], rq.sizes[ii], mask, prefix, shift, bits};
+      backend.topk_select_count(i, scan, mine[ii].data());
+    });
     std::vector<std::span<const std::byte>> sent;
     for (const auto& m : mine) sent.push_back(std::as_bytes(std::span(m)));
     std::vector<std::uint64_t> all(P * radix);
@@ -89,18 +88,17 @@ void topk_by_radix_select(const Context& ctx, comm::Communicator& comm, DeviceBa
   // 3. Every device takes its winners into a slot of max_winners entries; gathered in device order.
   const EntrySlot slot(max_winners, value_bytes);
   std::vector<std::vector<std::byte>> slots(static_cast<std::size_t>(locals));
-  for (int i = 0; i < locals; ++i)
-    errors.run(first + i, [&] {
-      const std::size_t ii = std::size_t(i), d = std::size_t(first + i);
-      require_host_memory(slot.bytes, "topk: the winners of one mesh device");
-      slots[ii].assign(slot.bytes, std::byte{0});
-      if (winners[d] == 0) return;
-      std::int64_t* positions = slot.indices(slots[ii].data());
-      detail::TopkSelectTake t{rq.type, rq.options, rq.values[ii], rq.sizes[ii], prefix, take[d], winners[d],
-                               slots[ii].data(), positions};
-      backend.topk_select_take(i, t);
-      for (std::uint64_t e = 0; e < winners[d]; ++e) positions[e] += std::int64_t(call.offset[d]);
-    });
+  on_every_local(backend, errors, first, locals, [&](int i) {
+    const std::size_t ii = std::size_t(i), d = std::size_t(first + i);
+    require_host_memory(slot.bytes, "topk: the winners of one mesh device");
+    slots[ii].assign(slot.bytes, std::byte{0});
+    if (winners[d] == 0) return;
+    std::int64_t* positions = slot.indices(slots[ii].data());
+    detail::TopkSelectTake t{rq.type, rq.options, rq.values[ii], rq.sizes[ii], prefix, take[d], winners[d],
+                           slots[ii].data(), positions};
+    backend.topk_select_take(i, t);
+    for (std::uint64_t e = 0; e < winners[d]; ++e) positions[e] += std::int64_t(call.offset[d]);
+  });
   const GatheredSlots gathered(comm, errors, slots, slot.bytes, "winners");
   clock.mark(&TopkPhases::gather_ms);
 

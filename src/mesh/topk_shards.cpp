@@ -115,11 +115,16 @@ void check_k(const ShardTopkRequest& rq, std::uint64_t columns, int devices) {
 
 // The path of this call: as asked, or by the rule of TopkShardPath::automatic.
 TopkShardPath choose_path(const ShardTopkRequest& rq, const mesh::DeviceBackend& backend, int devices) {
-  const bool select_runs = !rq.batched && rq.rows == 1 && backend.has_topk_select();
+  // GPU devices select over shards in their memory (device_spans); host spans there take the
+  // candidate path, whose local top-k uploads them.
+  const bool host_shards_on_gpus = rq.devices.empty() && backend.location(0).cuda_device >= 0;
+  const bool select_runs = !rq.batched && rq.rows == 1 && backend.has_topk_select() && !host_shards_on_gpus;
   if (rq.path == TopkShardPath::radix_select)
     require(select_runs,
             rq.batched ? std::string("topk_batched: the radix-select path takes one array, not rows")
-                       : std::string("topk: the radix-select path is not built for GPU mesh devices yet"),
+            : host_shards_on_gpus
+                ? std::string("topk: the radix-select path on GPU mesh devices takes device_spans, not host spans")
+                : std::string("topk: the radix-select path is not built for these mesh devices"),
             "use TopkShardPath::automatic or candidates");
   if (rq.path != TopkShardPath::automatic) return rq.path;
   // By measurement the candidates are faster on CPU devices at every k tried (docs/design/mesh-topk.md);

@@ -1,7 +1,8 @@
 // rxm::topk and rxm::topk_batched over device-resident shards: four and three logical devices of
 // one GPU, and every GPU of the machine where it has several. Every result is compared byte for
 // byte with the single-device top-k of the concatenated data on the CPU backend
-// (tests/common/mesh_topk_cases.hpp): every key type and distribution, every option set, k = 1,
+// (tests/common/mesh_topk_cases.hpp), one array by both paths (the candidates and the radix
+// select): every key type and distribution, every option set, k = 1,
 // k = n and k larger than some shards, empty shards, ties across shard boundaries, shards large
 // enough for the GPU's own top-k paths, host shards on GPU devices, the LLM shape (vocabulary-
 // parallel logits, scaled down); then bad input.
@@ -38,10 +39,18 @@ void check(rxm::Context& ctx, const std::vector<T>& batch, std::size_t rows, con
   for (auto& a : on_device) spans.emplace_back(a.data(), a.size(), a.device());
   using S = std::span<const rxm::device_span<const T>>;
   const auto want = rxm::testing::expected_topk<T, Index>(batch, rows, k, o);
-  const auto got = batched ? rxm::topk_batched<T, Index>(ctx, S(spans), rows, k, o) : rxm::topk<T, Index>(ctx, S(spans), k, o);
-  std::string why;
-  ASSERT_TRUE(rxm::testing::same_topk(got, want, &why)) << what << " k " << k << " " << rxm::testing::options_text(o)
-                                                        << ": " << why;
+  // One array by both paths (the candidates and the distributed radix select), rows by the automatic one.
+  std::vector<rxm::TopkShardPath> paths = {rxm::TopkShardPath::automatic};
+  if (!batched) paths = {rxm::TopkShardPath::candidates, rxm::TopkShardPath::radix_select};
+  for (rxm::TopkShardPath path : paths) {
+    rxm::TopkPhases phases;
+    const auto got = batched ? rxm::topk_batched<T, Index>(ctx, S(spans), rows, k, o, {path, &phases})
+                             : rxm::topk<T, Index>(ctx, S(spans), k, o, {path, &phases});
+    std::string why;
+    ASSERT_TRUE(rxm::testing::same_topk(got, want, &why))
+        << what << " k " << k << " " << rxm::testing::options_text(o) << " path " << int(path) << ": " << why;
+    if (path != rxm::TopkShardPath::automatic) ASSERT_EQ(phases.path, path);
+  }
 }
 
 template <class T> void every_distribution(rxm::Context& ctx, std::size_t n, std::uint64_t seed) {
@@ -129,6 +138,11 @@ TEST(GpuMeshTopk, HostShardsOnGpuDevices) {
   const auto want = rxm::testing::expected_topk<double, std::int64_t>(values, 1, 777, {.sorted = true});
   std::string why;
   EXPECT_TRUE(rxm::testing::same_topk(got, want, &why)) << why;
+  // The radix select reads shards in the GPUs' memory: host spans there are a clear error.
+  const std::string select = rxm::testing::error_text([&] {
+    rxm::topk(ctx, std::span<const std::span<const double>>(spans), 777, {}, {rxm::TopkShardPath::radix_select});
+  });
+  EXPECT_NE(select.find("takes device_spans, not host spans"), std::string::npos) << select;
 }
 
 TEST(GpuMeshTopk, SeveralGpusEveryDistribution) {

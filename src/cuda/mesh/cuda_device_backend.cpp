@@ -13,6 +13,7 @@
 #include "core/backends.hpp"
 #include "core/topk_plan.hpp"
 #include "cuda/topk/topk_on_device.hpp"
+#include "cuda/topk/topk_select_gpu.hpp"
 #include "cuda/mesh/copy_pieces.hpp"
 #include "cuda/multisplit/queued_split.hpp"
 #include "cuda/runtime/cuda_check.hpp"
@@ -24,11 +25,6 @@
 
 namespace radixmesh::mesh {
 namespace {
-
-[[noreturn]] void no_topk_select() {
-  throw_error(ErrorCode::unsupported, "topk: the radix-select path is not built for GPU mesh devices yet",
-              "use the automatic or the candidates path (TopkShardPath)");
-}
 
 std::vector<detail::CopyPiece> pieces_of(std::span<const Chunk> chunks, std::size_t elem_bytes) {
   std::vector<detail::CopyPiece> pieces;
@@ -121,10 +117,14 @@ class CudaDeviceBackend final : public DeviceBackend {
     detail::cuda_topk_on(device(local), detail::validate_topk(rq, rq.rows.offsets), rq, true);
   }
   bool concurrent_local_calls() const override { return true; }
-  // The radix select's GPU kernels are not built yet: the mesh top-k takes its candidate path here.
-  bool has_topk_select() const override { return false; }
-  void topk_select_count(int, const detail::TopkSelectScan&, std::uint64_t*) override { no_topk_select(); }
-  void topk_select_take(int, const detail::TopkSelectTake&) override { no_topk_select(); }
+  // Over shards in the GPU's memory (the mesh top-k keeps host shards on its candidate path).
+  bool has_topk_select() const override { return true; }
+  void topk_select_count(int local, const detail::TopkSelectScan& scan, std::uint64_t* counts) override {
+    detail::cuda_topk_select_count(device(local), scan, counts);
+  }
+  void topk_select_take(int local, const detail::TopkSelectTake& take) override {
+    detail::cuda_topk_select_take(device(local), take);
+  }
 
   // On the destination's stream after an event of the source's; cudaMemcpyDefault reads peer
   // memory over NVLink (or the driver stages it where the GPUs have no peer access).
