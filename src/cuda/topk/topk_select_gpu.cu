@@ -1,7 +1,6 @@
 // GPU steps of the distributed radix select (topk_select_gpu.hpp):
 //   count: one read of the shard; each block counts the digits of the keys that match the prefix
-//     in shared memory (one atomic per distinct digit of a warp), then adds its counts to the
-//     device's (64-bit atomics, once per digit);
+//     in shared memory, then adds its counts to the device's (64-bit atomics, once per digit);
 //   take: the winners in position order, by tiles of 4096 keys: one read counts each tile's keys
 //     above the threshold and equal to it; the host turns those counts into each tile's output
 //     offset and its share of the equal keys (the first `equal` of them in position order); a
@@ -36,15 +35,7 @@ __global__ void __launch_bounds__(count_threads)
   for (std::size_t i = blockIdx.x * std::size_t(count_threads) + threadIdx.x; i < n;
        i += std::size_t(gridDim.x) * count_threads) {
     const std::uint64_t rank = topk_rank(values[i], options);
-    const bool counted = (rank & mask) == prefix;
-    // One shared atomic per distinct digit in the warp: the top digits of real data are few (the
-    // exponents of uniform floats), and 32 lanes adding to one counter serialize.
-    const unsigned voters = __ballot_sync(__activemask(), counted);
-    if (counted) {
-      const unsigned digit = unsigned(rank >> shift) & (radix - 1);
-      const unsigned same = __match_any_sync(voters, digit);
-      if (int(threadIdx.x % 32) == __ffs(same) - 1) atomicAdd(&block_counts[digit], unsigned(__popc(same)));
-    }
+    if ((rank & mask) == prefix) atomicAdd(&block_counts[(rank >> shift) & (radix - 1)], 1u);
   }
   __syncthreads();
   for (unsigned d = threadIdx.x; d < radix; d += count_threads)
