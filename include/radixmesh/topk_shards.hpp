@@ -14,10 +14,13 @@
 // The result is the bytes that topk / topk_batched of the concatenated data on one device gives:
 // every option and rule of radixmesh/topk.hpp carries over (largest or smallest, sorted or in
 // ascending index order, the NaN policy, the lowest global index winning ties). It is returned on
-// the host of every process. k may exceed some shards (even be empty ones); k > n (the total, or
+// the host of every process (topk, topk_batched), written where the caller says (topk_into,
+// topk_batched_into: one GPU's memory, or host buffers), or left on the devices that hold the
+// winners (topk_distributed). k may exceed some shards (even be empty ones); k > n (the total, or
 // the total columns of a row) is an error. Every process passes the same type, k, rows and
 // options, or every process gets the same error naming the disagreement.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -67,18 +70,26 @@ struct ShardTopkRequest {
   std::size_t k = 0;
   TopkOptions options;
   std::size_t index_bytes = 8;
-  void* out_values = nullptr;   // host, rows * k entries
-  void* out_indices = nullptr;  // host, rows * k entries of index_bytes
+  void* out_values = nullptr;   // rows * k entries: host memory, or CUDA device out_device's
+  void* out_indices = nullptr;  // rows * k entries of index_bytes, beside out_values
+  int out_device = -1;          // the CUDA device holding the outputs; -1: host memory
+  bool receives = true;         // false: this process passes no outputs (topk_into under MPI)
   TopkShardPath path = TopkShardPath::automatic;
   TopkPhases* phases = nullptr;
 };
 RXM_API void topk_shards(Context& ctx, const ShardTopkRequest& request);
 
-template <class T, class Index, class Span>
-TopkResult<T, Index> run_topk_shards(Context& ctx, std::span<const Span> shards, std::size_t rows, bool batched,
-                                     std::size_t k, const TopkOptions& o, const TopkShardOptions& mesh) {
-  static_assert(std::is_same_v<Index, std::int32_t> || std::is_same_v<Index, std::int64_t>,
-                "radixmesh::topk: indices are std::int32_t or std::int64_t");
+// topk_distributed: the request (one array; outputs unused) and every local device's output shard.
+struct ShardWinnersOut {
+  std::vector<void*> values, indices;  // one per local mesh device, in the memory of its input shard
+  std::vector<std::size_t> capacity;   // entries each holds
+};
+RXM_API std::vector<std::size_t> topk_shards_distributed(Context& ctx, const ShardTopkRequest& request,
+                                                         const ShardWinnersOut& out);
+
+template <class T, class Span> ShardTopkRequest shard_request(std::span<const Span> shards, std::size_t rows,
+                                                              bool batched, std::size_t k, const TopkOptions& o,
+                                                              std::size_t index_bytes, const TopkShardOptions& mesh) {
   ShardTopkRequest rq;
   rq.type = key_type_v<T>;
   for (const auto& s : shards) {
@@ -90,9 +101,18 @@ TopkResult<T, Index> run_topk_shards(Context& ctx, std::span<const Span> shards,
   rq.batched = batched;
   rq.k = k;
   rq.options = o;
-  rq.index_bytes = sizeof(Index);
+  rq.index_bytes = index_bytes;
   rq.path = mesh.path;
   rq.phases = mesh.phases;
+  return rq;
+}
+
+template <class T, class Index, class Span>
+TopkResult<T, Index> run_topk_shards(Context& ctx, std::span<const Span> shards, std::size_t rows, bool batched,
+                                     std::size_t k, const TopkOptions& o, const TopkShardOptions& mesh) {
+  static_assert(std::is_same_v<Index, std::int32_t> || std::is_same_v<Index, std::int64_t>,
+                "radixmesh::topk: indices are std::int32_t or std::int64_t");
+  ShardTopkRequest rq = shard_request<T>(shards, rows, batched, k, o, sizeof(Index), mesh);
   TopkResult<T, Index> result;
   result.rows = rows;
   result.k = k;
@@ -107,6 +127,55 @@ TopkResult<T, Index> run_topk_shards(Context& ctx, std::span<const Span> shards,
   rq.out_indices = result.indices.data();
   topk_shards(ctx, rq);
   return result;
+}
+
+// topk_into / topk_batched_into: outputs of rows * k entries, or none (empty spans) on a process
+// that wants no copy.
+template <class T, class Index, class Span, class OutValues, class OutIndices>
+void run_topk_shards_into(Context& ctx, std::span<const Span> shards, std::size_t rows, bool batched, std::size_t k,
+                          OutValues out_values, OutIndices out_indices, const TopkOptions& o,
+                          const TopkShardOptions& mesh) {
+  static_assert(std::is_same_v<Index, std::int32_t> || std::is_same_v<Index, std::int64_t>,
+                "radixmesh::topk_into: indices are std::int32_t or std::int64_t");
+  ShardTopkRequest rq = shard_request<T>(shards, rows, batched, k, o, sizeof(Index), mesh);
+  rq.receives = !out_values.empty() || !out_indices.empty();
+  if (rq.receives) {
+    require(out_values.size() == rows * k && out_indices.size() == rows * k,
+            "topk_into: the outputs hold " + std::to_string(out_values.size()) + " values and " +
+                std::to_string(out_indices.size()) + " indices, not rows x k = " + std::to_string(rows * k),
+            "pass outputs of rows * k entries each (or empty ones on a process that wants no copy)");
+    if constexpr (requires { out_values.device(); }) {
+      require(out_values.device() == out_indices.device(),
+              "topk_into: the values go to device " + std::to_string(out_values.device()) + " and the indices to " +
+                  std::to_string(out_indices.device()),
+              "put both outputs on one GPU");
+      rq.out_device = out_values.device();
+    }
+    rq.out_values = out_values.data();
+    rq.out_indices = out_indices.data();
+  }
+  topk_shards(ctx, rq);
+}
+
+template <class T, class Index, class Span, class OutSpan, class IndexSpan>
+std::vector<std::size_t> run_topk_distributed(Context& ctx, std::span<const Span> shards, std::size_t k,
+                                              std::span<const OutSpan> out_values,
+                                              std::span<const IndexSpan> out_indices, const TopkOptions& o,
+                                              const TopkShardOptions& mesh) {
+  static_assert(std::is_same_v<Index, std::int32_t> || std::is_same_v<Index, std::int64_t>,
+                "radixmesh::topk_distributed: indices are std::int32_t or std::int64_t");
+  ShardTopkRequest rq = shard_request<T>(shards, 1, false, k, o, sizeof(Index), mesh);
+  require(out_values.size() == shards.size() && out_indices.size() == shards.size(),
+          "topk_distributed: " + std::to_string(shards.size()) + " input shards but " +
+              std::to_string(out_values.size()) + " value and " + std::to_string(out_indices.size()) + " index outputs",
+          "pass one output shard per input shard");
+  ShardWinnersOut out;
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    out.values.push_back(out_values[i].data());
+    out.indices.push_back(out_indices[i].data());
+    out.capacity.push_back(std::min(out_values[i].size(), out_indices[i].size()));
+  }
+  return topk_shards_distributed(ctx, rq, out);
 }
 }  // namespace detail
 
@@ -133,6 +202,54 @@ template <class T, class Index = std::int64_t>
 TopkResult<T, Index> topk_batched(Context& ctx, std::span<const std::span<const T>> column_shards, std::size_t rows,
                                   std::size_t k, const TopkOptions& o = {}, const TopkShardOptions& mesh = {}) {
   return detail::run_topk_shards<T, Index>(ctx, column_shards, rows, true, k, o, mesh);
+}
+
+// The global top-k (or each row's) written into out_values and out_indices (rows * k entries
+// each): device_spans on one GPU of this process (the final step runs there; on logical devices,
+// on the first mesh device of that GPU), or host spans. Every process calls it; under
+// Context::mpi a process that wants no copy passes empty outputs.
+template <class T, class Index = std::int64_t>
+void topk_into(Context& ctx, std::span<const device_span<const T>> shards, std::size_t k, device_span<T> out_values,
+               device_span<Index> out_indices, const TopkOptions& o = {}, const TopkShardOptions& mesh = {}) {
+  detail::run_topk_shards_into<T, Index>(ctx, shards, 1, false, k, out_values, out_indices, o, mesh);
+}
+template <class T, class Index = std::int64_t>
+void topk_into(Context& ctx, std::span<const std::span<const T>> shards, std::size_t k, std::span<T> out_values,
+               std::span<Index> out_indices, const TopkOptions& o = {}, const TopkShardOptions& mesh = {}) {
+  detail::run_topk_shards_into<T, Index>(ctx, shards, 1, false, k, out_values, out_indices, o, mesh);
+}
+template <class T, class Index = std::int64_t>
+void topk_batched_into(Context& ctx, std::span<const device_span<const T>> column_shards, std::size_t rows,
+                       std::size_t k, device_span<T> out_values, device_span<Index> out_indices,
+                       const TopkOptions& o = {}, const TopkShardOptions& mesh = {}) {
+  detail::run_topk_shards_into<T, Index>(ctx, column_shards, rows, true, k, out_values, out_indices, o, mesh);
+}
+template <class T, class Index = std::int64_t>
+void topk_batched_into(Context& ctx, std::span<const std::span<const T>> column_shards, std::size_t rows,
+                       std::size_t k, std::span<T> out_values, std::span<Index> out_indices,
+                       const TopkOptions& o = {}, const TopkShardOptions& mesh = {}) {
+  detail::run_topk_shards_into<T, Index>(ctx, column_shards, rows, true, k, out_values, out_indices, o, mesh);
+}
+
+// The global top-k of one array left where it lies: every local mesh device i keeps its own
+// winners in out_values[i] and out_indices[i] (the kind of memory of its input shard: a
+// device_span on its GPU, or a host span; each holding at least min(k, shard i's size) entries),
+// with their global indices, best first when o.sorted (ties by index), else in ascending index.
+// Returns how many winners each local device kept; over every device of every process they add
+// up to k.
+template <class T, class Index = std::int64_t>
+std::vector<std::size_t> topk_distributed(Context& ctx, std::span<const device_span<const T>> shards, std::size_t k,
+                                          std::span<const device_span<T>> out_values,
+                                          std::span<const device_span<Index>> out_indices, const TopkOptions& o = {},
+                                          const TopkShardOptions& mesh = {}) {
+  return detail::run_topk_distributed<T, Index>(ctx, shards, k, out_values, out_indices, o, mesh);
+}
+template <class T, class Index = std::int64_t>
+std::vector<std::size_t> topk_distributed(Context& ctx, std::span<const std::span<const T>> shards, std::size_t k,
+                                          std::span<const std::span<T>> out_values,
+                                          std::span<const std::span<Index>> out_indices, const TopkOptions& o = {},
+                                          const TopkShardOptions& mesh = {}) {
+  return detail::run_topk_distributed<T, Index>(ctx, shards, k, out_values, out_indices, o, mesh);
 }
 
 }  // namespace radixmesh

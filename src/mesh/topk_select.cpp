@@ -110,7 +110,9 @@ void topk_by_radix_select(const Context& ctx, comm::Communicator& comm, DeviceBa
     std::memcpy(indices.data() + at, slot.indices(gathered[d]), winners[d] * 8);
     at += winners[d];
   }
-  if (rq.options.sorted) {
+  if (!rq.receives) {
+    // this process takes no copy of the result
+  } else if (rq.options.sorted) {
     // Best first, ties by index: the top-k of the k winners, their global indices as input.
     topk_of_entries(ctx, backend, rq, 1, k, values.data(), indices.data());
   } else {

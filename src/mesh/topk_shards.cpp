@@ -98,8 +98,19 @@ void validate_call(const ShardTopkRequest& rq, int locals) {
           "use a 16-, 32- or 64-bit type (f16, bf16, f32, f64, i16, u16, i32, u32, i64, u64)");
   require(rq.k > 0, "topk: k = 0", "ask for 1 <= k <= n");
   require(rq.rows > 0, "topk_batched: the batch has no rows", "pass at least one row");
-  require(rq.out_values != nullptr && rq.out_indices != nullptr, "topk: output storage is null",
+  require(!rq.receives || (rq.out_values != nullptr && rq.out_indices != nullptr), "topk: output storage is null",
           "pass output storage of rows * k entries");
+}
+
+// The local mesh device that takes the result into GPU `device`'s memory (the first of them, for
+// logical devices of one GPU).
+int local_of_device(const mesh::DeviceBackend& backend, int locals, int device) {
+  for (int i = 0; i < locals; ++i)
+    if (backend.location(i).cuda_device == device) return i;
+  throw Error(ErrorCode::invalid_argument,
+              "topk_into: the outputs are on GPU " + std::to_string(device) +
+                  ", which is not a mesh device of this process. fix: pass outputs on one of the context's GPUs, or "
+                  "host spans");
 }
 
 // k against the gathered column counts: the same verdict on every process.
@@ -133,6 +144,66 @@ TopkShardPath choose_path(const ShardTopkRequest& rq, const mesh::DeviceBackend&
                                                                    : TopkShardPath::candidates;
 }
 
+// Steps 2-4 of the chosen path, the agreement done.
+void topk_along(Context& ctx, comm::Communicator& comm, mesh::DeviceBackend& backend, mesh::LocalErrors& errors,
+                const ShardTopkRequest& rq, TopkShardPath path, std::span<const Declaration> all,
+                std::span<const std::uint64_t> offset, std::span<const std::uint64_t> take) {
+  const int size = comm.size(), first = comm.first_local(), locals = comm.local_count();
+  const std::size_t rows = rq.rows, k = rq.k, value_bytes = size_of(rq.type);
+  if (path == TopkShardPath::radix_select)
+    return mesh::topk_by_radix_select(ctx, comm, backend, errors, {rq, offset});
+
+  mesh::TopkStepClock clock(rq.phases);
+  std::uint64_t per_row = 0;
+  for (std::uint64_t t : take) per_row += t;
+  if (rq.phases) {
+    rq.phases->candidates_per_row = per_row;
+    rq.phases->path = TopkShardPath::candidates;
+  }
+  std::vector<std::uint64_t> columns;
+  for (const Declaration& d : all) columns.push_back(d.columns);
+  if (locals == size)  // every mesh device in this process: the candidates stay in device memory
+    return mesh::topk_candidates_in_process(backend, errors, rq, columns, offset, take, clock);
+
+  // 2. Local candidates: rows x take[d] values and indices at the front of each device's k slots
+  //    per row (the all_gather needs one size from every device).
+  const mesh::EntrySlot slot(rows * k, value_bytes);
+  std::vector<std::vector<std::byte>> contribution(static_cast<std::size_t>(locals));
+  for (int i = 0; i < locals; ++i)
+    errors.run(first + i, [&] {
+      require_host_memory(slot.bytes, "topk: the candidates of one mesh device");
+      contribution[std::size_t(i)].assign(slot.bytes, std::byte{0});
+    });
+  mesh::on_every_local(backend, errors, first, locals, [&](int i) {
+    const std::size_t ii = std::size_t(i), d = std::size_t(first + i);
+    if (take[d] == 0) return;
+    std::byte* out = contribution[ii].data();
+    detail::TopkRequest local = mesh::local_candidates(rq, ii, columns[d], take[d], offset[d], out, slot.indices(out));
+    local.index_bytes = 8;  // the slot's indices
+    backend.topk_local(i, local);
+  });
+  clock.mark(&TopkPhases::local_ms);
+
+  // 3. Every device's candidates, on every process.
+  const mesh::GatheredSlots gathered(comm, errors, contribution, slot.bytes, "candidates");
+  clock.mark(&TopkPhases::gather_ms);
+
+  // 4. The final top-k of each row's candidates (device order, then ascending index).
+  std::vector<std::byte> candidates(rows * per_row * value_bytes);
+  std::vector<std::int64_t> indices(rows * per_row);
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::size_t at = r * per_row;
+    for (std::size_t d = 0; d < std::size_t(size); ++d) {
+      const std::byte* from = gathered[d];
+      std::memcpy(candidates.data() + at * value_bytes, from + r * take[d] * value_bytes, take[d] * value_bytes);
+      std::memcpy(indices.data() + at, slot.indices(from) + r * take[d], take[d] * 8);
+      at += take[d];
+    }
+  }
+  if (rq.receives) mesh::topk_of_entries(ctx, backend, rq, rows, per_row, candidates.data(), indices.data());
+  clock.mark(&TopkPhases::merge_ms);
+}
+
 }  // namespace
 
 void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
@@ -142,6 +213,12 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
   auto backend = mesh::device_backend_for(ctx);
   mesh::LocalErrors errors(comm);
   const std::size_t rows = rq.rows, k = rq.k, value_bytes = size_of(rq.type);
+
+  // The local device that takes a device-resident result (checked on every process's behalf).
+  int out_local = 0;
+  errors.run(first, [&] {
+    if (rq.receives && rq.out_device >= 0) out_local = local_of_device(*backend, locals, rq.out_device);
+  });
 
   // 1. Agreement and column counts.
   std::vector<Declaration> mine(static_cast<std::size_t>(locals));
@@ -163,58 +240,26 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
     take[d] = std::min<std::uint64_t>(k, all[d].columns);
   }
   check_k(rq, offset.back(), size);
-  if (choose_path(rq, *backend, size) == TopkShardPath::radix_select)
-    return mesh::topk_by_radix_select(ctx, comm, *backend, errors, {rq, offset});
-
-  mesh::TopkStepClock clock(rq.phases);
-  std::uint64_t per_row = 0;
-  for (std::uint64_t t : take) per_row += t;
-  if (rq.phases) {
-    rq.phases->candidates_per_row = per_row;
-    rq.phases->path = TopkShardPath::candidates;
-  }
-  std::vector<std::uint64_t> columns;
-  for (const Declaration& d : all) columns.push_back(d.columns);
-  if (locals == size)  // every mesh device in this process: the candidates stay in device memory
-    return mesh::topk_candidates_in_process(*backend, errors, rq, columns, offset, take, clock);
-
-  // 2. Local candidates: rows x take[d] values and indices at the front of each device's k slots
-  //    per row (the all_gather needs one size from every device).
-  const mesh::EntrySlot slot(rows * k, value_bytes);
-  std::vector<std::vector<std::byte>> contribution(static_cast<std::size_t>(locals));
-  for (int i = 0; i < locals; ++i)
-    errors.run(first + i, [&] {
-      require_host_memory(slot.bytes, "topk: the candidates of one mesh device");
-      contribution[std::size_t(i)].assign(slot.bytes, std::byte{0});
+  const TopkShardPath path = choose_path(rq, *backend, size);
+  // Within one process the candidate path writes a device-resident result where it goes; the
+  // other paths end on the host, and such a result is uploaded from there.
+  if (rq.receives && rq.out_device >= 0 && (path == TopkShardPath::radix_select || locals != size)) {
+    const std::size_t places = rows * k;
+    std::vector<std::byte> values(places * value_bytes), indices(places * rq.index_bytes);
+    ShardTopkRequest on_host = rq;
+    on_host.out_device = -1;
+    on_host.out_values = values.data();
+    on_host.out_indices = indices.data();
+    topk_along(ctx, comm, *backend, errors, on_host, path, all, offset, take);
+    errors.run(first + out_local, [&] {
+      backend->upload(out_local, values.data(), rq.out_values, values.size());
+      backend->upload(out_local, indices.data(), rq.out_indices, indices.size());
+      backend->synchronize(out_local);
     });
-  mesh::on_every_local(*backend, errors, first, locals, [&](int i) {
-    const std::size_t ii = std::size_t(i), d = std::size_t(first + i);
-    if (take[d] == 0) return;
-    std::byte* out = contribution[ii].data();
-    detail::TopkRequest local = mesh::local_candidates(rq, ii, columns[d], take[d], offset[d], out, slot.indices(out));
-    local.index_bytes = 8;  // the slot's indices
-    backend->topk_local(i, local);
-  });
-  clock.mark(&TopkPhases::local_ms);
-
-  // 3. Every device's candidates, on every process.
-  const mesh::GatheredSlots gathered(comm, errors, contribution, slot.bytes, "candidates");
-  clock.mark(&TopkPhases::gather_ms);
-
-  // 4. The final top-k of each row's candidates (device order, then ascending index).
-  std::vector<std::byte> candidates(rows * per_row * value_bytes);
-  std::vector<std::int64_t> indices(rows * per_row);
-  for (std::size_t r = 0; r < rows; ++r) {
-    std::size_t at = r * per_row;
-    for (std::size_t d = 0; d < std::size_t(size); ++d) {
-      const std::byte* from = gathered[d];
-      std::memcpy(candidates.data() + at * value_bytes, from + r * take[d] * value_bytes, take[d] * value_bytes);
-      std::memcpy(indices.data() + at, slot.indices(from) + r * take[d], take[d] * 8);
-      at += take[d];
-    }
+    errors.collective([&] { comm.barrier(); });
+    return;
   }
-  mesh::topk_of_entries(ctx, *backend, rq, rows, per_row, candidates.data(), indices.data());
-  clock.mark(&TopkPhases::merge_ms);
+  topk_along(ctx, comm, *backend, errors, rq, path, all, offset, take);
 }
 
 }  // namespace radixmesh::detail

@@ -98,7 +98,11 @@ void topk_candidates_in_process(DeviceBackend& backend, LocalErrors& errors, con
   const std::size_t rows = rq.rows, value_bytes = size_of(rq.type), index_bytes = rq.index_bytes;
   std::uint64_t per_row = 0;
   for (std::uint64_t t : take) per_row += t;
-  const int home = backend.location(0).cuda_device;  // -1: host memory (CPU devices)
+  // The device that takes the final step: the one holding a device-resident result, else the first.
+  int last = 0;
+  if (rq.out_device >= 0)
+    while (last + 1 < locals && backend.location(last).cuda_device != rq.out_device) ++last;
+  const int home = backend.location(last).cuda_device;  // -1: host memory (CPU devices)
 
   // 2. Every device's candidates in its own memory.
   std::vector<std::shared_ptr<std::byte>> values(static_cast<std::size_t>(locals)), indices(static_cast<std::size_t>(locals));
@@ -114,29 +118,31 @@ void topk_candidates_in_process(DeviceBackend& backend, LocalErrors& errors, con
   });
   clock.mark(&TopkPhases::local_ms);
 
-  // 3. Row by row into one array on the first device: row r holds device 0's candidates of row r,
-  //    then device 1's, and so on.
+  // 3. Row by row into one array on the last step's device: row r holds device 0's candidates of
+  //    row r, then device 1's, and so on.
   std::shared_ptr<std::byte> all_values, all_indices;
-  errors.run(0, [&] {
-    all_values = backend.allocate(0, rows * per_row * value_bytes, "topk: the candidates of every mesh device");
-    all_indices = backend.allocate(0, rows * per_row * index_bytes, "topk: the candidates of every mesh device");
+  errors.run(last, [&] {
+    all_values = backend.allocate(last, rows * per_row * value_bytes, "topk: the candidates of every mesh device");
+    all_indices = backend.allocate(last, rows * per_row * index_bytes, "topk: the candidates of every mesh device");
     std::uint64_t at = 0;
     for (int i = 0; i < locals; ++i) {
       const std::size_t ii = std::size_t(i);
       if (take[ii] == 0) continue;
       for (const auto& [from, to, bytes] : {std::tuple(values[ii].get(), all_values.get(), value_bytes),
                                             std::tuple(indices[ii].get(), all_indices.get(), index_bytes)})
-        backend.copy_rows({.from = i, .to = 0, .src = from, .dst = to + at * bytes, .src_pitch = take[ii] * bytes,
+        backend.copy_rows({.from = i, .to = last, .src = from, .dst = to + at * bytes, .src_pitch = take[ii] * bytes,
                            .dst_pitch = per_row * bytes, .width = take[ii] * bytes, .rows = rows});
       at += take[ii];
     }
-    backend.synchronize(0);
+    backend.synchronize(last);
   });
   errors.collective([] {});
   clock.mark(&TopkPhases::gather_ms);
 
-  // 4. The final top-k on the first device, with the global indices as input indices.
-  errors.run(0, [&] {
+  // 4. The final top-k there, with the global indices as input indices, into rq's outputs (host
+  //    memory, or that device's: rq.out_device).
+  errors.run(last, [&] {
+    if (!rq.receives) return;
     detail::TopkRequest r;
     r.type = rq.type;
     r.values = all_values.get();
@@ -151,7 +157,8 @@ void topk_candidates_in_process(DeviceBackend& backend, LocalErrors& errors, con
     r.input_indices_device = home;
     r.out_values = rq.out_values;
     r.out_indices = rq.out_indices;
-    backend.topk_local(0, r);
+    r.outputs_device = rq.out_device;
+    backend.topk_local(last, r);
   });
   errors.collective([] {});
   clock.mark(&TopkPhases::merge_ms);

@@ -66,9 +66,10 @@ detail::TopkRequest local_candidates(const detail::ShardTopkRequest& rq, std::si
                                      std::uint64_t take, std::uint64_t offset, void* out_values, void* out_indices);
 
 // Steps 2-4 of the candidate path when every mesh device is in this process: each device's
-// candidates stay in its memory, are copied row by row into one array on the first device (device
-// order, so position order is global index order), and its top-k goes to rq's outputs. No host
-// round trip: on GPU devices the candidates move device to device.
+// candidates stay in its memory, are copied row by row into one array on the first device (the
+// one holding the outputs, for a device-resident result; device order, so position order is
+// global index order), and its top-k goes to rq's outputs. No host round trip: on GPU devices the
+// candidates move device to device.
 void topk_candidates_in_process(DeviceBackend& backend, LocalErrors& errors, const detail::ShardTopkRequest& rq,
                                 std::span<const std::uint64_t> columns, std::span<const std::uint64_t> offset,
                                 std::span<const std::uint64_t> take, class TopkStepClock& clock);

@@ -53,6 +53,21 @@ TopkResult<T, Index> expected_topk(const std::vector<T>& batch, std::size_t rows
   return topk_batched<T, Index>(cpu, std::span<const T>(batch), Rows::uniform(rows, batch.size() / rows), k, options);
 }
 
+// The entries of a top-k result whose index lies in [lo, hi), in the result's order: what
+// topk_distributed leaves on the device whose shard spans those indices.
+template <class T, class Index>
+TopkResult<T, Index> winners_in(const TopkResult<T, Index>& all, std::uint64_t lo, std::uint64_t hi) {
+  TopkResult<T, Index> part;
+  part.rows = 1;
+  for (std::size_t e = 0; e < all.indices.size(); ++e)
+    if (std::uint64_t(all.indices[e]) >= lo && std::uint64_t(all.indices[e]) < hi) {
+      part.values.push_back(all.values[e]);
+      part.indices.push_back(all.indices[e]);
+    }
+  part.k = part.values.size();
+  return part;
+}
+
 // Byte-identical values and indices.
 template <class T, class Index>
 bool same_topk(const TopkResult<T, Index>& a, const TopkResult<T, Index>& b, std::string* why) {

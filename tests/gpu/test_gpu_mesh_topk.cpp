@@ -5,10 +5,12 @@
 // select): every key type and distribution, every option set, k = 1,
 // k = n and k larger than some shards, empty shards, ties across shard boundaries, shards large
 // enough for the GPU's own top-k paths, host shards on GPU devices, the LLM shape (vocabulary-
-// parallel logits, scaled down); then bad input.
+// parallel logits, scaled down); the result written into one GPU's memory or left on every device;
+// then bad input.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <vector>
 
 #include "common/error_text.hpp"
@@ -145,6 +147,80 @@ TEST(GpuMeshTopk, HostShardsOnGpuDevices) {
   EXPECT_NE(select.find("takes device_spans, not host spans"), std::string::npos) << select;
 }
 
+namespace {
+
+template <class T> std::vector<T> download(const rxm::DeviceArray<T>& a, std::size_t count) {
+  std::vector<T> host(count);
+  if (count) RXM_CUDA_CHECK(cudaMemcpy(host.data(), a.data(), count * sizeof(T), cudaMemcpyDeviceToHost));
+  return host;
+}
+
+// topk_into onto GPU `out` and topk_distributed into every device's memory, by both paths, on
+// ctx's devices, against one CPU device; outputs poisoned first.
+void check_placement(rxm::Context& ctx, int out, std::size_t n, std::uint64_t seed) {
+  const int p = ctx.mesh_size();
+  const auto values = rxm::testing::random_bit_patterns<float>(n, seed);
+  const auto widths = rxm::testing::topk_shard_widths(n, p, seed % 5);
+  const auto shards = rxm::testing::column_shards(values, 1, widths);
+  std::vector<rxm::DeviceArray<float>> on_device;
+  std::vector<rxm::device_span<const float>> spans;
+  for (int d = 0; d < p; ++d) {
+    auto& a = on_device.emplace_back(ctx.devices()[std::size_t(d)].id, shards[std::size_t(d)].size());
+    if (a.size())
+      RXM_CUDA_CHECK(cudaMemcpy(a.data(), shards[std::size_t(d)].data(), a.size() * sizeof(float), cudaMemcpyHostToDevice));
+    spans.emplace_back(a.data(), a.size(), a.device());
+  }
+  using S = std::span<const rxm::device_span<const float>>;
+  for (const auto& o : rxm::testing::topk_option_sets(true))
+    for (std::size_t k : {std::size_t(1), std::size_t(1000), n / 2})
+      for (auto path : {rxm::TopkShardPath::candidates, rxm::TopkShardPath::radix_select}) {
+        const std::string what = "k " + std::to_string(k) + " " + rxm::testing::options_text(o) + " path " +
+                                 std::to_string(int(path)) + " onto GPU " + std::to_string(out);
+        const auto want = rxm::testing::expected_topk<float, std::int64_t>(values, 1, k, o);
+        rxm::DeviceArray<float> out_values(out, k + 1);
+        rxm::DeviceArray<std::int64_t> out_indices(out, k + 1);
+        RXM_CUDA_CHECK(cudaMemset(out_values.data(), 0xA5, out_values.size() * sizeof(float)));
+        RXM_CUDA_CHECK(cudaMemset(out_indices.data(), 0xA5, out_indices.size() * sizeof(std::int64_t)));
+        rxm::topk_into(ctx, S(spans), k, rxm::device_span<float>(out_values.data(), k, out),
+                       rxm::device_span<std::int64_t>(out_indices.data(), k, out), o, {path});
+        auto got_values = download(out_values, k + 1);
+        auto got_indices = download(out_indices, k + 1);
+        std::int64_t poison;
+        std::memset(&poison, 0xA5, sizeof(poison));
+        ASSERT_EQ(got_indices[k], poison) << what << ": written past the output";
+        got_values.pop_back();
+        got_indices.pop_back();
+        std::string why;
+        ASSERT_TRUE(rxm::testing::same_topk(rxm::TopkResult<float, std::int64_t>{1, k, got_values, got_indices}, want,
+                                            &why))
+            << what << ": " << why;
+        // Left distributed: every device's winners in its own memory.
+        std::vector<rxm::DeviceArray<float>> kept_values;
+        std::vector<rxm::DeviceArray<std::int64_t>> kept_indices;
+        std::vector<rxm::device_span<float>> value_outs;
+        std::vector<rxm::device_span<std::int64_t>> index_outs;
+        for (int d = 0; d < p; ++d) {
+          const int dev = ctx.devices()[std::size_t(d)].id;
+          const std::size_t room = std::min(k, widths[std::size_t(d)]);
+          value_outs.emplace_back(kept_values.emplace_back(dev, room).data(), room, dev);
+          index_outs.emplace_back(kept_indices.emplace_back(dev, room).data(), room, dev);
+        }
+        const auto kept = rxm::topk_distributed(ctx, S(spans), k, std::span<const rxm::device_span<float>>(value_outs),
+                                                std::span<const rxm::device_span<std::int64_t>>(index_outs), o, {path});
+        std::uint64_t lo = 0;
+        for (int d = 0; d < p; ++d) {
+          const auto part = rxm::testing::winners_in(want, lo, lo + widths[std::size_t(d)]);
+          ASSERT_EQ(kept[std::size_t(d)], part.k) << what << " device " << d;
+          const rxm::TopkResult<float, std::int64_t> got{1, part.k, download(kept_values[std::size_t(d)], part.k),
+                                                         download(kept_indices[std::size_t(d)], part.k)};
+          ASSERT_TRUE(rxm::testing::same_topk(got, part, &why)) << what << " device " << d << ": " << why;
+          lo += widths[std::size_t(d)];
+        }
+      }
+}
+
+}  // namespace
+
 TEST(GpuMeshTopk, SeveralGpusEveryDistribution) {
   RXM_REQUIRE_GPU();
   const auto found = rxm::discover_cuda();
@@ -152,6 +228,46 @@ TEST(GpuMeshTopk, SeveralGpusEveryDistribution) {
   auto ctx = rxm::Context::local();
   every_distribution<float>(ctx, 3000017, test_seed());
   every_distribution<std::uint64_t>(ctx, 300007, test_seed());
+  // The result onto the last GPU (the candidates meet there) and left on every GPU.
+  check_placement(ctx, ctx.devices().back().id, 1000003, test_seed());
+}
+
+TEST(GpuMeshTopk, PlacementOnADeviceAndLeftDistributed) {
+  RXM_REQUIRE_GPU();
+  auto ctx = rxm::Context::local({0, 0, 0, 0});
+  check_placement(ctx, 0, 200003, test_seed());
+  // Rows into one GPU's memory: the LLM case (the sampler reads them there).
+  const std::size_t rows = 64, columns = 4000, k = 50;
+  std::vector<float> logits(rows * columns);
+  rxm::GenerateOptions g;
+  g.distribution = rxm::Distribution::normal;
+  g.seed = test_seed();
+  rxm::generate(std::span(logits), g);
+  const auto slices = rxm::testing::column_shards(logits, rows, {1000, 1000, 1500, 500});
+  std::vector<rxm::DeviceArray<float>> on_device;
+  std::vector<rxm::device_span<const float>> spans;
+  for (const auto& s : slices) {
+    auto& a = on_device.emplace_back(0, s.size());
+    RXM_CUDA_CHECK(cudaMemcpy(a.data(), s.data(), s.size() * sizeof(float), cudaMemcpyHostToDevice));
+    spans.emplace_back(a.data(), a.size(), 0);
+  }
+  rxm::DeviceArray<float> out_values(0, rows * k);
+  rxm::DeviceArray<std::int32_t> out_indices(0, rows * k);
+  rxm::topk_batched_into(ctx, std::span<const rxm::device_span<const float>>(spans), rows, k,
+                         rxm::device_span<float>(out_values), rxm::device_span<std::int32_t>(out_indices),
+                         {.sorted = true});
+  std::string why;
+  EXPECT_TRUE(rxm::testing::same_topk(
+      rxm::TopkResult<float, std::int32_t>{rows, k, download(out_values, rows * k), download(out_indices, rows * k)},
+      rxm::testing::expected_topk<float, std::int32_t>(logits, rows, k, {.sorted = true}), &why))
+      << why;
+  // Outputs on a GPU the context does not use.
+  const std::string elsewhere = rxm::testing::error_text([&] {
+    rxm::topk_into(ctx, std::span<const rxm::device_span<const float>>(spans), 3,
+                   rxm::device_span<float>(out_values.data(), 3, 7), rxm::device_span<std::int32_t>(out_indices.data(), 3, 7));
+  });
+  EXPECT_NE(elsewhere.find("the outputs are on GPU 7, which is not a mesh device of this process"), std::string::npos)
+      << elsewhere;
 }
 
 TEST(GpuMeshTopk, BadShardsAreRefused) {

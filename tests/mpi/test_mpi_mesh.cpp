@@ -296,6 +296,54 @@ TEST(MpiMesh, TopkMatchesOneDeviceOnEveryRank) {
   }
 }
 
+// topk_into with the result on rank 0 alone (the others pass empty outputs), and topk_distributed
+// (each rank keeps its own winners), by both paths.
+TEST(MpiMesh, TopkPlacementOnOneRankAndLeftOnEveryRank) {
+  const std::uint64_t seed = shared_seed();
+  auto ctx = rxm::Context::mpi(MPI_COMM_WORLD, rxm::Backend::cpu);
+  const int size = ctx.mesh_size(), rank = ctx.mesh_rank();
+  const std::size_t n = 4001;
+  const auto values = rxm::testing::random_bit_patterns<float>(n, seed);
+  const auto widths = rxm::testing::topk_shard_widths(n, size, seed % 5);
+  const auto shards = rxm::testing::column_shards(values, 1, widths);
+  std::vector<std::span<const float>> mine = {shards[std::size_t(rank)]};
+  using S = std::span<const std::span<const float>>;
+  std::uint64_t lo = 0;
+  for (int d = 0; d < rank; ++d) lo += widths[std::size_t(d)];
+  for (const auto& o : rxm::testing::topk_option_sets(true))
+    for (std::size_t k : {std::size_t(1), std::size_t(333), n})
+      for (auto path : {rxm::TopkShardPath::candidates, rxm::TopkShardPath::radix_select}) {
+        const std::string what = "k " + std::to_string(k) + " " + rxm::testing::options_text(o) + " path " +
+                                 std::to_string(int(path));
+        const auto want = rxm::testing::expected_topk<float, std::int64_t>(values, 1, k, o);
+        rxm::TopkResult<float, std::int64_t> into{1, k, {}, {}};
+        if (rank == 0) {
+          into.values.resize(k);
+          into.indices.resize(k);
+        }
+        rxm::topk_into(ctx, S(mine), k, std::span(into.values), std::span(into.indices), o, {path});
+        std::string why;
+        if (rank == 0) {
+          ASSERT_TRUE(rxm::testing::same_topk(into, want, &why)) << what << ": " << why;
+        }
+        const std::size_t room = std::min(k, widths[std::size_t(rank)]);
+        std::vector<float> kept_values(room);
+        std::vector<std::int64_t> kept_indices(room);
+        std::vector<std::span<float>> out_values = {kept_values};
+        std::vector<std::span<std::int64_t>> out_indices = {kept_indices};
+        const auto kept = rxm::topk_distributed(ctx, S(mine), k, std::span<const std::span<float>>(out_values),
+                                                std::span<const std::span<std::int64_t>>(out_indices), o, {path});
+        const auto part = rxm::testing::winners_in(want, lo, lo + widths[std::size_t(rank)]);
+        ASSERT_EQ(kept.size(), 1u);
+        ASSERT_EQ(kept[0], part.k) << what;
+        kept_values.resize(kept[0]);
+        kept_indices.resize(kept[0]);
+        ASSERT_TRUE(rxm::testing::same_topk(rxm::TopkResult<float, std::int64_t>{1, kept[0], kept_values, kept_indices},
+                                            part, &why))
+            << what << ": " << why;
+      }
+}
+
 TEST(MpiMesh, TopkRanksThatDisagreeFailTogether) {
   auto ctx = rxm::Context::mpi(MPI_COMM_WORLD, rxm::Backend::cpu);
   const int rank = ctx.mesh_rank();

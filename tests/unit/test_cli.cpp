@@ -215,7 +215,8 @@ TEST_F(Cli, TopkOnCpuMeshDevicesMatchesOneDevice) {
   CliRun g = run({"generate", "--dist", "zipf", "--n", "300006", "--type", "f32", "--out", path("s.npy")});
   ASSERT_EQ(g.exit_code, 0) << describe(g);
   for (const std::vector<std::string>& extra :
-       {std::vector<std::string>{"-k", "1000"}, {"-k", "50", "--rows", "7", "--sorted"}, {"-k", "3", "--smallest"}}) {
+       {std::vector<std::string>{"-k", "1000"}, {"-k", "50", "--rows", "7", "--sorted"}, {"-k", "3", "--smallest"},
+        {"-k", "777", "--sorted", "--path", "radix-select", "--explain"}}) {
     std::vector<std::string> one = {"topk", "--in", path("s.npy"), "--out-values", path("one_v.npy"),
                                     "--out-indices", path("one_i.npy"), "--backend", "cpu"};
     std::vector<std::string> mesh = {"topk", "--in", path("s.npy"), "--out-values", path("mesh_v.npy"),
@@ -226,6 +227,9 @@ TEST_F(Cli, TopkOnCpuMeshDevicesMatchesOneDevice) {
     ASSERT_EQ(a.exit_code, 0) << describe(a);
     ASSERT_EQ(b.exit_code, 0) << describe(b);
     EXPECT_NE(b.out.find("on 3 cpu devices"), std::string::npos) << b.out;
+    if (extra.back() == "--explain") {
+      EXPECT_NE(b.out.find("path: radix select (4 digit passes"), std::string::npos) << b.out;
+    }
     EXPECT_EQ(read_back<float>(path("mesh_v.npy")), read_back<float>(path("one_v.npy")));
     EXPECT_EQ(read_back<std::int64_t>(path("mesh_i.npy")), read_back<std::int64_t>(path("one_i.npy")));
   }
@@ -233,6 +237,10 @@ TEST_F(Cli, TopkOnCpuMeshDevicesMatchesOneDevice) {
   CliRun bad = run({"topk", "--in", path("s.npy"), "-k", "2", "--row-offsets", path("offsets.npy"), "--devices",
                     "cpu:2", "--out-values", path("x_v.npy"), "--out-indices", path("x_i.npy")});
   expect_failure(bad, 1, "--row-offsets on 2 devices", {"s.npy", "offsets.npy", "one_v.npy", "one_i.npy", "mesh_v.npy", "mesh_i.npy"});
+  CliRun path_flag = run({"topk", "--in", path("s.npy"), "-k", "2", "--path", "fastest", "--devices", "cpu:2",
+                          "--out-values", path("y_v.npy"), "--out-indices", path("y_i.npy")});
+  expect_failure(path_flag, 1, "--path 'fastest' is not a top-k path",
+                 {"s.npy", "offsets.npy", "one_v.npy", "one_i.npy", "mesh_v.npy", "mesh_i.npy"});
 }
 
 TEST_F(Cli, RawValuesWidthFollowsTheFileSize) {

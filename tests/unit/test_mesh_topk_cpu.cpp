@@ -139,6 +139,91 @@ TEST(MeshTopkCpu, VocabularyParallelRows) {
   }
 }
 
+// topk_into and topk_batched_into (host buffers) and topk_distributed (each device's winners in
+// its own output), by both paths, against one device's result.
+TEST(MeshTopkCpu, PlacementIntoBuffersAndLeftDistributed) {
+  auto ctx = rxm::Context::cpu_mesh(3, 1);
+  const std::size_t n = 5000;
+  const auto values = rxm::testing::random_bit_patterns<float>(n, test_seed());
+  using S = std::span<const std::span<const float>>;
+  for (const std::vector<std::size_t>& widths : {std::vector<std::size_t>{1700, 1600, 1700}, {2000, 0, 3000}}) {
+    const auto shards = rxm::testing::column_shards(values, 1, widths);
+    std::vector<std::span<const float>> spans(shards.begin(), shards.end());
+    for (const auto& o : rxm::testing::topk_option_sets(true))
+      for (std::size_t k : {std::size_t(1), std::size_t(100), std::size_t(2500), n})
+        for (auto path : {rxm::TopkShardPath::candidates, rxm::TopkShardPath::radix_select}) {
+          const std::string what = "k " + std::to_string(k) + " " + rxm::testing::options_text(o) + " path " +
+                                   std::to_string(int(path)) + " widths " + std::to_string(widths[1]);
+          const auto want = rxm::testing::expected_topk<float, std::int64_t>(values, 1, k, o);
+          rxm::TopkResult<float, std::int64_t> into{1, k, std::vector<float>(k), std::vector<std::int64_t>(k)};
+          rxm::topk_into(ctx, S(spans), k, std::span(into.values), std::span(into.indices), o, {path});
+          std::string why;
+          ASSERT_TRUE(rxm::testing::same_topk(into, want, &why)) << what << ": " << why;
+          // Left distributed: outputs poisoned past what each device keeps.
+          std::vector<std::vector<float>> kept_values;
+          std::vector<std::vector<std::int64_t>> kept_indices;
+          for (std::size_t w : widths) {
+            kept_values.emplace_back(std::min(k, w), -7.0f);
+            kept_indices.emplace_back(std::min(k, w), -7);
+          }
+          std::vector<std::span<float>> out_values(kept_values.begin(), kept_values.end());
+          std::vector<std::span<std::int64_t>> out_indices(kept_indices.begin(), kept_indices.end());
+          const auto kept = rxm::topk_distributed(ctx, S(spans), k, std::span<const std::span<float>>(out_values),
+                                                  std::span<const std::span<std::int64_t>>(out_indices), o, {path});
+          ASSERT_EQ(kept.size(), widths.size());
+          std::uint64_t lo = 0;
+          std::size_t total = 0;
+          for (std::size_t d = 0; d < widths.size(); ++d) {
+            const auto part = rxm::testing::winners_in(want, lo, lo + widths[d]);
+            ASSERT_EQ(kept[d], part.k) << what << " device " << d;
+            rxm::TopkResult<float, std::int64_t> got{1, kept[d],
+                                                     std::vector<float>(kept_values[d].begin(), kept_values[d].begin() + std::ptrdiff_t(kept[d])),
+                                                     std::vector<std::int64_t>(kept_indices[d].begin(), kept_indices[d].begin() + std::ptrdiff_t(kept[d]))};
+            ASSERT_TRUE(rxm::testing::same_topk(got, part, &why)) << what << " device " << d << ": " << why;
+            for (std::size_t e = kept[d]; e < kept_indices[d].size(); ++e) ASSERT_EQ(kept_indices[d][e], -7);
+            lo += widths[d];
+            total += kept[d];
+          }
+          ASSERT_EQ(total, k) << what;
+        }
+  }
+  // Vocabulary-parallel rows into caller's buffers, 32-bit indices.
+  const std::size_t rows = 24, columns = 900;
+  const auto logits = rxm::testing::random_bit_patterns<float>(rows * columns, test_seed() + 1);
+  const auto slices = rxm::testing::column_shards(logits, rows, {300, 450, 150});
+  std::vector<std::span<const float>> slice_spans(slices.begin(), slices.end());
+  for (std::size_t k : {1, 50, 150}) {
+    rxm::TopkResult<float, std::int32_t> into{rows, k, std::vector<float>(rows * k), std::vector<std::int32_t>(rows * k)};
+    rxm::topk_batched_into(ctx, S(slice_spans), rows, k, std::span(into.values), std::span(into.indices), {.sorted = true});
+    std::string why;
+    ASSERT_TRUE(rxm::testing::same_topk(into, rxm::testing::expected_topk<float, std::int32_t>(logits, rows, k, {.sorted = true}), &why))
+        << "rows k " << k << ": " << why;
+  }
+}
+
+TEST(MeshTopkCpu, PlacementBadOutputsAreClearErrors) {
+  using rxm::testing::error_text;
+  auto ctx = rxm::Context::cpu_mesh(2, 1);
+  std::vector<float> a(10, 1.0f), b(10, 2.0f);
+  std::vector<std::span<const float>> spans = {a, b};
+  using S = std::span<const std::span<const float>>;
+  std::vector<float> v(4);
+  std::vector<std::int64_t> ix(5);
+  const std::string size = error_text([&] { rxm::topk_into(ctx, S(spans), 5, std::span(v), std::span(ix)); });
+  EXPECT_NE(size.find("hold 4 values and 5 indices, not rows x k = 5"), std::string::npos) << size;
+  std::vector<float> small(2), fine(5);
+  std::vector<std::int64_t> small_ix(2), fine_ix(5);
+  std::vector<std::span<float>> out_values = {small, fine};
+  std::vector<std::span<std::int64_t>> out_indices = {small_ix, fine_ix};
+  const std::string short_out = error_text([&] {
+    rxm::topk_distributed(ctx, S(spans), 5, std::span<const std::span<float>>(out_values),
+                          std::span<const std::span<std::int64_t>>(out_indices));
+  });
+  EXPECT_NE(short_out.find("the output of mesh device 0 holds 2 entries; it may keep up to 5"), std::string::npos)
+      << short_out;
+  EXPECT_EQ(fine, std::vector<float>(5));  // nothing written after the refusal
+}
+
 TEST(MeshTopkCpu, BadInputIsAClearError) {
   auto ctx = rxm::Context::cpu_mesh(3, 1);
   std::vector<float> a(10), b(5), c(0);

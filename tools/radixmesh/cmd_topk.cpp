@@ -22,6 +22,8 @@ struct TopkFlags {
   bool smallest = false, sorted = false, include_nan = false;
   std::string backend = "auto";
   std::string devices;
+  std::string path = "auto";
+  bool explain = false;
   OutputFlags output;
 };
 
@@ -45,6 +47,7 @@ TopkCall check_topk(const TopkFlags& flags) {
           "--index-type '" + flags.index_type + "' is not an index type", "use i32 or i64");
   parse_backend(flags.backend);
   if (!parse_cpu_mesh(flags.devices)) parse_device_list(flags.devices);
+  parse_topk_path(flags.path);
   require_readable_file(flags.in, "--in");
   require(type || format_from_path(flags.in) == FileFormat::npy,
           "--in '" + flags.in + "' is a raw file, so its element type is unknown",
@@ -113,8 +116,11 @@ void run_topk_ranks(const TopkFlags& flags) {
   });
   HostArray out_values(call.info.type, rows * call.k), out_indices(call.index_type, rows * call.k);
   const auto start = std::chrono::steady_clock::now();
-  topk_over_blocks(*ctx, block, rows, !flags.rows.empty(), call.k, call.options, out_values, out_indices);
+  TopkPhases phases;
+  topk_over_blocks(*ctx, block, rows, !flags.rows.empty(), call.k, call.options, out_values, out_indices,
+                   {parse_topk_path(flags.path), &phases});
   const double topk_s = seconds_since(start);
+  if (rank == 0 && flags.explain) std::printf("%s", explain_topk(phases, ranks).c_str());
   on_every_rank("writing the outputs", [&] {
     if (rank == 0) write_outputs(flags, out_values, out_indices);
   });
@@ -143,7 +149,10 @@ void run_topk(const TopkFlags& flags) {
     std::vector<HostArray> blocks;
     for (int d = 0; d < devices; ++d)
       blocks.push_back(column_block(values, rows, block_first(columns, devices, d), block_width(columns, devices, d)));
-    topk_over_blocks(ctx, blocks, rows, !flags.rows.empty(), call.k, call.options, out_values, out_indices);
+    TopkPhases phases;
+    topk_over_blocks(ctx, blocks, rows, !flags.rows.empty(), call.k, call.options, out_values, out_indices,
+                     {parse_topk_path(flags.path), &phases});
+    if (flags.explain) std::printf("%s", explain_topk(phases, devices).c_str());
   } else {
     detail::TopkRequest rq;
     rq.type = values.type();
@@ -189,6 +198,11 @@ std::vector<Command> register_topk(CLI::App& root, const Invocation&) {
   cmd->add_option("--devices", flags->devices,
                   "Mesh devices: CUDA ids (0,1,2,3; 0,0,0,0 is four logical devices of GPU 0) or cpu:N; each takes "
                   "an even block of every row's columns (default: every visible GPU, or the CPU)");
+  cmd->add_option("--path", flags->path,
+                  "Over several devices: auto, candidates (local top-k's merged) or radix-select (one array: a "
+                  "distributed radix select)")
+      ->capture_default_str();
+  cmd->add_flag("--explain", flags->explain, "Over several devices: print the path taken and each step's time");
   add_output_flags(*cmd, flags->output);
   return {{cmd, [flags] { run_topk(*flags); }}};
 }

@@ -1,5 +1,6 @@
 #include "topk_mesh.hpp"
 
+#include <cstdio>
 #include <cstring>
 
 #include "radixmesh/topk_shards.hpp"
@@ -35,7 +36,8 @@ HostArray read_column_block(const std::filesystem::path& path, KeyType type, std
 }
 
 void topk_over_blocks(Context& ctx, const std::vector<HostArray>& blocks, std::size_t rows, bool batched,
-                      std::size_t k, const TopkOptions& options, HostArray& out_values, HostArray& out_indices) {
+                      std::size_t k, const TopkOptions& options, HostArray& out_values, HostArray& out_indices,
+                      const TopkShardOptions& mesh) {
   detail::ShardTopkRequest rq;
   rq.type = out_values.type();
   for (const HostArray& b : blocks) {
@@ -49,7 +51,33 @@ void topk_over_blocks(Context& ctx, const std::vector<HostArray>& blocks, std::s
   rq.index_bytes = size_of(out_indices.type());
   rq.out_values = out_values.data();
   rq.out_indices = out_indices.data();
+  rq.path = mesh.path;
+  rq.phases = mesh.phases;
   detail::topk_shards(ctx, rq);
+}
+
+TopkShardPath parse_topk_path(const std::string& text) {
+  if (text == "auto") return TopkShardPath::automatic;
+  if (text == "candidates") return TopkShardPath::candidates;
+  if (text == "radix-select") return TopkShardPath::radix_select;
+  throw Error(ErrorCode::invalid_argument,
+              "--path '" + text + "' is not a top-k path. fix: use auto, candidates or radix-select");
+}
+
+std::string explain_topk(const TopkPhases& ph, int devices) {
+  char line[512];
+  if (ph.path == TopkShardPath::radix_select)
+    std::snprintf(line, sizeof line,
+                  "path: radix select (%d digit passes; no candidates move)\n"
+                  "steps: counting passes %.3f ms, winners gathered %.3f ms, taken and ordered %.3f ms\n",
+                  ph.select_passes, ph.local_ms, ph.gather_ms, ph.merge_ms);
+  else
+    std::snprintf(line, sizeof line,
+                  "path: candidates (%zu per row from %d devices; automatic takes the radix select only above 2^27 "
+                  "candidates: below, it measured slower, docs/design/mesh-topk.md)\n"
+                  "steps: local top-k %.3f ms, candidates gathered %.3f ms, final top-k %.3f ms\n",
+                  ph.candidates_per_row, devices, ph.local_ms, ph.gather_ms, ph.merge_ms);
+  return line;
 }
 
 }  // namespace radixmesh::cli

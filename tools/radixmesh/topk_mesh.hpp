@@ -3,10 +3,12 @@
 // them (radixmesh/topk_shards.hpp), which equals the one-device result.
 #pragma once
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "radixmesh/io.hpp"
 #include "radixmesh/topk.hpp"
+#include "radixmesh/topk_shards.hpp"
 
 namespace radixmesh::cli {
 
@@ -23,6 +25,12 @@ HostArray read_column_block(const std::filesystem::path& path, KeyType type, std
 // The top-k over the local blocks (one per local mesh device of ctx; rows of each) into host
 // outputs of rows * k entries (out_indices: i32 or i64). Collective on MPI contexts.
 void topk_over_blocks(Context& ctx, const std::vector<HostArray>& blocks, std::size_t rows, bool batched,
-                      std::size_t k, const TopkOptions& options, HostArray& out_values, HostArray& out_indices);
+                      std::size_t k, const TopkOptions& options, HostArray& out_values, HostArray& out_indices,
+                      const TopkShardOptions& mesh = {});
+
+// --path: auto, candidates or radix-select.
+TopkShardPath parse_topk_path(const std::string& text);
+// --explain's lines: the path taken and why, and each step's time.
+std::string explain_topk(const TopkPhases& phases, int devices);
 
 }  // namespace radixmesh::cli
