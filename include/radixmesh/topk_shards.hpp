@@ -38,9 +38,10 @@ namespace radixmesh {
 // - radix_select: Dr. Top-k's distributed radix select for one array (not topk_batched): one
 //   digit of the rank per pass, each device counting its keys and one all_gather picking the
 //   digit of the global k-th, then every device taking its own winners. No k x devices
-//   candidates, so k can be as large as the data. CPU mesh devices and CPU ranks only, so far.
-// - automatic: the candidates (faster on CPU devices at every k measured), unless k x devices
-//   candidates exceed 2^27 on one array and the devices have the radix select.
+//   candidates, so k can be as large as the data. GPU devices read their shards in device memory
+//   (host shards are uploaded first).
+// - automatic: the candidates (faster on CPU and GPU devices at every k measured), unless k x
+//   devices candidates exceed 2^27 on one array.
 enum class TopkShardPath { automatic, candidates, radix_select };
 
 // Each step's host-clock time of one call, and the path taken, when the caller passes a TopkPhases.

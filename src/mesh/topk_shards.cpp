@@ -126,16 +126,11 @@ void check_k(const ShardTopkRequest& rq, std::uint64_t columns, int devices) {
 
 // The path of this call: as asked, or by the rule of TopkShardPath::automatic.
 TopkShardPath choose_path(const ShardTopkRequest& rq, const mesh::DeviceBackend& backend, int devices) {
-  // GPU devices select over shards in their memory (device_spans); host spans there take the
-  // candidate path, whose local top-k uploads them.
-  const bool host_shards_on_gpus = rq.devices.empty() && backend.location(0).cuda_device >= 0;
-  const bool select_runs = !rq.batched && rq.rows == 1 && backend.has_topk_select() && !host_shards_on_gpus;
+  const bool select_runs = !rq.batched && rq.rows == 1 && backend.has_topk_select();
   if (rq.path == TopkShardPath::radix_select)
     require(select_runs,
             rq.batched ? std::string("topk_batched: the radix-select path takes one array, not rows")
-            : host_shards_on_gpus
-                ? std::string("topk: the radix-select path on GPU mesh devices takes device_spans, not host spans")
-                : std::string("topk: the radix-select path is not built for these mesh devices"),
+                       : std::string("topk: the radix-select path is not built for these mesh devices"),
             "use TopkShardPath::automatic or candidates");
   if (rq.path != TopkShardPath::automatic) return rq.path;
   // By measurement the candidates are faster on CPU devices at every k tried (docs/design/mesh-topk.md);
@@ -241,12 +236,29 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
   }
   check_k(rq, offset.back(), size);
   const TopkShardPath path = choose_path(rq, *backend, size);
+  // The radix select's kernels read device memory: host shards on GPU devices go up first (the
+  // candidate path's local top-k uploads them itself).
+  ShardTopkRequest uploaded_request;
+  std::vector<std::shared_ptr<std::byte>> uploaded(static_cast<std::size_t>(locals));
+  if (path == TopkShardPath::radix_select && rq.devices.empty() && backend->location(0).cuda_device >= 0) {
+    uploaded_request = rq;
+    for (int i = 0; i < locals; ++i) {
+      const std::size_t ii = std::size_t(i);
+      uploaded_request.devices.push_back(backend->location(i).cuda_device);
+      errors.run(first + i, [&] {
+        uploaded[ii] = backend->allocate(i, rq.sizes[ii] * value_bytes, "topk: a host shard uploaded");
+        backend->upload(i, rq.values[ii], uploaded[ii].get(), rq.sizes[ii] * value_bytes);
+        uploaded_request.values[ii] = uploaded[ii].get();
+      });
+    }
+  }
+  const ShardTopkRequest& req = uploaded_request.devices.empty() ? rq : uploaded_request;
   // Within one process the candidate path writes a device-resident result where it goes; the
   // other paths end on the host, and such a result is uploaded from there.
   if (rq.receives && rq.out_device >= 0 && (path == TopkShardPath::radix_select || locals != size)) {
     const std::size_t places = rows * k;
     std::vector<std::byte> values(places * value_bytes), indices(places * rq.index_bytes);
-    ShardTopkRequest on_host = rq;
+    ShardTopkRequest on_host = req;
     on_host.out_device = -1;
     on_host.out_values = values.data();
     on_host.out_indices = indices.data();
@@ -259,7 +271,7 @@ void topk_shards(Context& ctx, const ShardTopkRequest& rq) {
     errors.collective([&] { comm.barrier(); });
     return;
   }
-  topk_along(ctx, comm, *backend, errors, rq, path, all, offset, take);
+  topk_along(ctx, comm, *backend, errors, req, path, all, offset, take);
 }
 
 }  // namespace radixmesh::detail

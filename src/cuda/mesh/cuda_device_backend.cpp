@@ -117,7 +117,7 @@ class CudaDeviceBackend final : public DeviceBackend {
     detail::cuda_topk_on(device(local), detail::validate_topk(rq, rq.rows.offsets), rq, true);
   }
   bool concurrent_local_calls() const override { return true; }
-  // Over shards in the GPU's memory (the mesh top-k keeps host shards on its candidate path).
+  // Over shards in the GPU's memory (the mesh top-k uploads host shards first).
   bool has_topk_select() const override { return true; }
   void topk_select_count(int local, const detail::TopkSelectScan& scan, std::uint64_t* counts) override {
     detail::cuda_topk_select_count(device(local), scan, counts);
