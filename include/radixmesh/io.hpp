@@ -92,9 +92,10 @@ class SliceOutputFile;
 class RXM_API ArrayFileWriter {
  public:
   // Refuses (before creating anything) what write_array refuses: a bad type for the format, an
-  // unwritable directory.
+  // unwritable directory. A .npy file says `shape` (C order; its extents multiply to count) when
+  // given, else {count}.
   ArrayFileWriter(const std::filesystem::path& path, KeyType type, std::size_t count,
-                  std::optional<FileFormat> format = std::nullopt);
+                  std::optional<FileFormat> format = std::nullopt, const std::vector<std::size_t>& shape = {});
   ~ArrayFileWriter();
   ArrayFileWriter(ArrayFileWriter&&) noexcept;
   ArrayFileWriter& operator=(ArrayFileWriter&&) noexcept;

@@ -172,20 +172,27 @@ HostArray read_array(const std::filesystem::path& path, std::optional<KeyType> t
 }
 
 std::string io_detail::array_file_header(const std::filesystem::path& path, KeyType type, std::size_t count,
-                                         std::optional<FileFormat> format) {
+                                         std::optional<FileFormat> format, std::span<const std::size_t> shape) {
   std::size_t bytes = 0;
   require(!__builtin_mul_overflow(count, size_of(type), &bytes),
           "writing " + quoted(path) + ": " + count_of(count, type) + " overflows a byte count",
           "pass the real element count");
-  return format.value_or(format_from_path(path)) == FileFormat::npy ? make_npy_header(type, count, path)
-                                                                    : std::string();
+  std::size_t product = 1;
+  for (std::size_t extent : shape) product *= extent;
+  require(shape.empty() || product == count,
+          "writing " + quoted(path) + ": a shape of " + std::to_string(product) + " elements for " + count_of(count, type),
+          "pass a shape whose extents multiply to the count");
+  const std::size_t flat[] = {count};
+  return format.value_or(format_from_path(path)) == FileFormat::npy
+             ? make_npy_header(type, shape.empty() ? std::span<const std::size_t>(flat) : shape, path)
+             : std::string();
 }
 
 ArrayFileWriter::ArrayFileWriter(const std::filesystem::path& path, KeyType type, std::size_t count,
-                                 std::optional<FileFormat> format)
+                                 std::optional<FileFormat> format, const std::vector<std::size_t>& shape)
     : path_(path), type_(type), count_(count) {
   // Everything that can be refused is refused before the file exists.
-  const std::string header = io_detail::array_file_header(path, type, count, format);
+  const std::string header = io_detail::array_file_header(path, type, count, format, shape);
   file_ = std::make_unique<io_detail::AtomicOutputFile>(path);
   file_->write(header.data(), header.size());
 }

@@ -239,12 +239,15 @@ std::string npy_descr_of(KeyType type, const std::filesystem::path& file) {
   throw_error(ErrorCode::internal, "no .npy descr for " + std::string(name_of(type)), "please report this bug");
 }
 
-std::string make_npy_header(KeyType type, std::size_t count, const std::filesystem::path& file) {
-  // numpy/lib/format.py _write_array_header: sorted keys, repr values, spare digits for growth.
-  const std::string extent = std::to_string(count);
-  std::string dict = "{'descr': '" + npy_descr_of(type, file) + "', 'fortran_order': False, 'shape': (" + extent +
-                     ",), }";
-  dict.append(npy_growth_axis_digits - extent.size(), ' ');
+std::string make_npy_header(KeyType type, std::span<const std::size_t> shape, const std::filesystem::path& file) {
+  // numpy/lib/format.py _write_array_header: sorted keys, repr values (a 1-tuple keeps its comma),
+  // spare digits for the first axis to grow.
+  std::string tuple;
+  for (std::size_t extent : shape) tuple += (tuple.empty() ? "" : ", ") + std::to_string(extent);
+  if (shape.size() == 1) tuple += ",";
+  std::string dict = "{'descr': '" + npy_descr_of(type, file) + "', 'fortran_order': False, 'shape': (" + tuple +
+                     "), }";
+  if (!shape.empty()) dict.append(npy_growth_axis_digits - std::to_string(shape[0]).size(), ' ');
   // _wrap_header: pad with spaces and end in '\n' so the data starts on a 64-byte boundary;
   // like numpy, an already aligned length still gets a full 64 bytes of padding.
   auto wrap = [&](int major, std::size_t length_bytes) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,15 +44,16 @@ std::size_t npy_header_bytes(const unsigned char* prefix, std::size_t prefix_siz
 // Parses a complete header (prefix + text) of `size` bytes.
 NpyHeader parse_npy_header(const unsigned char* bytes, std::size_t size, const std::filesystem::path& file);
 
-// The header numpy.save writes for a 1-D array of `count` elements of `type`, byte for byte
-// (spare room after the shape so the length can grow in place, padded to a multiple of 64).
-std::string make_npy_header(KeyType type, std::size_t count, const std::filesystem::path& file);
+// The header numpy.save writes for a C-order array of `shape` of `type`, byte for byte (spare
+// room after the shape so the first axis can grow in place, padded to a multiple of 64).
+std::string make_npy_header(KeyType type, std::span<const std::size_t> shape, const std::filesystem::path& file);
 
-// What a new array file of `count` elements starts with: the npy header, or nothing for a raw file
-// (the format from the path's extension unless given). Throws what write_array refuses: a count
-// whose bytes overflow, a type the format cannot name. Defined in array_file.cpp.
+// What a new array file of `count` elements starts with: the npy header (shape {count}, or `shape`
+// when given: its extents must multiply to count), or nothing for a raw file (the format from the
+// path's extension unless given). Throws what write_array refuses: a count whose bytes overflow, a
+// type the format cannot name, a shape of another count. Defined in array_file.cpp.
 std::string array_file_header(const std::filesystem::path& path, KeyType type, std::size_t count,
-                              std::optional<FileFormat> format);
+                              std::optional<FileFormat> format, std::span<const std::size_t> shape = {});
 
 // The numpy descr of a type on this host ("<u4"); throws unsupported for bf16.
 std::string npy_descr_of(KeyType type, const std::filesystem::path& file);

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <numeric>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -241,6 +242,49 @@ TEST_F(Cli, TopkOnCpuMeshDevicesMatchesOneDevice) {
                           "--out-values", path("y_v.npy"), "--out-indices", path("y_i.npy")});
   expect_failure(path_flag, 1, "--path 'fastest' is not a top-k path",
                  {"s.npy", "offsets.npy", "one_v.npy", "one_i.npy", "mesh_v.npy", "mesh_i.npy"});
+}
+
+// An n-d .npy is sorted along its last axis, each row on its own (numpy.sort's default), values
+// following their keys stably, and written with its shape; --flatten sorts it as one array.
+TEST_F(Cli, SortsAnNdNpyAlongItsLastAxis) {
+  const std::vector<std::size_t> shape = {3, 4, 5};
+  const std::size_t n = 60, row = 5;
+  std::vector<std::int32_t> keys(n);
+  std::vector<std::uint32_t> index(n);
+  for (std::size_t i = 0; i < n; ++i) keys[i] = std::int32_t((i * 7919) % 13) - 6, index[i] = std::uint32_t(i);
+  for (const auto& [name, data, type] : {std::tuple("k.npy", static_cast<const void*>(keys.data()), rxm::KeyType::i32),
+                                         std::tuple("v.npy", static_cast<const void*>(index.data()), rxm::KeyType::u32)}) {
+    rxm::ArrayFileWriter w(path(name), type, n, std::nullopt, shape);
+    w.write(data, n);
+    w.publish();
+  }
+  CliRun s = run({"sort", "--in", path("k.npy"), "--out", path("ks.npy"), "--values", path("v.npy"), "--values-out",
+                  path("vs.npy"), "--backend", "cpu"});
+  ASSERT_EQ(s.exit_code, 0) << describe(s);
+  EXPECT_NE(s.out.find("in rows of 5"), std::string::npos) << s.out;
+  EXPECT_EQ(rxm::inspect_array_file(path("ks.npy"), std::nullopt).shape, shape);
+  EXPECT_EQ(rxm::inspect_array_file(path("vs.npy"), std::nullopt).shape, shape);
+  const auto sorted_keys = read_back<std::int32_t>(path("ks.npy"));
+  const auto sorted_index = read_back<std::uint32_t>(path("vs.npy"));
+  for (std::size_t r = 0; r < n / row; ++r) {
+    std::vector<std::uint32_t> order(row);
+    std::iota(order.begin(), order.end(), std::uint32_t(r * row));
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return keys[a] < keys[b]; });
+    for (std::size_t j = 0; j < row; ++j) {
+      EXPECT_EQ(sorted_index[r * row + j], order[j]) << "row " << r;
+      EXPECT_EQ(sorted_keys[r * row + j], keys[order[j]]) << "row " << r;
+    }
+  }
+  CliRun flat = run({"sort", "--in", path("k.npy"), "--out", path("flat.npy"), "--flatten", "--backend", "cpu"});
+  ASSERT_EQ(flat.exit_code, 0) << describe(flat);
+  EXPECT_EQ(rxm::inspect_array_file(path("flat.npy"), std::nullopt).shape, std::vector<std::size_t>{n});
+  auto all = keys;
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(read_back<std::int32_t>(path("flat.npy")), all);
+  // Rows on several devices: a clear error naming --flatten, nothing written.
+  CliRun mesh = run({"sort", "--in", path("k.npy"), "--out", path("m.npy"), "--devices", "cpu:2"});
+  expect_failure(mesh, 1, "has 3 dimensions, and its rows are sorted on one device",
+                 {"k.npy", "v.npy", "ks.npy", "vs.npy", "flat.npy"});
 }
 
 TEST_F(Cli, RawValuesWidthFollowsTheFileSize) {

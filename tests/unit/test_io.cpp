@@ -146,6 +146,21 @@ TEST_F(IoTest, WritesNumpysExactBytes) {
   rxm::write_array(file("a.npy"), KeyType::u32, values.data(), values.size());
   EXPECT_EQ(read_bytes(file("a.npy")), expected_u4 + bytes_of(values));
 
+  // np.arange(12, dtype='<i4').reshape(3, 4), written with its shape: 21 - len("3") spare spaces.
+  const std::string dict_2d = "{'descr': '<i4', 'fortran_order': False, 'shape': (3, 4), }";
+  std::vector<std::int32_t> twelve(12);
+  std::iota(twelve.begin(), twelve.end(), 0);
+  {
+    rxm::ArrayFileWriter w(file("m.npy"), KeyType::i32, 12, std::nullopt, {3, 4});
+    w.write(twelve.data(), 12);
+    w.publish();
+  }
+  EXPECT_EQ(read_bytes(file("m.npy")),
+            std::string("\x93NUMPY\x01\x00\x76\x00", 10) + dict_2d + std::string(58, ' ') + "\n" + bytes_of(twelve));
+  EXPECT_EQ(rxm::inspect_array_file(file("m.npy"), std::nullopt).shape, (std::vector<std::size_t>{3, 4}));
+  EXPECT_THROW(rxm::ArrayFileWriter(file("bad.npy"), KeyType::i32, 12, std::nullopt, {5, 4}), rxm::Error);
+  EXPECT_FALSE(fs::exists(file("bad.npy")));
+
   // np.array([1.5, -2, 0], dtype='<f2') and np.arange(3, dtype='u1').
   const std::string dict_f2 = "{'descr': '<f2', 'fortran_order': False, 'shape': (3,), }";
   std::vector<std::uint16_t> halves = {0x3e00, 0xc000, 0x0000};

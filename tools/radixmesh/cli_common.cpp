@@ -286,8 +286,9 @@ void StagedOutputs::check_destination(const fs::path& target, std::size_t bytes,
                 "free some space or choose another disk");
 }
 
-void StagedOutputs::write(const fs::path& target, KeyType type, const void* data, std::size_t count) {
-  ArrayFileWriter& out = staged_.emplace_back(target, type, count);
+void StagedOutputs::write(const fs::path& target, KeyType type, const void* data, std::size_t count,
+                          const std::vector<std::size_t>& shape) {
+  ArrayFileWriter& out = staged_.emplace_back(target, type, count, std::nullopt, shape);
   out.write(data, count);
   out.finish();
 }

@@ -112,7 +112,8 @@ class StagedOutputs {
   // writable, and has room for `bytes`; call once per output, then write() later.
   static void check_destination(const std::filesystem::path& target, std::size_t bytes, const std::string& flag);
 
-  void write(const std::filesystem::path& target, KeyType type, const void* data, std::size_t count);
+  void write(const std::filesystem::path& target, KeyType type, const void* data, std::size_t count,
+             const std::vector<std::size_t>& shape = {});  // shape: of a .npy target (default {count})
   void commit();
 
  private:

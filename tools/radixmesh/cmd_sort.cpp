@@ -22,7 +22,7 @@ struct SortFlags {
   std::string order = "asc";
   std::string backend = "auto";
   std::string devices;
-  bool explain = false;
+  bool explain = false, flatten = false;
   int digit_bits = 0;
   OutputFlags output;
 };
@@ -77,6 +77,10 @@ struct SortInputs {
   ArrayFileInfo keys;
   std::optional<ArrayFileInfo> values;
   bool with_values = false;
+  // An n-d .npy --in is sorted along its last axis, as numpy.sort does, and written with its shape;
+  // --flatten sorts it as one array (written 1-D). row_length 0: one array.
+  std::size_t row_length = 0;
+  std::vector<std::size_t> shape;
 };
 
 SortInputs check_sort(const SortFlags& flags, double share) {
@@ -90,6 +94,13 @@ SortInputs check_sort(const SortFlags& flags, double share) {
   parse_backend(flags.backend);  // bad flag values fail before any file is touched
   if (!parse_cpu_mesh(flags.devices)) parse_device_list(flags.devices);
   in.keys = inspect_keys_input(flags.in, type);
+  if (in.keys.shape.size() >= 2 && !flags.flatten) {
+    require(!in.keys.fortran_order,
+            "--in '" + flags.in + "' is a Fortran-order array: its last axis is not contiguous",
+            "save it in C order (numpy.ascontiguousarray), or pass --flatten to sort it as one array");
+    in.shape = in.keys.shape;
+    in.row_length = in.shape.back();
+  }
   in.with_values = !flags.values.empty();
   if (in.with_values) in.values = inspect_values(flags.values, flags.values_type, flags.in, in.keys.count, "sort");
   const std::size_t key_bytes = in.keys.count * size_of(in.keys.type);
@@ -111,7 +122,13 @@ void run_sort_ranks(const SortFlags& flags) {
   const int rank = mpi_rank(), ranks = mpi_size();
   require(flags.devices.empty(), "--devices with mpirun", "drop --devices: each rank takes its own GPU (or the CPU)");
   SortInputs in;
-  on_every_rank("checking the flags and the inputs", [&] { in = check_sort(flags, 1.0 / ranks); });
+  on_every_rank("checking the flags and the inputs", [&] {
+    in = check_sort(flags, 1.0 / ranks);
+    require(in.row_length == 0,
+            "--in '" + flags.in + "' has " + std::to_string(in.shape.size()) +
+                " dimensions: under mpirun the ranks sort one array",
+            "pass --flatten to sort all its values as one array, or sort its rows without mpirun");
+  });
   const std::size_t n = in.keys.count;
   const std::size_t first = n * std::size_t(rank) / std::size_t(ranks);
   const std::size_t count = n * std::size_t(rank + 1) / std::size_t(ranks) - first;
@@ -199,6 +216,10 @@ void run_sort(const SortFlags& flags) {
   const std::optional<ArrayFileInfo>& values_info = in.values;
   SortOptions options = in.options;
   Context ctx = make_mesh_context(flags.backend, flags.devices);
+  require(in.row_length == 0 || ctx.mesh_size() == 1,
+          "--in '" + flags.in + "' has " + std::to_string(in.shape.size()) + " dimensions, and its rows are sorted on one "
+          "device; --devices gives " + std::to_string(ctx.mesh_size()),
+          "drop --devices (or name one), or pass --flatten to sort all its values as one array over the devices");
 
   // ---- read, sort, write
   ProgressLine progress(flags.output.progress);
@@ -217,15 +238,19 @@ void run_sort(const SortFlags& flags) {
   const bool mesh = ctx.mesh_size() > 1;
   if (mesh) options.phases = &phases;
   start = std::chrono::steady_clock::now();
-  detail::sort_host(ctx, keys.type(), keys.data(), n, with_values ? values.data() : nullptr,
-                    with_values ? size_of(values.type()) : 0, options);
+  if (in.row_length)  // every row along the last axis on its own
+    detail::sort_rows_host(ctx, keys.type(), keys.data(), n, in.row_length, with_values ? values.data() : nullptr,
+                           with_values ? size_of(values.type()) : 0, options);
+  else
+    detail::sort_host(ctx, keys.type(), keys.data(), n, with_values ? values.data() : nullptr,
+                      with_values ? size_of(values.type()) : 0, options);
   const double sort_s = seconds_since(start);
 
   progress.phase("writing " + flags.out);
   start = std::chrono::steady_clock::now();
   StagedOutputs outputs;
-  outputs.write(flags.out, keys.type(), keys.data(), n);
-  if (with_values) outputs.write(flags.values_out, values.type(), values.data(), n);
+  outputs.write(flags.out, keys.type(), keys.data(), n, in.shape);
+  if (with_values) outputs.write(flags.values_out, values.type(), values.data(), n, in.shape);
   outputs.commit();
   progress.finish();
   const double write_s = seconds_since(start);
@@ -241,6 +266,7 @@ void run_sort(const SortFlags& flags) {
                 {"n", n},
                 {"type", name_of(keys.type())},
                 {"values_type", with_values ? nlohmann::json(name_of(values.type())) : nlohmann::json(nullptr)},
+                {"row_length", in.row_length ? nlohmann::json(in.row_length) : nlohmann::json(nullptr)},
                 {"order", order},
                 {"backend", name_of(ctx.backend())},
                 {"devices", device_ids},
@@ -250,6 +276,7 @@ void run_sort(const SortFlags& flags) {
                 {"mesh", mesh ? mesh_json(phases) : nlohmann::json(nullptr)}});
   } else {
     std::string what = std::to_string(n) + " " + std::string(name_of(keys.type())) + " keys";
+    if (in.row_length) what += " in rows of " + std::to_string(in.row_length);
     if (with_values) what += " with " + std::string(name_of(values.type())) + " values";
     std::printf("sorted %s %s on %s in %.3f s (%.1f Mkeys/s); read %.3f s, write %.3f s\n", what.c_str(),
                 order.c_str(), describe_backend(ctx).c_str(), sort_s, mkeys_per_s, read_s, write_s);
@@ -274,6 +301,9 @@ std::vector<Command> register_sort(CLI::App& root, const Invocation&) {
                   "logical devices of one GPU (0,0,0,0), and cpu:N is N CPU devices");
   cmd->add_flag("--explain", flags->explain,
                 "On several devices: print the partition plan of every pass, the keys that moved and each step's time");
+  cmd->add_flag("--flatten", flags->flatten,
+                "Sort an n-d .npy as one array (written 1-D); without it each row along the last axis is sorted on "
+                "its own, as numpy.sort does, and the output keeps the shape");
   cmd->add_option("--digit-bits", flags->digit_bits, "On several devices: bits per partition digit (0: automatic)")
       ->capture_default_str();
   add_output_flags(*cmd, flags->output);
