@@ -9,9 +9,10 @@
 //   MPI_Finalize();
 //
 // Every rank makes the context (it duplicates the communicator, a collective step) and calls the
-// same mesh operations in the same order. A rank uses the CPU backend: Backend::automatic and
-// Backend::cpu both give it; Backend::cuda (NCCL between GPU ranks) is not built yet and throws
-// rxm::Error(unsupported). In a radixmesh built without MPI (RXM_ENABLE_MPI=OFF) the call throws
+// same mesh operations in the same order. With Backend::automatic every rank takes a GPU (the
+// host's GPU r for its local rank r, NCCL between the ranks, MPI as its control plane) when every
+// rank can, and the CPU backend otherwise; Backend::cpu gives CPU ranks; Backend::cuda throws
+// rxm::Error(unsupported) on every rank unless every rank has a GPU and NCCL. In a radixmesh built without MPI (RXM_ENABLE_MPI=OFF) the call throws
 // rxm::Error(unsupported). Collectives give up after RXM_COMM_TIMEOUT_S seconds (default 300),
 // naming the rank that did not arrive.
 #pragma once

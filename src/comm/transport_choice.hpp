@@ -26,8 +26,8 @@ struct TransportTiming {
 std::vector<TransportTiming> time_transports(const Context& ctx, std::uint64_t bytes_per_device, int reps);
 
 // The automatic choice for ctx's GPU mesh: peer for one GPU or logical devices, else the cached
-// verdict for these GPUs, else time_transports now (256 MiB per GPU, at most 1/32 of the smallest
-// GPU's memory) and cache the fastest.
+// verdict for these GPUs, else time_transports now (1 GiB per GPU, at most 1/32 of the smallest
+// GPU's memory) and cache the verdict: peer unless another is more than 5% faster.
 Transport choose_gpu_transport(const Context& ctx);
 
 }  // namespace radixmesh::comm
