@@ -156,8 +156,9 @@ void sort(Context& ctx, std::span<K> keys, std::span<V> values, const SortOption
 // Every row of a host-resident batch sorted on its own (numpy.sort and torch.sort along the last
 // axis): keys holds rows of row_length keys, row-major; stable; values move with their keys. On a
 // context of one device: CPU contexts sort many rows at once (one thread per row), or each long
-// row with every thread; CUDA contexts sort the rows one after another through the host-resident
-// GPU sort (a batched GPU kernel is not built yet).
+// row with every thread; CUDA contexts sort a batch of rows of up to 2^16 keys with one segmented
+// radix sort on the GPU (a block per row), and longer rows one after another through the
+// host-resident GPU sort.
 template <class K> void sort_rows(Context& ctx, std::span<K> keys, std::size_t row_length, const SortOptions& options = {}) {
   detail::sort_rows_host(ctx, key_type_v<K>, keys.data(), keys.size(), row_length, nullptr, 0, options);
 }

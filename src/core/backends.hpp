@@ -28,6 +28,9 @@ SortPlan validate_sort(KeyType type, std::size_t n, std::size_t value_bytes, con
 void cpu_sort(const SortPlan& plan, void* keys, void* values, unsigned threads);
 // src/cuda: host-resident input staged through the context's first device.
 void cuda_sort_host(Context& ctx, const SortPlan& plan, void* keys, void* values);
+// src/cuda: `rows` host-resident rows of row_plan.n keys (and values), each sorted on its own by one
+// segmented sort on the context's first GPU; false (nothing done) where that path does not take them.
+bool cuda_sort_rows_host(Context& ctx, const SortPlan& row_plan, void* keys, std::size_t rows, void* values);
 // src/mesh: host-resident input on a context of several mesh devices (sort_shards over even slices,
 // or this rank's shard of an MPI context); checks its arguments on every rank together.
 void mesh_sort_host(Context& ctx, KeyType type, void* keys, std::size_t n, void* values, std::size_t value_bytes,

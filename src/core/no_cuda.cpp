@@ -35,6 +35,7 @@ PinnedBuffer::~PinnedBuffer() = default;
 // device-resident input can reach them.
 namespace detail {
 void cuda_sort_host(Context&, const SortPlan&, void*, void*) { no_cuda(); }
+bool cuda_sort_rows_host(Context&, const SortPlan&, void*, std::size_t, void*) { no_cuda(); }
 void sort_device(Context&, KeyType, void*, std::size_t, int, void*, std::size_t, int, std::size_t,
                  const SortOptions&) {
   no_cuda();

@@ -30,7 +30,10 @@ void sort_rows_host(Context& ctx, KeyType type, void* keys, std::size_t n, std::
   auto row_values = [&](std::size_t r) {
     return value_bytes ? static_cast<std::byte*>(values) + r * row_length * value_bytes : nullptr;
   };
-  if (ctx.backend() == Backend::cuda) {  // each row through the host-resident GPU sort
+  if (ctx.backend() == Backend::cuda) {
+    // One segmented sort of the whole batch where it takes the rows; else each row through the
+    // host-resident GPU sort (long rows, which fill the GPU one at a time).
+    if (cuda_sort_rows_host(ctx, plan, keys, rows, values)) return;
     for (std::size_t r = 0; r < rows; ++r) cuda_sort_host(ctx, plan, row_keys(r), row_values(r));
     return;
   }
