@@ -215,12 +215,7 @@ void run_sort(const SortFlags& flags) {
   const bool with_values = in.with_values;
   const std::optional<ArrayFileInfo>& values_info = in.values;
   SortOptions options = in.options;
-  // Rows with --backend auto go to the CPU: the GPU sorts host rows one after another (a batched GPU
-  // sort does not exist yet), 0.58 s against 0.003 s on 16 threads for 512 rows of 1000 i32 keys, and
-  // 0.34 against 0.053 s for 256 rows of 32768 f32 pairs (one H100 machine,
-  // bench/results/gpu-check/h100-h-sort.log). --backend cuda still runs them there.
-  const bool rows_on_cpu = in.row_length && flags.backend == "auto" && flags.devices.empty();
-  Context ctx = make_mesh_context(rows_on_cpu ? "cpu" : flags.backend, flags.devices);
+  Context ctx = make_mesh_context(flags.backend, flags.devices);
   require(in.row_length == 0 || ctx.mesh_size() == 1,
           "--in '" + flags.in + "' has " + std::to_string(in.shape.size()) + " dimensions, and its rows are sorted on one "
           "device; --devices gives " + std::to_string(ctx.mesh_size()),
