@@ -100,10 +100,12 @@ template <class K> int run_mesh_sort_host(const MeshSortOptions& o, int argc, ch
   PinnedBuffer keys(key_bytes), values(value_bytes), one_keys(key_bytes), one_values(value_bytes);
   auto* k = static_cast<K*>(keys.data());
   auto* v = static_cast<std::byte*>(values.data());
+  // The restore step of a timing: the pristine input copied into the given pinned arrays (their
+  // addresses held by value: the returned step outlives this call).
   auto restore = [&](const PinnedBuffer& to_keys, const PinnedBuffer& to_values) {
-    return [&] {
-      parallel_copy(to_keys.data(), pristine.data(), key_bytes);
-      if (vb) parallel_copy(to_values.data(), pristine_values.data(), value_bytes);
+    return [&, keys_at = to_keys.data(), values_at = to_values.data()] {
+      parallel_copy(keys_at, pristine.data(), key_bytes);
+      if (vb) parallel_copy(values_at, pristine_values.data(), value_bytes);
     };
   };
 

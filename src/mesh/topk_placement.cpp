@@ -5,10 +5,10 @@
 // output shard, in the memory of its input shard.
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 #include <string>
 #include <vector>
 
+#include "core/topk_plan.hpp"
 #include "mesh/device_backend.hpp"
 #include "mesh/local_errors.hpp"
 #include "radixmesh/communicator.hpp"
@@ -30,27 +30,27 @@ std::int64_t index_at(const std::byte* indices, std::size_t index_bytes, std::si
   return i;
 }
 
-// Entries [lo, hi) of (values, indices) reordered best first, ties by index (the sorted order of
-// radixmesh/topk.hpp).
+// Entries [lo, hi) of (values, indices) reordered best first, ties by index: the CPU top-k of
+// those entries with k = all of them, sorted, their indices as input indices (the one definition
+// of the sorted order, radixmesh/topk.hpp).
 void sort_best_first(const ShardTopkRequest& rq, std::byte* values, std::byte* indices, std::size_t lo,
                      std::size_t hi) {
   const std::size_t vb = size_of(rq.type), ib = rq.index_bytes, n = hi - lo;
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), lo);
-  visit_key_type(rq.type, [&](auto tag) {
-    using T = decltype(tag);
-    auto rank = [&](std::size_t e) {
-      T v;
-      std::memcpy(&v, values + e * vb, sizeof(T));
-      return topk_rank(v, rq.options);
-    };
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return rank(a) > rank(b); });
-  });
   std::vector<std::byte> v(n * vb), ix(n * ib);
-  for (std::size_t e = 0; e < n; ++e) {
-    std::memcpy(v.data() + e * vb, values + order[e] * vb, vb);
-    std::memcpy(ix.data() + e * ib, indices + order[e] * ib, ib);
-  }
+  TopkRequest r;
+  r.type = rq.type;
+  r.values = values + lo * vb;
+  r.total = n;
+  r.rows = Rows::uniform(1, n);
+  r.k = n;
+  r.options = rq.options;
+  r.options.sorted = true;
+  r.index_bytes = ib;
+  r.input_indices = indices + lo * ib;
+  r.input_indices_count = n;
+  r.out_values = v.data();
+  r.out_indices = ix.data();
+  cpu_topk(validate_topk(r, nullptr), r.values, r.input_indices, r.out_values, r.out_indices, 1);
   std::memcpy(values + lo * vb, v.data(), v.size());
   std::memcpy(indices + lo * ib, ix.data(), ix.size());
 }

@@ -18,7 +18,6 @@
 // (TopkShardPath, choose_path below).
 #include <algorithm>
 #include <cstring>
-#include <exception>
 #include <string>
 #include <vector>
 

@@ -1,13 +1,17 @@
 // The mesh top-k's test cases, shared by the CPU-mesh, MPI and GPU tests: a global batch (rows x
 // columns, row-major; one row for a plain array) cut into column shards of uneven widths, some
-// empty, and the expected result: the single-device top-k of the whole batch on the CPU backend.
+// empty, the expected result (the single-device top-k of the whole batch on the CPU backend), and
+// the check of every path against it.
 #pragma once
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "radixmesh/context.hpp"
 #include "radixmesh/topk.hpp"
+#include "radixmesh/topk_shards.hpp"
 
 namespace radixmesh::testing {
 
@@ -97,6 +101,26 @@ inline std::vector<TopkOptions> topk_option_sets(bool floating) {
 inline std::string options_text(const TopkOptions& o) {
   return std::string(o.largest ? "largest" : "smallest") + (o.sorted ? " sorted" : "") +
          (o.include_nan ? " include_nan" : "");
+}
+
+// topk (one array: by both paths, the candidates and the radix select) or topk_batched (rows: the
+// automatic path) over `shards` (device spans or host spans), each result against `want`.
+template <class T, class Index, class Span>
+void expect_every_path(Context& ctx, std::span<const Span> shards, std::size_t rows, std::size_t k,
+                       const TopkOptions& o, bool batched, const TopkResult<T, Index>& want, const std::string& what) {
+  std::vector<TopkShardPath> paths = {TopkShardPath::automatic};
+  if (!batched) paths = {TopkShardPath::candidates, TopkShardPath::radix_select};
+  for (TopkShardPath path : paths) {
+    TopkPhases phases;
+    const auto got = batched ? topk_batched<T, Index>(ctx, shards, rows, k, o, {path, &phases})
+                             : topk<T, Index>(ctx, shards, k, o, {path, &phases});
+    std::string why;
+    ASSERT_TRUE(same_topk(got, want, &why))
+        << what << " k " << k << " " << options_text(o) << " path " << int(path) << ": " << why;
+    if (path != TopkShardPath::automatic) {
+      ASSERT_EQ(phases.path, path);
+    }
+  }
 }
 
 }  // namespace radixmesh::testing

@@ -26,20 +26,7 @@ void check(rxm::Context& ctx, const std::vector<T>& batch, std::size_t rows, con
   const auto shards = rxm::testing::column_shards(batch, rows, widths);
   std::vector<std::span<const T>> spans(shards.begin(), shards.end());
   const auto want = rxm::testing::expected_topk<T, Index>(batch, rows, k, o);
-  using S = std::span<const std::span<const T>>;
-  std::vector<rxm::TopkShardPath> paths = {rxm::TopkShardPath::automatic};
-  if (!batched) paths = {rxm::TopkShardPath::candidates, rxm::TopkShardPath::radix_select};
-  for (rxm::TopkShardPath path : paths) {
-    rxm::TopkPhases phases;
-    const auto got = batched ? rxm::topk_batched<T, Index>(ctx, S(spans), rows, k, o, {path, &phases})
-                             : rxm::topk<T, Index>(ctx, S(spans), k, o, {path, &phases});
-    std::string why;
-    ASSERT_TRUE(rxm::testing::same_topk(got, want, &why))
-        << what << " k " << k << " " << rxm::testing::options_text(o) << " path " << int(path) << ": " << why;
-    if (path != rxm::TopkShardPath::automatic) {
-      ASSERT_EQ(phases.path, path);
-    }
-  }
+  rxm::testing::expect_every_path(ctx, std::span<const std::span<const T>>(spans), rows, k, o, batched, want, what);
 }
 
 template <class T> void every_distribution(std::uint64_t seed) {

@@ -31,20 +31,22 @@ void sort_chunk(const CudaResources::PerDevice& dev, const SortPlan& plan, std::
   cudaStream_t stream = dev.stream;
   std::vector<int> offsets(rows + 1);
   for (std::size_t r = 0; r <= rows; ++r) offsets[r] = int(r * row_length);
-  const bool with_values = !std::is_void_v<Value>;
-  using V = std::conditional_t<std::is_void_v<Value>, std::uint32_t, Value>;
+  constexpr bool with_values = !std::is_void_v<Value>;
+  using V = std::conditional_t<with_values, Value, std::uint32_t>;
+  // CUB's segmented radix sort, for the temp size (null temp) and then for the sort itself.
+  auto segmented_sort = [&](void* temp, std::size_t& temp_bytes, const Bits* keys_in, Bits* keys_out,
+                            const V* values_in, V* values_out, const int* begin) {
+    if constexpr (with_values)
+      return cub::DeviceSegmentedRadixSort::SortPairs(temp, temp_bytes, keys_in, keys_out, values_in, values_out,
+                                                      int(n), int(rows), begin, begin ? begin + 1 : nullptr,
+                                                      plan.begin_bit, plan.end_bit, stream);
+    else
+      return cub::DeviceSegmentedRadixSort::SortKeys(temp, temp_bytes, keys_in, keys_out, int(n), int(rows), begin,
+                                                     begin ? begin + 1 : nullptr, plan.begin_bit, plan.end_bit,
+                                                     stream);
+  };
   std::size_t temp_bytes = 0;
-  if constexpr (std::is_void_v<Value>)
-    RXM_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortKeys(nullptr, temp_bytes, static_cast<const Bits*>(nullptr),
-                                                           static_cast<Bits*>(nullptr), int(n), int(rows),
-                                                           static_cast<const int*>(nullptr),
-                                                           static_cast<const int*>(nullptr), plan.begin_bit,
-                                                           plan.end_bit, stream));
-  else
-    RXM_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(
-        nullptr, temp_bytes, static_cast<const Bits*>(nullptr), static_cast<Bits*>(nullptr),
-        static_cast<const V*>(nullptr), static_cast<V*>(nullptr), int(n), int(rows), static_cast<const int*>(nullptr),
-        static_cast<const int*>(nullptr), plan.begin_bit, plan.end_bit, stream));
+  RXM_CUDA_CHECK(segmented_sort(nullptr, temp_bytes, nullptr, nullptr, nullptr, nullptr, nullptr));
   ScratchBuffer in(dev, n * sizeof(Bits)), out(dev, n * sizeof(Bits)), temp(dev, std::max<std::size_t>(temp_bytes, 1)),
       device_offsets(dev, offsets.size() * sizeof(int)), values_in(dev, with_values ? n * sizeof(V) : 1),
       values_out(dev, with_values ? n * sizeof(V) : 1);
@@ -54,15 +56,8 @@ void sort_chunk(const CudaResources::PerDevice& dev, const SortPlan& plan, std::
   if (with_values)
     RXM_CUDA_CHECK(cudaMemcpyAsync(values_in.data(), values, n * sizeof(V), cudaMemcpyHostToDevice, stream));
   launch_encode_keys(plan.type, plan.order, in.data(), in.data(), n, stream);
-  const int* begin = device_offsets.as<int>();
-  if constexpr (std::is_void_v<Value>)
-    RXM_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortKeys(temp.data(), temp_bytes, in.as<Bits>(), out.as<Bits>(),
-                                                           int(n), int(rows), begin, begin + 1, plan.begin_bit,
-                                                           plan.end_bit, stream));
-  else
-    RXM_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(temp.data(), temp_bytes, in.as<Bits>(), out.as<Bits>(),
-                                                            values_in.as<V>(), values_out.as<V>(), int(n), int(rows),
-                                                            begin, begin + 1, plan.begin_bit, plan.end_bit, stream));
+  RXM_CUDA_CHECK(segmented_sort(temp.data(), temp_bytes, in.as<Bits>(), out.as<Bits>(), values_in.as<V>(),
+                                values_out.as<V>(), device_offsets.as<int>()));
   launch_decode_keys(plan.type, plan.order, out.data(), out.data(), n, stream);
   RXM_CUDA_CHECK(cudaMemcpyAsync(keys, out.data(), n * sizeof(Bits), cudaMemcpyDeviceToHost, stream));
   if (with_values)
