@@ -45,13 +45,14 @@ namespace radixmesh {
 
 // Wall-clock time of each step of one shuffle on this process, in milliseconds, for benchmarks:
 // asking for it waits for every local device at the end of each step, which costs a little. A
-// streamed shuffle (tiles > 1) overlaps its splits and exchanges: split_ms is then the streamed
-// part from the first split to the last exchange, and counts_ms and exchange_ms stay 0.
+// streamed shuffle (tiles > 1) overlaps its splits and exchanges: counts_ms is then its counting
+// pass and the gathered counts, split_ms the streamed part from the first split to the last
+// exchange, and exchange_ms stays 0.
 struct ShufflePhases {
-  double split_ms = 0;     // the local multisplits
-  double counts_ms = 0;    // the all_gather of per-bucket counts, and the layouts
+  double split_ms = 0;     // every sender's split of its shard by owner
+  double counts_ms = 0;    // the all_gather of per-owner counts, and the layouts
   double exchange_ms = 0;  // the all_to_all_v of keys and values
-  double regroup_ms = 0;   // received (source-major) chunks into bucket-major order
+  double group_ms = 0;     // every receiver's split of what it got by bucket, into the result
   int tiles = 0;           // how many tiles the shuffle streamed (1: not streamed)
 };
 

@@ -11,16 +11,16 @@
 namespace radixmesh::mesh {
 namespace {
 
-// The user's bucket function followed by the remap table (ids >= m pass through unchanged).
+// The user's bucket function followed by the remap table; ids >= m (the function's) go to
+// `out_of_range`: past every bucket in the checked mode, so that the split reports them.
 struct RemappedSource {
   detail::BucketSource inner;
   const std::uint32_t* remap;
-  std::uint32_t m;
+  std::uint32_t m, out_of_range;
   static void ids(const void* self, const void* keys, std::size_t begin, std::size_t count, std::uint32_t* out) {
     const auto& s = *static_cast<const RemappedSource*>(self);
     s.inner.ids(s.inner.functor, keys, begin, count, out);
-    for (std::size_t i = 0; i < count; ++i)
-      if (out[i] < s.m) out[i] = s.remap[out[i]];
+    for (std::size_t i = 0; i < count; ++i) out[i] = out[i] < s.m ? s.remap[out[i]] : s.out_of_range;
   }
 };
 
@@ -33,8 +33,12 @@ class CpuDeviceBackend final : public DeviceBackend {
     return std::shared_ptr<std::byte>(new std::byte[bytes ? bytes : 1], std::default_delete<std::byte[]>());
   }
   void start_split(int local, int ticket, const LocalSplit& split) override {
-    RemappedSource source{split.source, split.remap, split.args.m};
-    finished_[{local, ticket}] = detail::cpu_multisplit(split.args, {&source, &RemappedSource::ids}, threads_);
+    const std::uint32_t m = split.ids();
+    RemappedSource source{split.source, split.remap, m, split.args.checked ? ~0u : split.remap[m - 1]};
+    detail::BadBucket bad = detail::cpu_multisplit(split.args, {&source, &RemappedSource::ids}, threads_);
+    if (bad.found())  // the function's own id, not the remapped one
+      split.source.ids(split.source.functor, split.args.keys_in, bad.index, 1, &bad.id);
+    finished_[{local, ticket}] = bad;
   }
   detail::BadBucket finish_split(int local, int ticket) override {
     const auto it = finished_.find({local, ticket});

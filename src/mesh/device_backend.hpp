@@ -17,13 +17,17 @@
 
 namespace radixmesh::mesh {
 
-// A local multisplit whose bucket ids are remapped: key k goes to bucket remap[f(k)] (f's ids
-// >= m are left as they are, so the checked mode still reports them).
+// A local multisplit whose bucket ids are remapped: key k goes to bucket remap[f(k)] of the
+// split's args.m buckets, where f's own ids run below function_m (0: args.m; the remap may merge
+// ids, as the shuffle's split by owner does). A key whose id f(k) >= function_m is reported in
+// the checked mode; unchecked, it goes where id function_m - 1 goes.
 struct LocalSplit {
   detail::MultisplitArgs args;  // args.m buckets, offsets m + 1 entries (host memory)
   detail::BucketSource source;  // f on the host
   detail::BucketSpec spec;      // f as plain data, for backends that run it elsewhere
-  const std::uint32_t* remap = nullptr;  // m entries, host memory
+  const std::uint32_t* remap = nullptr;  // function_m entries below args.m, host memory
+  std::uint32_t function_m = 0;          // f's m; 0: args.m
+  std::uint32_t ids() const { return function_m ? function_m : args.m; }
 };
 
 // One contiguous copy of `count` elements.

@@ -1,10 +1,16 @@
-// The shuffle, once for every transport and device kind: validate on every device, split each
-// local shard by bucket position (owner-major, so each destination's keys are contiguous), gather
-// every device's counts per position (so each receiver knows what it receives), all_to_all_v the
-// keys and then the values, and regroup the received (source, bucket) chunks bucket-major.
-// Streamed (ShuffleOptions::tiles): the shard is split in tiles, all queued at once, and each
-// tile's counts and exchange follow as soon as that tile is split, while the next tiles split; the
-// regroup puts each bucket's pieces in order of source, then tile.
+// The shuffle, once for every transport and device kind, in two splits around one exchange:
+// every sender splits its shard by owner (a split into as many buckets as devices, one pass), the
+// counts are gathered, all_to_all_v moves each owner's run, and every receiver splits what it got
+// by its own buckets straight into the result. A receiver's buffer holds the keys by source, then
+// input order, so its stable split gives the stable result (bucket-major, then source, then input
+// order). Against one split by every bucket followed by a regroup of the received chunks, this
+// moves each key through memory 3 times (two one-pass splits and the exchange) instead of 5 (a
+// two-pass split above 256 buckets, the exchange and the regroup).
+// Streamed (ShuffleOptions::tiles > 1): a counting pass over every tile comes first (one read of
+// the keys), so every receiver knows where each (source, tile) piece goes before the first moves;
+// then the tiles are split, all queued at once, and tile t is exchanged as soon as it is split,
+// while later tiles split.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -95,17 +101,14 @@ void run_shuffle(Context& ctx, const ShuffleArgs& a, const ShuffleSink& sink) {
   if (a.phases) *a.phases = ShufflePhases{.tiles = tiles};  // marks add to their fields
 
   mesh::PhaseClock<ShufflePhases> clock(a.phases, *backend, locals);
-  mesh::BucketOrder order;
-  errors.run(first, [&] { order = mesh::order_buckets(a.bucket_owner, size); });
-  const std::size_t m = a.m, T = std::size_t(tiles);
+  mesh::OwnerBuckets buckets;
+  errors.run(first, [&] { buckets = mesh::owner_buckets(a.bucket_owner, size); });
+  const std::size_t P = std::size_t(size), T = std::size_t(tiles);
+  const bool streamed = T > 1;
   // Tile t of local device i covers [begin(i, t), begin(i, t + 1)) of its shard.
   auto begin = [&](int i, std::size_t t) { return a.sizes[std::size_t(i)] * t / T; };
 
-  // Split every tile of every device: queued at once (GPU devices split on a stream of their own,
-  // tile after tile), waited for tile by tile below.
   std::vector<Split> splits(static_cast<std::size_t>(locals));
-  std::vector<std::vector<std::vector<std::size_t>>> tile_offsets(
-      static_cast<std::size_t>(locals), std::vector<std::vector<std::size_t>>(T, std::vector<std::size_t>(m + 1, 0)));
   for (int i = 0; i < locals; ++i)
     errors.run(first + i, [&] {
       const std::size_t n = a.sizes[std::size_t(i)];
@@ -113,98 +116,141 @@ void run_shuffle(Context& ctx, const ShuffleArgs& a, const ShuffleSink& sink) {
       s.keys = backend->allocate(i, n * key_bytes, "shuffle: the split keys");
       if (a.value_bytes) s.values = backend->allocate(i, n * a.value_bytes, "shuffle: the split values");
     });
-  for (std::size_t t = 0; t < T; ++t)
-    for (int i = 0; i < locals; ++i)
-      errors.run(first + i, [&] {
-        const std::size_t from = begin(i, t);
-        const Split& s = splits[std::size_t(i)];
-        mesh::LocalSplit split;
-        split.args.type = a.type;
-        split.args.n = begin(i, t + 1) - from;
-        split.args.keys_in = static_cast<const std::byte*>(a.keys[std::size_t(i)]) + from * key_bytes;
-        split.args.keys_out = s.keys.get() + from * key_bytes;
-        if (a.value_bytes) {
-          split.args.values_in = static_cast<const std::byte*>(a.values[std::size_t(i)]) + from * a.value_bytes;
-          split.args.values_out = s.values.get() + from * a.value_bytes;
-          split.args.value_bytes = a.value_bytes;
-        }
-        split.args.m = a.m;
-        split.args.offsets = tile_offsets[std::size_t(i)][t].data();
-        split.args.checked = a.checked;
-        split.source = a.source;
-        split.spec = a.spec;
-        split.remap = order.remap.data();
-        backend->start_split(i, int(t), split);
-      });
+  // offsets[i][t]: tile t of device i by owner (P + 1 entries, from the tile's start).
+  std::vector<std::vector<std::vector<std::size_t>>> offsets(
+      static_cast<std::size_t>(locals), std::vector<std::vector<std::size_t>>(T, std::vector<std::size_t>(P + 1, 0)));
+  // The split of tile t of device i by owner, under `ticket`; counts only when `count_only`.
+  auto start_owner_split = [&](int i, std::size_t t, int ticket, bool count_only) {
+    const std::size_t from = begin(i, t), ii = std::size_t(i);
+    mesh::LocalSplit split;
+    split.args.type = a.type;
+    split.args.n = begin(i, t + 1) - from;
+    split.args.keys_in = static_cast<const std::byte*>(a.keys[ii]) + from * key_bytes;
+    if (!count_only) {
+      split.args.keys_out = splits[ii].keys.get() + from * key_bytes;
+      if (a.value_bytes) {
+        split.args.values_in = static_cast<const std::byte*>(a.values[ii]) + from * a.value_bytes;
+        split.args.values_out = splits[ii].values.get() + from * a.value_bytes;
+        split.args.value_bytes = a.value_bytes;
+      }
+    }
+    split.args.m = std::uint32_t(P);
+    split.args.offsets = offsets[ii][t].data();
+    split.args.checked = a.checked && (count_only || !streamed);  // a streamed shuffle checks in its count
+    split.source = a.source;
+    split.spec = a.spec;
+    split.remap = buckets.owner.data();
+    split.function_m = a.m;
+    backend->start_split(i, ticket, split);
+  };
+  auto finish_checked = [&](int i, std::size_t t, int ticket) {
+    BadBucket bad = backend->finish_split(i, ticket);
+    if (!bad.found()) return;
+    bad.index += begin(i, t);  // the tile's index within the shard
+    throw Error(ErrorCode::invalid_argument, bad_bucket_message(bad, a.m, first + i));
+  };
 
-  // Tile by tile: wait for its splits, gather its counts, exchange its batches. The exchange of
-  // tile t waits only for tile t's split on each device, so it runs while later tiles split.
-  std::vector<std::vector<std::uint64_t>> tile_counts(T, std::vector<std::uint64_t>(std::size_t(size) * m));
+  // Split (not streamed), or count (streamed), every tile of every device: queued at once (GPU
+  // devices work on a stream of their own), then waited for.
+  for (std::size_t t = 0; t < T; ++t)
+    for (int i = 0; i < locals; ++i) errors.run(first + i, [&] { start_owner_split(i, t, int(t), streamed); });
+  for (std::size_t t = 0; t < T; ++t)
+    for (int i = 0; i < locals; ++i) errors.run(first + i, [&] { finish_checked(i, t, int(t)); });
+  if (!streamed) clock.mark(&ShufflePhases::split_ms);
+  // Every device's count per (tile, owner), so that each receiver knows what it receives and from
+  // where, before any key moves.
+  std::vector<std::vector<std::uint64_t>> own(static_cast<std::size_t>(locals), std::vector<std::uint64_t>(T * P, 0));
+  if (!errors.any())
+    for (std::size_t i = 0; i < own.size(); ++i)
+      for (std::size_t t = 0; t < T; ++t)
+        for (std::size_t d = 0; d < P; ++d) own[i][t * P + d] = offsets[i][t][d + 1] - offsets[i][t][d];
+  std::vector<std::span<const std::byte>> own_bytes;
+  for (const auto& o : own) own_bytes.push_back(std::as_bytes(std::span(o)));
+  std::vector<std::uint64_t> counts(P * T * P);
+  errors.collective([&] { comm.all_gather(own_bytes, std::as_writable_bytes(std::span(counts))); });
 
   std::vector<std::vector<mesh::ExchangeLayout>> layouts(static_cast<std::size_t>(locals));  // [device][tile]
-  std::vector<std::vector<std::shared_ptr<std::byte>>> recv_keys(static_cast<std::size_t>(locals)),
-      recv_values(static_cast<std::size_t>(locals));
+  std::vector<std::uint64_t> received(static_cast<std::size_t>(locals), 0);
+  std::vector<Split> inbox(static_cast<std::size_t>(locals));
+  for (int i = 0; i < locals; ++i) {
+    const std::size_t ii = std::size_t(i);
+    std::vector<std::size_t> tile_begin;
+    for (std::size_t t = 0; t <= T; ++t) tile_begin.push_back(begin(i, t));
+    layouts[ii] = mesh::tile_layouts(first + i, size, counts, tile_begin);
+    for (const auto& l : layouts[ii]) received[ii] += l.received;
+    errors.run(first + i, [&] {
+      inbox[ii].keys = backend->allocate(i, received[ii] * key_bytes, "shuffle: the received keys");
+      if (a.value_bytes) inbox[ii].values = backend->allocate(i, received[ii] * a.value_bytes, "shuffle: the received values");
+    });
+  }
+  if (!streamed) clock.mark(&ShufflePhases::counts_ms);
+  if (streamed) {  // the tiles' splits, queued at once; tile t moves as soon as it is split
+    for (std::size_t t = 0; t < T; ++t)
+      for (int i = 0; i < locals; ++i) errors.run(first + i, [&] { start_owner_split(i, t, int(T + t), false); });
+    clock.mark(&ShufflePhases::counts_ms);  // the counting passes and the gathered counts
+  }
   for (std::size_t t = 0; t < T; ++t) {
-    for (int i = 0; i < locals; ++i)
-      errors.run(first + i, [&] {
-        BadBucket bad = backend->finish_split(i, int(t));
-        if (!bad.found()) return;
-        bad.index += begin(i, t);  // the tile's index within the shard
-        throw Error(ErrorCode::invalid_argument, bad_bucket_message(bad, a.m, first + i));
-      });
-    if (T == 1) clock.mark(&ShufflePhases::split_ms);
-    // Every device's count per bucket position in this tile, so that each receiver knows what it
-    // receives.
-    std::vector<std::vector<std::uint64_t>> own(static_cast<std::size_t>(locals), std::vector<std::uint64_t>(m, 0));
-    if (!errors.any())
-      for (std::size_t i = 0; i < own.size(); ++i)
-        for (std::size_t pos = 0; pos < m; ++pos) own[i][pos] = tile_offsets[i][t][pos + 1] - tile_offsets[i][t][pos];
-    std::vector<std::span<const std::byte>> own_bytes;
-    for (const auto& o : own) own_bytes.push_back(std::as_bytes(std::span(o)));
-    errors.collective([&] { comm.all_gather(own_bytes, std::as_writable_bytes(std::span(tile_counts[t]))); });
-
     std::vector<comm::AllToAllV> keys_args, values_args;
     for (int i = 0; i < locals; ++i) {
       const std::size_t ii = std::size_t(i);
-      mesh::ExchangeLayout l = mesh::layout_for(first + i, size, order, tile_counts[t], tile_offsets[ii][t]);
-      for (auto& d : l.send_displs) d += begin(i, t);  // displacements within the whole split shard
-      layouts[ii].push_back(std::move(l));
-      const mesh::ExchangeLayout& lay = layouts[ii].back();
-      recv_keys[ii].emplace_back();
-      recv_values[ii].emplace_back();
+      const mesh::ExchangeLayout& lay = layouts[ii][t];
       errors.run(first + i, [&] {
-        recv_keys[ii].back() = backend->allocate(i, lay.received * key_bytes, "shuffle: the received keys");
-        if (a.value_bytes)
-          recv_values[ii].back() = backend->allocate(i, lay.received * a.value_bytes, "shuffle: the received values");
-        backend->after_split(i, int(t));
+        if (streamed) backend->finish_split(i, int(T + t));
+        backend->after_split(i, int(streamed ? T + t : t));
       });
-      keys_args.push_back({backend->location(i), splits[ii].keys.get(), recv_keys[ii].back().get(), lay.received,
+      keys_args.push_back({backend->location(i), splits[ii].keys.get(), inbox[ii].keys.get(), received[ii],
                            lay.send_counts, lay.send_displs, lay.recv_counts, lay.recv_displs});
-      values_args.push_back({backend->location(i), splits[ii].values.get(), recv_values[ii].back().get(),
-                             lay.received, lay.send_counts, lay.send_displs, lay.recv_counts, lay.recv_displs});
+      values_args.push_back({backend->location(i), splits[ii].values.get(), inbox[ii].values.get(), received[ii],
+                             lay.send_counts, lay.send_displs, lay.recv_counts, lay.recv_displs});
     }
-    if (T == 1) clock.mark(&ShufflePhases::counts_ms);
     errors.collective([&] { comm.all_to_all_v(keys_args, key_bytes); });
     if (a.value_bytes) comm.all_to_all_v(values_args, a.value_bytes);
-    if (T == 1) clock.mark(&ShufflePhases::exchange_ms);
   }
-  if (T > 1) clock.mark(&ShufflePhases::split_ms);  // the streamed splits and exchanges
+  clock.mark(streamed ? &ShufflePhases::split_ms : &ShufflePhases::exchange_ms);
 
-  // The received tiles, source-major, into the result: bucket-major, stable by source then tile.
-  for (int i = 0; i < locals; ++i) {
-    const std::size_t ii = std::size_t(i);
-    const mesh::ShuffleRegroup r = mesh::regroup_for(first + i, size, a.bucket_owner, order, tile_counts, layouts[ii]);
-    void *keys = nullptr, *values = nullptr;
-    std::uint64_t* offsets = nullptr;
-    sink.shape(sink.result, i, r.received, m, &keys, &values, &offsets);
-    std::copy(r.bucket_offsets.begin(), r.bucket_offsets.end(), offsets);
-    for (std::size_t t = 0; t < T; ++t) {
-      backend->copy_chunks(i, recv_keys[ii][t].get(), keys, r.chunks[t], key_bytes);
-      if (a.value_bytes) backend->copy_chunks(i, recv_values[ii][t].get(), values, r.chunks[t], a.value_bytes);
-    }
-  }
-  for (int i = 0; i < locals; ++i) backend->synchronize(i);  // the result is complete on return
-  clock.mark(&ShufflePhases::regroup_ms);
+  // Every receiver splits what it got by its own buckets (their places in id order), straight
+  // into the result; queued on every device, then waited for.
+  const int group_ticket = int(2 * T);
+  std::vector<std::vector<std::size_t>> group_offsets(static_cast<std::size_t>(locals));
+  std::vector<std::uint64_t*> result_offsets(static_cast<std::size_t>(locals), nullptr);
+  for (int i = 0; i < locals; ++i)
+    errors.run(first + i, [&] {
+      const std::size_t ii = std::size_t(i);
+      const std::uint32_t owned = buckets.owned[std::size_t(first + i)];
+      void *keys = nullptr, *values = nullptr;
+      sink.shape(sink.result, i, received[ii], a.m, &keys, &values, &result_offsets[ii]);
+      group_offsets[ii].assign(std::size_t(owned) + 1, 0);
+      if (owned == 0) return;  // then it received nothing
+      mesh::LocalSplit split;
+      split.args.type = a.type;
+      split.args.n = received[ii];
+      split.args.keys_in = inbox[ii].keys.get();
+      split.args.keys_out = keys;
+      if (a.value_bytes) {
+        split.args.values_in = inbox[ii].values.get();
+        split.args.values_out = values;
+        split.args.value_bytes = a.value_bytes;
+      }
+      split.args.m = owned;
+      split.args.offsets = group_offsets[ii].data();
+      split.args.checked = false;  // every id was checked by its sender
+      split.source = a.source;
+      split.spec = a.spec;
+      split.remap = buckets.place.data();
+      split.function_m = a.m;
+      backend->start_split(i, group_ticket, split);
+    });
+  for (int i = 0; i < locals; ++i)
+    errors.run(first + i, [&] {
+      const std::size_t ii = std::size_t(i);
+      if (buckets.owned[std::size_t(first + i)] != 0) backend->finish_split(i, group_ticket);
+      const std::vector<std::uint64_t> o = mesh::result_offsets(first + i, buckets, group_offsets[ii]);
+      std::copy(o.begin(), o.end(), result_offsets[ii]);
+      backend->after_split(i, group_ticket);
+    });
+  for (int i = 0; i < locals; ++i) backend->synchronize(i);  // complete on return, or idle before an error leaves
+  clock.mark(&ShufflePhases::group_ms);
+  errors.collective([] {});  // rethrows a local error of the last step
 }
 
 }  // namespace radixmesh::detail

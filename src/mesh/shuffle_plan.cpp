@@ -1,72 +1,54 @@
 #include "mesh/shuffle_plan.hpp"
 
-#include <algorithm>
-#include <numeric>
-
 namespace radixmesh::mesh {
 
-BucketOrder order_buckets(std::span<const int> owner, int size) {
-  const std::size_t m = owner.size();
-  std::vector<std::uint32_t> by_position(m);
-  std::iota(by_position.begin(), by_position.end(), 0u);
-  std::stable_sort(by_position.begin(), by_position.end(),
-                   [&](std::uint32_t a, std::uint32_t b) { return owner[a] < owner[b]; });
-  BucketOrder order;
-  order.remap.resize(m);
-  for (std::size_t pos = 0; pos < m; ++pos) order.remap[by_position[pos]] = std::uint32_t(pos);
-  order.owner_begin.assign(std::size_t(size) + 1, 0);
-  for (int o : owner) ++order.owner_begin[std::size_t(o) + 1];
-  std::partial_sum(order.owner_begin.begin(), order.owner_begin.end(), order.owner_begin.begin());
-  return order;
+OwnerBuckets owner_buckets(std::span<const int> owner, int size) {
+  OwnerBuckets b;
+  b.owned.assign(std::size_t(size), 0);
+  for (int o : owner) {
+    b.owner.push_back(std::uint32_t(o));
+    b.place.push_back(b.owned[std::size_t(o)]++);
+  }
+  return b;
 }
 
-ExchangeLayout layout_for(int participant, int size, const BucketOrder& order, std::span<const std::uint64_t> counts,
-                         std::span<const std::size_t> split_offsets) {
-  const std::size_t n = std::size_t(size), p = std::size_t(participant);
-  const std::size_t m = order.remap.size();
-  const std::size_t mine_begin = order.owner_begin[p], mine_end = order.owner_begin[p + 1];
-  ExchangeLayout l;
-  for (std::size_t d = 0; d < n; ++d) {
-    l.send_displs.push_back(split_offsets[order.owner_begin[d]]);
-    l.send_counts.push_back(split_offsets[order.owner_begin[d + 1]] - split_offsets[order.owner_begin[d]]);
+std::vector<ExchangeLayout> tile_layouts(int participant, int size, std::span<const std::uint64_t> counts,
+                                         std::span<const std::size_t> tile_begin) {
+  const std::size_t P = std::size_t(size), p = std::size_t(participant), T = tile_begin.size() - 1;
+  auto count = [&](std::size_t s, std::size_t t, std::size_t d) { return counts[(s * T + t) * P + d]; };
+  std::vector<ExchangeLayout> tiles(T);
+  for (std::size_t t = 0; t < T; ++t) {
+    std::uint64_t sent = tile_begin[t];
+    for (std::size_t d = 0; d < P; ++d) {
+      tiles[t].send_displs.push_back(sent);
+      tiles[t].send_counts.push_back(count(p, t, d));
+      sent += count(p, t, d);
+    }
   }
-  for (std::size_t s = 0; s < n; ++s) {
-    std::uint64_t from_s = 0;
-    for (std::size_t pos = mine_begin; pos < mine_end; ++pos) from_s += counts[s * m + pos];
-    l.recv_displs.push_back(l.received);
-    l.recv_counts.push_back(from_s);
-    l.received += from_s;
-  }
-  return l;
+  std::uint64_t at = 0;  // source-major, then by tile
+  for (std::size_t s = 0; s < P; ++s)
+    for (std::size_t t = 0; t < T; ++t) {
+      tiles[t].recv_displs.push_back(at);
+      tiles[t].recv_counts.push_back(count(s, t, p));
+      tiles[t].received += count(s, t, p);
+      at += count(s, t, p);
+    }
+  return tiles;
 }
 
-ShuffleRegroup regroup_for(int participant, int size, std::span<const int> owner, const BucketOrder& order,
-                           std::span<const std::vector<std::uint64_t>> tile_counts,
-                           std::span<const ExchangeLayout> layouts) {
-  const std::size_t n = std::size_t(size), m = owner.size(), tiles = tile_counts.size();
-  ShuffleRegroup r;
-  r.chunks.resize(tiles);
-  // cursor[t][s]: where source s's next chunk starts in tile t's receive buffer.
-  std::vector<std::vector<std::uint64_t>> cursor(tiles);
-  for (std::size_t t = 0; t < tiles; ++t) cursor[t] = layouts[t].recv_displs;
-  r.bucket_offsets.assign(m + 1, 0);
+std::vector<std::uint64_t> result_offsets(int participant, const OwnerBuckets& buckets,
+                                          std::span<const std::size_t> split_offsets) {
+  const std::size_t m = buckets.owner.size();
+  std::vector<std::uint64_t> offsets(m + 1, 0);
   std::uint64_t at = 0;
   for (std::size_t b = 0; b < m; ++b) {
-    r.bucket_offsets[b] = at;
-    if (owner[b] != participant) continue;
-    const std::size_t pos = order.remap[b];
-    for (std::size_t s = 0; s < n; ++s)
-      for (std::size_t t = 0; t < tiles; ++t) {
-        const std::uint64_t c = tile_counts[t][s * m + pos];
-        if (c == 0) continue;
-        r.chunks[t].push_back({cursor[t][s], at, c});
-        cursor[t][s] += c;
-        at += c;
-      }
+    offsets[b] = at;
+    if (buckets.owner[b] != std::uint32_t(participant)) continue;
+    const std::size_t place = buckets.place[b];
+    at += split_offsets[place + 1] - split_offsets[place];
   }
-  r.bucket_offsets[m] = at;
-  r.received = at;
-  return r;
+  offsets[m] = at;
+  return offsets;
 }
 
 }  // namespace radixmesh::mesh

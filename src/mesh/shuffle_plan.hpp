@@ -1,40 +1,36 @@
-// The shuffle's bookkeeping, pure host arithmetic: the owner-major order of buckets, and from the
-// gathered per-(source, position) counts each device's send and receive layout and the chunks
-// that regroup what it received into bucket-major order.
+// The shuffle's bookkeeping, pure host arithmetic: which device each bucket goes to and its place
+// among that device's buckets, each device's send and receive layout of every tile, and the
+// result's bucket offsets.
 #pragma once
 #include <cstdint>
 #include <span>
 #include <vector>
 
-#include "mesh/device_backend.hpp"
 #include "mesh/exchange_layout.hpp"
 
 namespace radixmesh::mesh {
 
-// Buckets ordered by (owner, id): position remap[b] of bucket b; the buckets of device d are
-// positions [owner_begin[d], owner_begin[d + 1]).
-struct BucketOrder {
-  std::vector<std::uint32_t> remap;       // m entries
-  std::vector<std::uint32_t> owner_begin;  // size + 1 entries
+// The two remaps of the shuffle's two splits: the sender's, bucket -> owner, and the receiver's,
+// bucket -> its place among its owner's buckets in ascending id (so the receiver's split lays the
+// buckets out in id order).
+struct OwnerBuckets {
+  std::vector<std::uint32_t> owner;  // m entries
+  std::vector<std::uint32_t> place;  // m entries
+  std::vector<std::uint32_t> owned;  // per device: how many buckets it owns
 };
-BucketOrder order_buckets(std::span<const int> owner, int size);
+OwnerBuckets owner_buckets(std::span<const int> owner, int size);
 
-// One device's part of the exchange of one tile: what it sends from its split tile (displacements
-// from the tile's start) and what it receives, source-major. counts: size rows of m words, row s = source s's keys per position (of this tile). split_offsets:
-// this device's own m + 1 offsets by position (its local multisplit of the tile).
-ExchangeLayout layout_for(int participant, int size, const BucketOrder& order, std::span<const std::uint64_t> counts,
-                         std::span<const std::size_t> split_offsets);
+// Participant p's side of the exchange of every tile. counts[(s * tiles + t) * size + d]: the keys
+// tile t of source s sends to device d; tile_begin: where p's tiles start in its shard (tiles + 1
+// entries). Each tile's pieces lie in destination order at its start in p's split shard; every
+// receiver lays what it gets out source-major, then by tile, so that its buffer holds the keys in
+// (source, input order) and a stable split of it is the stable result.
+std::vector<ExchangeLayout> tile_layouts(int participant, int size, std::span<const std::uint64_t> counts,
+                                         std::span<const std::size_t> tile_begin);
 
-// Where the received tiles go in the result: bucket-major in ascending id, and within a bucket by
-// source, then tile (so by source, then input order: stable).
-struct ShuffleRegroup {
-  std::uint64_t received = 0;
-  std::vector<std::uint64_t> bucket_offsets;  // m + 1
-  std::vector<std::vector<Chunk>> chunks;     // per tile: its receive buffer -> the result
-};
-// tile_counts[t]: the tile's gathered counts (as for layout_for); layouts[t]: this device's layout of it.
-ShuffleRegroup regroup_for(int participant, int size, std::span<const int> owner, const BucketOrder& order,
-                           std::span<const std::vector<std::uint64_t>> tile_counts,
-                           std::span<const ExchangeLayout> layouts);
+// The result's m + 1 bucket offsets on participant p from its split's offsets over its own
+// buckets (owned[p] + 1 entries, in place order); buckets of other owners are empty.
+std::vector<std::uint64_t> result_offsets(int participant, const OwnerBuckets& buckets,
+                                          std::span<const std::size_t> split_offsets);
 
 }  // namespace radixmesh::mesh

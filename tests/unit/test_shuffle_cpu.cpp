@@ -142,6 +142,23 @@ TEST(ShuffleCpu, ContextOfOneDevice) {
   EXPECT_EQ(got.shards[0].bucket(3).size(), 2u);
 }
 
+// Unchecked, a key whose id is >= m goes to bucket m - 1 and its owner (here device 0, while
+// device 2 owns the highest-placed buckets), with or without tiles.
+TEST(ShuffleCpu, UncheckedOutOfRangeIdsGoToTheLastBucket) {
+  auto ctx = rxm::Context::cpu_mesh(3, 1);
+  std::vector<std::vector<std::uint32_t>> keys = {{1, 9, 3}, {7, 0}, {2, 3, 12, 1}};
+  const std::vector<int> owner = {2, 1, 2, 0};
+  for (int tiles : {1, 2}) {
+    auto got = rxm::shuffle(ctx, spans_of(keys), rxm::buckets::identity{.m = 4}, std::span<const int>(owner),
+                            {.checked = false, .tiles = tiles});
+    EXPECT_EQ(got.shards[0].keys, (std::vector<std::uint32_t>{9, 3, 7, 3, 12})) << "tiles " << tiles;
+    EXPECT_EQ(got.shards[0].bucket(3).size(), 5u);
+    EXPECT_EQ(got.shards[1].keys, (std::vector<std::uint32_t>{1, 1}));
+    EXPECT_EQ(got.shards[2].keys, (std::vector<std::uint32_t>{0, 2})) << "bucket 0, then bucket 2";
+    EXPECT_EQ(got.shards[2].bucket(2).size(), 1u);
+  }
+}
+
 TEST(ShuffleCpu, BadInputIsAClearErrorNamingTheDevice) {
   auto ctx = rxm::Context::cpu_mesh(3, 1);
   std::vector<std::vector<std::uint32_t>> keys = {{1, 2}, {3}, {4, 5, 6}};

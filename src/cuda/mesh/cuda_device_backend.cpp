@@ -73,14 +73,16 @@ class CudaDeviceBackend final : public DeviceBackend {
               "use integer keys, or delta buckets for floats");
     // Ids go straight to their owner-major positions: the remap table rides in the bucket
     // functor (none when it is the identity, which lets radix digits take the digit split).
-    bool identity = true;
-    for (std::uint32_t b = 0; b < a.m && identity; ++b) identity = split.remap[b] == b;
+    const std::uint32_t ids = split.ids();
+    bool identity = ids == a.m;
+    for (std::uint32_t b = 0; b < ids && identity; ++b) identity = split.remap[b] == b;
     // The split stream starts after the device stream's earlier work (the input, the buffers).
     const SplitStream& side = split_stream(local);
     detail::DeviceGuard guard(side.on.device);
     RXM_CUDA_CHECK(cudaEventRecord(side.ready, device(local).stream));
     RXM_CUDA_CHECK(cudaStreamWaitEvent(side.on.stream, side.ready, 0));
-    pending_[{local, ticket}] = detail::QueuedSplit::start(side.on, a, split.spec, identity ? nullptr : split.remap);
+    pending_[{local, ticket}] = detail::QueuedSplit::start(side.on, a, split.spec,
+                                                           {identity ? nullptr : split.remap, ids});
   }
 
   detail::BadBucket finish_split(int local, int ticket) override { return queued(local, ticket).finish(); }

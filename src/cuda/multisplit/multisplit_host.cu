@@ -96,26 +96,27 @@ void run_on_device(const CudaResources::PerDevice& device, const MultisplitArgs&
   run_runtime_split(device, cuda::RuntimeBuckets<U, RuntimeShape::any>(buckets), split);
 }
 
+// The function's parameters; m is the function's own (the split's args.m, unless remapped).
 template <class U>
-cuda::RuntimeBucketParams<U> runtime_params(const MultisplitArgs& args, const BucketSpec& spec) {
+cuda::RuntimeBucketParams<U> runtime_params(const MultisplitArgs& args, const BucketSpec& spec, std::uint32_t m) {
   cuda::RuntimeBucketParams<U> buckets;
   buckets.encoding = cuda::RuntimeEncoding<U>::of(args.type);
   buckets.type = args.type;
   buckets.kind = spec.kind;
   buckets.digit = {spec.shift, spec.bits};
-  buckets.m = args.m;
+  buckets.m = m;
   buckets.delta_lo_encoded = spec.delta_lo_encoded;
   buckets.delta_width = spec.delta_width;
   buckets.delta_reciprocal = buckets::detail::delta_reciprocal(spec.delta_width);
   buckets.delta_lo_value = spec.delta_lo_value;
   buckets.delta_scale = spec.delta_scale;
-  buckets.hash = cuda::HashBuckets::of(args.m);
+  buckets.hash = cuda::HashBuckets::of(m);
   return buckets;
 }
 
 template <class U>
-void start_width(QueuedSplit::State& q, const MultisplitArgs& args, const BucketSpec& spec,
-                 const std::uint32_t* remap, bool wait_at_once);
+void start_width(QueuedSplit::State& q, const MultisplitArgs& args, const BucketSpec& spec, SplitRemap remap,
+                 bool wait_at_once);
 
 }  // namespace
 
@@ -146,7 +147,7 @@ QueuedSplit& QueuedSplit::operator=(QueuedSplit&&) noexcept = default;
 QueuedSplit::~QueuedSplit() = default;
 
 QueuedSplit QueuedSplit::start(const CudaResources::PerDevice& device, const MultisplitArgs& args,
-                               const BucketSpec& spec, const std::uint32_t* remap, bool wait_at_once) {
+                               const BucketSpec& spec, SplitRemap remap, bool wait_at_once) {
   QueuedSplit q;
   q.state_ = std::make_unique<State>();
   State& st = *q.state_;
@@ -193,36 +194,38 @@ BadBucket QueuedSplit::finish() {
 namespace {
 
 template <class U>
-void start_width(QueuedSplit::State& q, const MultisplitArgs& args, const BucketSpec& spec,
-                 const std::uint32_t* remap, bool wait_at_once) {
+void start_width(QueuedSplit::State& q, const MultisplitArgs& args, const BucketSpec& spec, SplitRemap remap,
+                 bool wait_at_once) {
   const CudaResources::PerDevice& device = *q.device;
   cudaStream_t stream = device.stream;
-  cuda::RuntimeBucketParams<U> buckets = runtime_params<U>(args, spec);
+  const std::uint32_t function_m = remap.table && remap.function_m ? remap.function_m : args.m;
+  cuda::RuntimeBucketParams<U> buckets = runtime_params<U>(args, spec, function_m);
   // The tables' uploads come from pageable memory: cudaMemcpyAsync returns once it has staged
   // them, without waiting for the device.
   const std::size_t splitter_bytes =
-      spec.kind == BucketSpec::Kind::splitters && args.m > 1 ? (std::size_t(args.m) - 1) * sizeof(U) : 0;
-  const std::size_t remap_bytes = remap ? std::size_t(args.m) * 4 : 0;
+      spec.kind == BucketSpec::Kind::splitters && function_m > 1 ? (std::size_t(function_m) - 1) * sizeof(U) : 0;
+  const std::size_t remap_bytes = remap.table ? std::size_t(function_m) * 4 : 0;
   const std::size_t result_bytes = sizeof(unsigned long long) + (std::size_t(args.m) + 1) * 4;
   q.tables.resize(splitter_bytes + remap_bytes);
   unsigned char* staged = q.tables.data();
   if (splitter_bytes) {
     auto* encoded = reinterpret_cast<U*>(staged);
     std::memcpy(encoded, spec.splitters, splitter_bytes);  // the keys' bits
-    for (std::size_t i = 0; i + 1 < args.m; ++i) encoded[i] = buckets.encoding(encoded[i]);
+    for (std::size_t i = 0; i + 1 < function_m; ++i) encoded[i] = buckets.encoding(encoded[i]);
     q.splitters = ScratchBuffer(device, splitter_bytes);
     RXM_CUDA_CHECK(cudaMemcpyAsync(q.splitters.data(), encoded, splitter_bytes, cudaMemcpyHostToDevice, stream));
     buckets.encoded_splitters = static_cast<const U*>(q.splitters.data());
-    buckets.splitter_count = args.m - 1;
+    buckets.splitter_count = function_m - 1;
   }
   if (remap_bytes) {
-    std::memcpy(staged + splitter_bytes, remap, remap_bytes);
+    std::memcpy(staged + splitter_bytes, remap.table, remap_bytes);
     q.remap = ScratchBuffer(device, remap_bytes);
     RXM_CUDA_CHECK(
         cudaMemcpyAsync(q.remap.data(), staged + splitter_bytes, remap_bytes, cudaMemcpyHostToDevice, stream));
     buckets.remap = static_cast<const std::uint32_t*>(q.remap.data());
+    if (!args.checked) buckets.remap_out_of_range = remap.table[function_m - 1];
   }
-  q.id_of = [plain = runtime_params<U>(args, spec), kind = spec.kind, m = args.m](std::uint64_t bits) {
+  q.id_of = [plain = runtime_params<U>(args, spec, function_m), kind = spec.kind, m = function_m](std::uint64_t bits) {
     return kind == BucketSpec::Kind::splitters ? m : plain.any_kind(U(bits));  // splitters: found on the device
   };
   q.results_d = ScratchBuffer(device, result_bytes);
@@ -303,7 +306,7 @@ BadBucket multisplit_width(Context& ctx, const MultisplitArgs& args, const Bucke
       on_device.values_out = values_out_d.data();
     }
   }
-  const BadBucket bad = QueuedSplit::start(resources, on_device, spec, nullptr, true).finish();
+  const BadBucket bad = QueuedSplit::start(resources, on_device, spec, {}, true).finish();
   if (bad.found()) return bad;
   if (offsets_device >= 0)
     RXM_CUDA_CHECK(cudaMemcpy(args.offsets, offsets_wide.data(), offsets_wide.size() * sizeof(std::size_t),

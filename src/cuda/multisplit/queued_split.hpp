@@ -13,16 +13,23 @@
 
 namespace radixmesh::detail {
 
+// Where a split's function's ids go: id b < function_m (0: the split's m) to bucket table[b] of
+// the split (host memory, function_m entries; null: no remap). Ids >= function_m are reported in
+// the checked mode and go where id function_m - 1 goes otherwise.
+struct SplitRemap {
+  const std::uint32_t* table = nullptr;
+  std::uint32_t function_m = 0;
+};
+
 class QueuedSplit {
  public:
   // Queues the split of `args` (keys and values in memory of device.device; args.offsets, host
-  // memory of m + 1 entries, is written by finish()) by the built-in function `spec`. remap
-  // (host memory, m entries, or null) sends a key of id b < m to bucket remap[b]. n must be below
-  // 2^32 - 2^16.
+  // memory of m + 1 entries, is written by finish()) by the built-in function `spec`, its ids
+  // remapped by `remap`. n must be below 2^32 - 2^16.
   // wait_at_once: the caller calls finish() right away (the host API): the results come back
   // into pageable memory, and this call returns once the split is done.
   static QueuedSplit start(const CudaResources::PerDevice& device, const MultisplitArgs& args, const BucketSpec& spec,
-                           const std::uint32_t* remap = nullptr, bool wait_at_once = false);
+                           SplitRemap remap = {}, bool wait_at_once = false);
   // Waits for this split alone (not for work queued on the stream after it); fills args.offsets,
   // or returns the first key whose id is >= m (checked mode; the outputs are then untouched).
   BadBucket finish();

@@ -107,9 +107,11 @@ template <class U> struct RuntimeBucketParams {
   std::uint32_t splitter_count = 0;
   buckets::detail::splitter_index<U> index{};  // built by the kernels over their shared copy
   HashBuckets hash{};                          // Kind::hash, m <= 2^16
-  // Optional, device memory, m entries: a key of id b < m goes to bucket remap[b] (the mesh's
-  // owner-major order); ids >= m stay as they are, so the checked mode still sees them.
+  // Optional, device memory, m entries: a key of id b < m goes to bucket remap[b] of the split
+  // (the mesh's orders: descending digits, owners, an owner's own buckets); ids >= m go to
+  // remap_out_of_range (past every bucket in the checked mode, so that it reports them).
   const std::uint32_t* remap = nullptr;
+  std::uint32_t remap_out_of_range = 0xFFFFFFFFu;
 
   // Calls f(T{}) for the key type of this width named by `type`.
   template <class F> RXM_HOST_DEVICE std::uint32_t with_type(F&& f) const {
@@ -193,7 +195,8 @@ template <class U, RuntimeShape Shape = RuntimeShape::any> struct RuntimeBuckets
 
   RXM_HOST_DEVICE std::uint32_t operator()(U raw) const {
     const std::uint32_t id = id_of(raw);
-    return this->remap != nullptr && id < this->m ? this->remap[id] : id;
+    if (this->remap == nullptr) return id;
+    return id < this->m ? this->remap[id] : this->remap_out_of_range;
   }
 
  private:
