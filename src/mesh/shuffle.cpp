@@ -243,10 +243,12 @@ void run_shuffle(Context& ctx, const ShuffleArgs& a, const ShuffleSink& sink) {
   for (int i = 0; i < locals; ++i)
     errors.run(first + i, [&] {
       const std::size_t ii = std::size_t(i);
-      if (buckets.owned[std::size_t(first + i)] != 0) backend->finish_split(i, group_ticket);
+      if (buckets.owned[std::size_t(first + i)] != 0) {
+        backend->finish_split(i, group_ticket);
+        backend->after_split(i, group_ticket);
+      }
       const std::vector<std::uint64_t> o = mesh::result_offsets(first + i, buckets, group_offsets[ii]);
       std::copy(o.begin(), o.end(), result_offsets[ii]);
-      backend->after_split(i, group_ticket);
     });
   for (int i = 0; i < locals; ++i) backend->synchronize(i);  // complete on return, or idle before an error leaves
   clock.mark(&ShufflePhases::group_ms);
