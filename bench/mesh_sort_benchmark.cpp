@@ -6,6 +6,7 @@
 //
 //   bench_mesh_sort [--devices 0,0,0,0] [--keys 2^30] [--type u32|u64] [--values 0|4|8]
 //                   [--distribution uniform|zipf|...] [--digit-bits 8] [--reps 5] [--explain] [--host]
+//                   [--out-of-core BYTES]
 //
 // --host: the keys in pinned host memory instead, uploaded, sorted and downloaded by the call
 // (RMG's setting: pinned host -> GPUs -> host), beside one GPU sorting all of them from pinned host
@@ -73,6 +74,8 @@ Options parse(int argc, char** argv) {
       o.explain = true;
     } else if (args.is("--host")) {
       o.host = true;
+    } else if (args.is("--out-of-core")) {
+      o.out_of_core = rxm::bench::driver_count("bench_mesh_sort", "--out-of-core", value());
     } else {
       args.unknown();
     }
@@ -259,7 +262,7 @@ namespace radixmesh::bench {
 
 const char* const mesh_sort_usage =
     "usage: bench_mesh_sort [--devices 0,0,0,0] [--keys 2^30] [--type u32|u64] [--values 0|4|8] "
-    "[--distribution uniform] [--digit-bits 8] [--reps 5] [--explain] [--host]\n";
+    "[--distribution uniform] [--digit-bits 8] [--reps 5] [--explain] [--host [--out-of-core BYTES]]\n";
 
 Stats time_ms(const std::function<void()>& restore, const std::function<void()>& run, int reps) {
   restore();

@@ -21,6 +21,9 @@ struct MeshSortOptions {
   int reps = 5;
   bool explain = false;
   bool host = false;  // the keys (and values) in pinned host memory
+  // --host --out-of-core BYTES: also the out-of-core sort with each GPU limited to BYTES, and the
+  // CPU backend's sort of the same keys (what a user does with data larger than the GPUs today).
+  std::uint64_t out_of_core = 0;
 };
 
 // cudaDeviceSynchronize on every visible GPU.

@@ -144,6 +144,31 @@ template <class K> int run_mesh_sort_host(const MeshSortOptions& o, int argc, ch
               (!vb || std::memcmp(values.data(), one_values.data(), value_bytes) == 0),
           "bench_mesh_sort --host: the mesh's result differs from one GPU's", "report this as a bug");
 
+  // Out of core (--out-of-core BYTES): the same keys sorted in rounds with each GPU limited to
+  // BYTES, and the CPU backend's sort of them on every host thread.
+  Stats out_of_core, cpu_peer;
+  SortPhases ooc_phases;
+  const auto whole_sort = [&](Context& on, const SortOptions& opt) {
+    const std::span<K> all(k, total);
+    if (vb == 0) sort(on, all, opt);
+    if (vb == 4) sort(on, all, std::span(reinterpret_cast<std::uint32_t*>(v), total), opt);
+    if (vb == 8) sort(on, all, std::span(reinterpret_cast<std::uint64_t*>(v), total), opt);
+  };
+  if (o.out_of_core) {
+    SortOptions limited;
+    limited.out_of_core = OutOfCoreMode::always;
+    limited.device_memory_limit = std::size_t(o.out_of_core);
+    out_of_core = time_ms(restore(keys, values), [&] { whole_sort(ctx, limited); }, o.reps);
+    restore(keys, values)();
+    limited.phases = &ooc_phases;
+    whole_sort(ctx, limited);
+    require(std::memcmp(keys.data(), one_keys.data(), key_bytes) == 0 &&
+                (!vb || std::memcmp(values.data(), one_values.data(), value_bytes) == 0),
+            "bench_mesh_sort --out-of-core: the out-of-core result differs from one GPU's", "report this as a bug");
+    auto cpu = Context::cpu();
+    cpu_peer = time_ms(restore(keys, values), [&] { whole_sort(cpu, {}); }, std::min(o.reps, 2));
+  }
+
   // The host link's floors: every GPU copying its slice of keys at once, each way; the rates
   // measured there carry the values too.
   const std::size_t key_slice = per_device * sizeof(K), slice = per_device * (sizeof(K) + vb);
@@ -157,7 +182,7 @@ template <class K> int run_mesh_sort_host(const MeshSortOptions& o, int argc, ch
   Case c("mesh_sort",
          {{"devices", device_list}, {"keys", total}, {"type", o.type}, {"values", o.value_bytes},
           {"distribution", o.distribution}, {"digit_bits", phases.digit_bits}, {"passes", phases.passes},
-          {"resident", "pinned host"}},
+          {"resident", "pinned host"}, {"out_of_core_limit", o.out_of_core}},
          double(total), "keys");
   c.add("radixmesh sort_shards, pinned host -> GPUs -> host", ours, true);
   c.add("rxm::sort on one device, all keys, pinned host -> GPU -> host", single);
@@ -165,7 +190,24 @@ template <class K> int run_mesh_sort_host(const MeshSortOptions& o, int argc, ch
   c.set_floor(link_bytes, link_bytes / ((up_floor + down_floor) / 1e3),
               "every GPU's slice (keys and values) up and down its host link, at the rates measured in this run with "
               "every GPU copying at once (device steps not counted: their floors are the device-resident run's)");
+  if (o.out_of_core) {
+    c.add_diagnostic("rxm::sort out of core, every GPU limited to " + std::to_string(o.out_of_core) + " bytes (diagnostic)",
+          out_of_core);
+    c.add("rxm::sort on the CPU backend, " + std::to_string(std::thread::hardware_concurrency()) + " threads",
+          cpu_peer);
+  }
   c.print();
+  if (o.out_of_core) {
+    // Counting sends the keys up once; partitioning and the groups each send everything up and down.
+    const double ooc_floor = (double(key_slice) / double(slice) + 2) * up_floor + 2 * down_floor;
+    std::printf("out of core: %.3f ms, floor %.3f ms (keys up to count, then keys and values up and down twice, at "
+                "the rates above); %d level(s), %llu chunks counted and partitioned in %.3f ms, %llu groups sorted in "
+                "%.3f ms; %.2fx the CPU backend's sort; result identical to one GPU's\n",
+                out_of_core.median_ms, ooc_floor, ooc_phases.passes,
+                static_cast<unsigned long long>(ooc_phases.out_of_core_chunks), ooc_phases.partition_ms,
+                static_cast<unsigned long long>(ooc_phases.out_of_core_groups), ooc_phases.local_sort_ms,
+                cpu_peer.median_ms / out_of_core.median_ms);
+  }
   std::printf("steps: upload %.3f ms (floor %.3f), partition %.3f ms, refine %.3f ms over %d passes, exchange %.3f ms, "
               "local sort %.3f ms, download %.3f ms (floor %.3f)\n",
               phases.upload_ms, up_floor, phases.partition_ms, phases.refine_ms, phases.passes, phases.exchange_ms,

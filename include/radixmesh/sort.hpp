@@ -2,6 +2,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -41,6 +42,22 @@ enum class HostStagingPlan {
   split,      // sort on the top 4 bits first, then sort each bucket while earlier ones download
 };
 
+// When host-resident input is sorted out of core (in rounds through the devices, with one extra
+// host array): automatic where the in-memory sort's buffers do not fit the devices
+// (SortOptions::device_memory_limit, or the memory they have free); always, for tests and
+// benchmarks on inputs that would fit; never, to get the in-memory sort's out-of-memory error
+// instead. Contexts of one process only; a CPU context has no device to run out of.
+enum class OutOfCoreMode { automatic, never, always };
+
+// How far an out-of-core sort is (SortOptions::progress): `step` is "counting", "partitioning" or
+// "sorting", at recursion `level` (0 for the whole input; a deeper level sorts one bucket too
+// large for a device), `done` of `total` chunks or groups of that step.
+struct SortProgress {
+  const char* step = "";
+  int level = 0;
+  std::size_t done = 0, total = 0;
+};
+
 // Wall-clock milliseconds of each step of one sort over several mesh devices on this process, and
 // its plan, for benchmarks and --explain. Asking for it waits for every local device at the end of
 // each step, which costs a little.
@@ -57,6 +74,10 @@ struct SortPhases {
   std::vector<std::uint64_t> moved;   // mesh_size x mesh_size: keys device i sent to device j
   std::string plan_text;     // every pass's partition plan, readable
   std::string plan_json;     // the same as one JSON object
+  // Out of core: partition_ms holds the counting and partitioning rounds, local_sort_ms the
+  // groups' rounds (transfers included); passes is the deepest level plus one.
+  bool out_of_core = false;
+  std::uint64_t out_of_core_chunks = 0, out_of_core_groups = 0;
 };
 
 struct SortOptions {
@@ -72,6 +93,12 @@ struct SortOptions {
   // digit (1..16; 0: automatic, 8) and where to put the timing of each step and the plan.
   int mesh_digit_bits = 0;
   SortPhases* phases = nullptr;
+  // Host-resident input larger than the devices (OutOfCoreMode): the device memory each device
+  // may use (0: what it has free), and a callback told of each round's progress (from the host
+  // threads that drive the devices, one call at a time).
+  OutOfCoreMode out_of_core = OutOfCoreMode::automatic;
+  std::size_t device_memory_limit = 0;
+  std::function<void(const SortProgress&)> progress = nullptr;
 };
 
 namespace detail {

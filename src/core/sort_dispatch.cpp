@@ -1,6 +1,7 @@
 #include <string>
 
 #include "core/backends.hpp"
+#include "mesh/sort_out_of_core.hpp"
 #include "radixmesh/error.hpp"
 
 namespace radixmesh::detail {
@@ -21,11 +22,18 @@ SortPlan validate_sort(KeyType type, std::size_t n, std::size_t value_bytes, con
 
 void sort_host(Context& ctx, KeyType type, void* keys, std::size_t n, void* values, std::size_t value_bytes,
                const SortOptions& options) {
-  // Several mesh devices: a collective call, which checks its arguments on every rank together.
-  if (ctx.mesh_size() > 1) return mesh_sort_host(ctx, type, keys, n, values, value_bytes, options);
+  // Several mesh devices of several processes: a collective call, which checks its arguments on
+  // every rank together.
+  if (ctx.mesh_size() > ctx.local_mesh_devices().count)
+    return mesh_sort_host(ctx, type, keys, n, values, value_bytes, options);
   SortPlan plan = validate_sort(type, n, value_bytes, options);
   require(n == 0 || keys != nullptr, "sort: keys is null", "pass the keys' storage");
   require(value_bytes == 0 || n == 0 || values != nullptr, "sort: values is null", "pass the values' storage");
+  if (takes_out_of_core(ctx, plan, options)) {
+    if (n > 1 && plan.begin_bit < plan.end_bit) sort_out_of_core(ctx, plan, keys, values, options);
+    return;
+  }
+  if (ctx.mesh_size() > 1) return mesh_sort_host(ctx, type, keys, n, values, value_bytes, options);
   if (n <= 1 || plan.begin_bit == plan.end_bit) return;
   if (ctx.backend() == Backend::cuda)
     cuda_sort_host(ctx, plan, keys, values);

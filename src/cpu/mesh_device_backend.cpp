@@ -28,6 +28,7 @@ class CpuDeviceBackend final : public DeviceBackend {
  public:
   explicit CpuDeviceBackend(unsigned threads) : threads_(threads) {}
   comm::Location location(int) const override { return {}; }
+  std::size_t memory_budget(int) const override { return SIZE_MAX; }
   std::shared_ptr<std::byte> allocate(int, std::size_t bytes, const char* what) override {
     require_host_memory(bytes, what);
     return std::shared_ptr<std::byte>(new std::byte[bytes ? bytes : 1], std::default_delete<std::byte[]>());

@@ -12,6 +12,7 @@
 
 #include "core/backends.hpp"
 #include "mesh/device_backend.hpp"
+#include "mesh/digit_source.hpp"
 #include "mesh/exchange_layout.hpp"
 #include "mesh/local_errors.hpp"
 #include "mesh/phase_clock.hpp"
@@ -28,21 +29,6 @@ namespace {
 
 // 8-bit digits: RMG's choice, kept until the benchmarks in docs/design/mesh-sort.md say otherwise.
 constexpr int default_digit_bits = 8;
-
-// The partition digit on the host (CPU mesh devices): the key's radix digit, for a key type known
-// only at run time.
-struct DigitSource {
-  KeyType type;
-  buckets::radix_digit digit;
-  static void ids(const void* self, const void* keys, std::size_t begin, std::size_t count, std::uint32_t* out) {
-    const auto& s = *static_cast<const DigitSource*>(self);
-    visit_key_type(s.type, [&](auto tag) {
-      using K = decltype(tag);
-      const K* k = static_cast<const K*>(keys) + begin;
-      for (std::size_t i = 0; i < count; ++i) out[i] = s.digit(k[i]);
-    });
-  }
-};
 
 // One local device's arrays: `keys`/`values` hold its input shard (the caller's memory, or an
 // upload of it), `split` its keys in bucket order between the passes and the exchange, and

@@ -212,6 +212,27 @@ TEST_F(Cli, SortOnCpuMeshDevicesMatchesOneDeviceAndExplains) {
   expect_failure(bad, 1, "--digit-bits 17", {"k.npy", "v.npy", "one.npy", "one_v.npy", "mesh.npy", "mesh_v.npy"});
 }
 
+// --device-memory below what the input needs sends it out of core; the bytes match one device's.
+TEST_F(Cli, SortOutOfCoreMatchesOneDeviceAndExplains) {
+  CliRun g = run({"generate", "--dist", "zipf", "--n", "300007", "--type", "u64", "--out", path("k.npy")});
+  ASSERT_EQ(g.exit_code, 0) << describe(g);
+  CliRun one = run({"sort", "--in", path("k.npy"), "--out", path("one.npy"), "--backend", "cpu", "--order", "desc"});
+  ASSERT_EQ(one.exit_code, 0) << describe(one);
+  CliRun ooc = run({"sort", "--in", path("k.npy"), "--out", path("ooc.npy"), "--devices", "cpu:2", "--order", "desc",
+                    "--device-memory", "1M", "--explain"});
+  ASSERT_EQ(ooc.exit_code, 0) << describe(ooc);
+  EXPECT_NE(ooc.out.find("out of core: "), std::string::npos) << ooc.out;
+  const auto got = rxm::read_array(path("ooc.npy")), want = rxm::read_array(path("one.npy"));
+  ASSERT_EQ(got.bytes(), want.bytes());
+  EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.bytes()));
+  CliRun json = run({"sort", "--in", path("k.npy"), "--out", path("ooc.npy"), "--devices", "cpu:2", "--out-of-core",
+                     "always", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << describe(json);
+  EXPECT_TRUE(nlohmann::json::parse(json.out)["mesh"]["out_of_core"].get<bool>()) << json.out;
+  CliRun bad = run({"sort", "--in", path("k.npy"), "--out", path("x.npy"), "--devices", "cpu:2", "--out-of-core", "maybe"});
+  expect_failure(bad, 1, "--out-of-core maybe", {"k.npy", "one.npy", "ooc.npy"});
+}
+
 TEST_F(Cli, TopkOnCpuMeshDevicesMatchesOneDevice) {
   CliRun g = run({"generate", "--dist", "zipf", "--n", "300006", "--type", "f32", "--out", path("s.npy")});
   ASSERT_EQ(g.exit_code, 0) << describe(g);

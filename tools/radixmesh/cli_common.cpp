@@ -336,6 +336,13 @@ void ProgressLine::phase(const std::string& what) {
   shown_second_ = -1;
 }
 
+void ProgressLine::detail(const std::string& what) {
+  if (!enabled_) return;
+  std::lock_guard lock(mutex_);
+  detail_ = what;
+  shown_second_ = -1;  // redrawn at the next tick
+}
+
 void ProgressLine::finish() {
   if (!enabled_) return;
   std::lock_guard lock(mutex_);
@@ -346,6 +353,7 @@ void ProgressLine::end_phase_locked() {
   if (shown_) std::fprintf(stderr, "\rradixmesh: %s: done in %.1f s      \n", what_.c_str(), seconds_since(started_));
   std::fflush(stderr);
   what_.clear();
+  detail_.clear();
   shown_ = false;
 }
 
@@ -358,7 +366,8 @@ void ProgressLine::tick_until_stopped() {
     // Redraw only when the shown second changes: a log captured with --progress stays short.
     if (elapsed < progress_delay_s || (shown_ && long(elapsed) == shown_second_)) continue;
     shown_second_ = long(elapsed);
-    std::fprintf(stderr, "\rradixmesh: %s ... %.0f s", what_.c_str(), elapsed);
+    std::fprintf(stderr, "\rradixmesh: %s%s%s ... %.0f s   ", what_.c_str(), detail_.empty() ? "" : ": ",
+                 detail_.c_str(), elapsed);
     std::fflush(stderr);
     shown_ = true;
   }

@@ -132,6 +132,7 @@ class ProgressLine {
 
   void phase(const std::string& what);  // ends the previous phase, starts timing this one
   void finish();                        // ends the current phase
+  void detail(const std::string& what);  // shown after the phase's name, e.g. how far it is
 
  private:
   void tick_until_stopped();
@@ -141,6 +142,7 @@ class ProgressLine {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::string what_;  // empty: no phase running
+  std::string detail_;
   std::chrono::steady_clock::time_point started_;
   bool shown_ = false;  // this phase has printed its line
   long shown_second_ = -1;

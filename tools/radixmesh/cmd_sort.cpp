@@ -24,6 +24,8 @@ struct SortFlags {
   std::string devices;
   bool explain = false, flatten = false;
   int digit_bits = 0;
+  std::string out_of_core = "auto";
+  std::string device_memory;  // --device-memory: bytes per device (0 or empty: what is free)
   OutputFlags output;
 };
 
@@ -36,6 +38,13 @@ std::string describe_backend(const Context& ctx) {
 
 // The mesh sort's plan and steps (SortPhases), for --json.
 nlohmann::json mesh_json(const SortPhases& p) {
+  if (p.out_of_core)
+    return {{"out_of_core", true},
+            {"levels", p.passes},
+            {"digit_bits", p.digit_bits},
+            {"chunks", p.out_of_core_chunks},
+            {"groups", p.out_of_core_groups},
+            {"ms", {{"partition", p.partition_ms}, {"local_sort", p.local_sort_ms}}}};
   return {{"passes", p.passes},
           {"digit_bits", p.digit_bits},
           {"counts", p.counts},
@@ -52,6 +61,13 @@ nlohmann::json mesh_json(const SortPhases& p) {
 
 // --explain: every pass's partition plan, the keys each device holds and moved, each step's time.
 void print_mesh_steps(const SortPhases& p) {
+  if (p.out_of_core) {
+    std::printf("out of core: %d level(s) of %d-bit digits; %llu chunks counted and partitioned in %.3f ms, %llu "
+                "groups sorted in %.3f ms (transfers included)\n",
+                p.passes, p.digit_bits, static_cast<unsigned long long>(p.out_of_core_chunks), p.partition_ms,
+                static_cast<unsigned long long>(p.out_of_core_groups), p.local_sort_ms);
+    return;
+  }
   std::printf("%s", p.plan_text.c_str());
   std::string counts;
   for (auto c : p.counts) counts += (counts.empty() ? "" : ", ") + std::to_string(c);
@@ -91,6 +107,12 @@ SortInputs check_sort(const SortFlags& flags, double share) {
   in.options.mesh_digit_bits = flags.digit_bits;
   require(flags.digit_bits >= 0 && flags.digit_bits <= 16, "--digit-bits " + std::to_string(flags.digit_bits),
           "use 1 to 16 bits per partition digit, or 0 (automatic)");
+  require(flags.out_of_core == "auto" || flags.out_of_core == "always" || flags.out_of_core == "never",
+          "--out-of-core " + flags.out_of_core, "use auto, always or never");
+  in.options.out_of_core = flags.out_of_core == "always"  ? OutOfCoreMode::always
+                           : flags.out_of_core == "never" ? OutOfCoreMode::never
+                                                          : OutOfCoreMode::automatic;
+  if (!flags.device_memory.empty()) in.options.device_memory_limit = parse_count(flags.device_memory, "--device-memory");
   parse_backend(flags.backend);  // bad flag values fail before any file is touched
   if (!parse_cpu_mesh(flags.devices)) parse_device_list(flags.devices);
   in.keys = inspect_keys_input(flags.in, type);
@@ -234,9 +256,12 @@ void run_sort(const SortFlags& flags) {
 
   const std::size_t n = keys.size();
   progress.phase("sorting " + std::to_string(n) + " " + std::string(name_of(keys.type())) + " keys");
-  SortPhases phases;  // several mesh devices: the plan and the time of each step
-  const bool mesh = ctx.mesh_size() > 1;
-  if (mesh) options.phases = &phases;
+  SortPhases phases;  // several mesh devices, or out of core: the plan and the time of each step
+  options.phases = &phases;
+  options.progress = [&](const SortProgress& p) {
+    progress.detail(std::string("out of core, ") + p.step + (p.level ? " (level " + std::to_string(p.level) + ")" : "") +
+                    " " + std::to_string(p.done) + "/" + std::to_string(p.total));
+  };
   start = std::chrono::steady_clock::now();
   if (in.row_length)  // every row along the last axis on its own
     detail::sort_rows_host(ctx, keys.type(), keys.data(), n, in.row_length, with_values ? values.data() : nullptr,
@@ -245,6 +270,7 @@ void run_sort(const SortFlags& flags) {
     detail::sort_host(ctx, keys.type(), keys.data(), n, with_values ? values.data() : nullptr,
                       with_values ? size_of(values.type()) : 0, options);
   const double sort_s = seconds_since(start);
+  const bool mesh = ctx.mesh_size() > 1 || phases.out_of_core;
 
   progress.phase("writing " + flags.out);
   start = std::chrono::steady_clock::now();
@@ -306,6 +332,13 @@ std::vector<Command> register_sort(CLI::App& root, const Invocation&) {
                 "its own, as numpy.sort does, and the output keeps the shape");
   cmd->add_option("--digit-bits", flags->digit_bits, "On several devices: bits per partition digit (0: automatic)")
       ->capture_default_str();
+  cmd->add_option("--out-of-core", flags->out_of_core,
+                  "auto (in rounds through the devices when the input does not fit them, with one extra host "
+                  "array), always, or never")
+      ->capture_default_str();
+  cmd->add_option("--device-memory", flags->device_memory,
+                  "Device memory each device may use, e.g. 8G (default: what is free); less sends a large input "
+                  "out of core");
   add_output_flags(*cmd, flags->output);
   return {{cmd, [flags] { run_sort(*flags); }}};
 }

@@ -43,6 +43,16 @@ class CudaDeviceBackend final : public DeviceBackend {
     return {d.device, d.stream};
   }
 
+  std::size_t memory_budget(int local) const override {
+    const auto& d = device(local);
+    detail::DeviceGuard guard(d.device);
+    std::size_t free = 0, total = 0;
+    RXM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    std::size_t sharing = 0;
+    for (const auto& other : resources_.devices) sharing += other.device == d.device ? 1 : 0;
+    return free / sharing;
+  }
+
   // From the device's scratch pool, stream-ordered on the device's stream: a shuffle's temporary
   // buffers then cost no cudaMalloc/cudaFree (cudaFree synchronizes the device) on repeated calls.
   // Copies on other streams (the transports') are ordered after the allocation and before the

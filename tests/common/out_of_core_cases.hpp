@@ -1,0 +1,56 @@
+// The out-of-core sort's checks, shared by the CPU-mesh and GPU tests: an input of one key type
+// and distribution, sorted with a device memory limit that forces rounds, must equal the CPU
+// backend's in-memory sort byte for byte, keys and values (each key's index: stability shows).
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/mesh_sort_cases.hpp"
+#include "radixmesh/context.hpp"
+#include "radixmesh/sort.hpp"
+
+namespace radixmesh::testing {
+
+// Device memory that holds about `elements` elements of `elem_bytes` per out-of-core group.
+inline std::size_t memory_for_groups_of(std::size_t elements, std::size_t elem_bytes) {
+  return std::size_t(2.5 * double(elements * elem_bytes));
+}
+
+// Sorts `n` keys of `type` from `gen` (with values of value_bytes: 0, 4 or 8) on ctx with
+// `options` and compares with the CPU backend. Returns the phases of the sort on ctx.
+inline SortPhases expect_out_of_core_matches(Context& ctx, KeyType type, std::size_t n, const GenerateOptions& gen,
+                                             std::size_t value_bytes, SortOptions options, std::uint64_t seed,
+                                             const std::string& what) {
+  SCOPED_TRACE(what);
+  GenerateOptions g = gen;
+  if (!is_floating(type)) g.special_fraction = 0;  // NaN and infinities are floats' alone
+  const GlobalInput in = global_input(type, n, g, seed);
+  std::vector<std::byte> values(n * value_bytes);
+  for (std::size_t i = 0; i < n; ++i)
+    if (value_bytes == 4) {
+      const std::uint32_t v = std::uint32_t(i);
+      std::memcpy(values.data() + i * 4, &v, 4);
+    } else if (value_bytes == 8) {
+      std::memcpy(values.data() + i * 8, &in.index[i], 8);
+    }
+  std::vector<std::byte> want_keys = in.keys, want_values = values;
+  auto cpu = Context::cpu(1);
+  SortOptions reference = options;
+  reference.phases = nullptr;
+  reference.progress = nullptr;
+  detail::sort_host(cpu, type, want_keys.data(), n, value_bytes ? want_values.data() : nullptr, value_bytes, reference);
+
+  SortPhases phases;
+  options.phases = &phases;
+  std::vector<std::byte> keys = in.keys;
+  detail::sort_host(ctx, type, keys.data(), n, value_bytes ? values.data() : nullptr, value_bytes, options);
+  EXPECT_TRUE(same_bytes(keys.data(), want_keys.data(), keys.size())) << "keys";
+  EXPECT_TRUE(same_bytes(values.data(), want_values.data(), values.size())) << "values";
+  return phases;
+}
+
+}  // namespace radixmesh::testing
