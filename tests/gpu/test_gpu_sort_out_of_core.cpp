@@ -29,7 +29,7 @@ rxm::SortOptions limited(std::size_t group_elements, std::size_t elem_bytes) {
 TEST(GpuSortOutOfCore, OneGpuAndLogicalDevices) {
   RXM_REQUIRE_GPU();
   const std::uint64_t seed = rxm::testing::test_seed();
-  const std::size_t n = (std::size_t(1) << 22) + 12345;
+  const std::size_t n = (std::size_t(1) << 21) + 12345;
   for (const std::vector<int>& devices : {std::vector<int>{0}, std::vector<int>{0, 0, 0}}) {
     auto ctx = rxm::Context::local(devices, rxm::Backend::cuda);
     const std::string on = std::to_string(devices.size()) + " device(s)";
@@ -37,7 +37,7 @@ TEST(GpuSortOutOfCore, OneGpuAndLogicalDevices) {
       for (auto [type, value_bytes] : {std::pair{rxm::KeyType::u32, std::size_t(0)}, std::pair{rxm::KeyType::f32, std::size_t(4)},
                                        std::pair{rxm::KeyType::u64, std::size_t(8)}, std::pair{rxm::KeyType::i16, std::size_t(4)}})
         for (rxm::Order order : {rxm::Order::ascending, rxm::Order::descending}) {
-          rxm::SortOptions o = limited(300000, rxm::size_of(type) + value_bytes);
+          rxm::SortOptions o = limited(200000, rxm::size_of(type) + value_bytes);
           o.order = order;
           const auto phases = expect_out_of_core_matches(
               ctx, type, n, c.gen, value_bytes, o, seed,

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <utility>
 #include <vector>
@@ -91,8 +92,10 @@ class CudaDeviceBackend final : public DeviceBackend {
     detail::DeviceGuard guard(side.on.device);
     RXM_CUDA_CHECK(cudaEventRecord(side.ready, device(local).stream));
     RXM_CUDA_CHECK(cudaStreamWaitEvent(side.on.stream, side.ready, 0));
-    pending_[{local, ticket}] = detail::QueuedSplit::start(side.on, a, split.spec,
-                                                           {identity ? nullptr : split.remap, ids});
+    detail::QueuedSplit queued_split =
+        detail::QueuedSplit::start(side.on, a, split.spec, {identity ? nullptr : split.remap, ids});
+    std::lock_guard lock(maps_mutex_);
+    pending_[{local, ticket}] = std::move(queued_split);
   }
 
   detail::BadBucket finish_split(int local, int ticket) override { return queued(local, ticket).finish(); }
@@ -194,6 +197,7 @@ class CudaDeviceBackend final : public DeviceBackend {
     cudaEvent_t ready = nullptr;          // the device stream's work before a split
   };
   const SplitStream& split_stream(int local) {
+    std::lock_guard lock(maps_mutex_);
     auto it = split_streams_.find(local);
     if (it != split_streams_.end()) return it->second;
     SplitStream side;
@@ -207,6 +211,7 @@ class CudaDeviceBackend final : public DeviceBackend {
     return split_streams_.emplace(local, side).first->second;
   }
   detail::QueuedSplit& queued(int local, int ticket) {
+    std::lock_guard lock(maps_mutex_);
     const auto it = pending_.find({local, ticket});
     require(it != pending_.end(), "split " + std::to_string(ticket) + " of mesh device " + std::to_string(local) +
                                       " was not started",
@@ -220,6 +225,9 @@ class CudaDeviceBackend final : public DeviceBackend {
   // Splits queued by start_split, by (device, ticket); kept until the backend goes, so their
   // events stay valid for after_split and their scratch is released after the split ran.
   std::map<std::pair<int, int>, detail::QueuedSplit> pending_;
+  // Host threads driving different local devices at once (the out-of-core sort) share the maps;
+  // entries are per device, so a found entry is used outside the lock.
+  std::mutex maps_mutex_;
 
  public:
   ~CudaDeviceBackend() override {
