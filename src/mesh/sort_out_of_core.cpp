@@ -3,9 +3,10 @@
 // One level sorts n host-resident elements from `in` into `out`, with `tmp` (n more) as scratch:
 //  1. count: every chunk of `in` goes up to a device, whose split counts its keys by the level's
 //     digit (8 bits of the encoding, below the bits fixed by the levels above);
-//  2. partition: every chunk goes up again, is split by the digit on the device, and each bucket's
-//     piece comes down to its final place in `tmp`, which then holds the keys bucket-major, stable
-//     (chunk order, then order within the chunk);
+//  2. partition: every chunk goes up again, is split by the digit on the device, comes back to its
+//     own place in `in` (free once it is up), and host threads copy each bucket's piece to its
+//     final place in `tmp`, which then holds the keys bucket-major, stable (chunk order, then
+//     order within the chunk);
 //  3. sort: runs of consecutive buckets that fit a device go up, are sorted on the bits left, and
 //     come down to their place in `out`. A bucket too large for a device is the next level's input:
 //     in = its range of tmp, out = its range of out, tmp = its range of in (free since step 2), so
@@ -64,7 +65,8 @@ class OutOfCoreSort {
   OutOfCoreSort(Context& ctx, const SortPlan& plan, const SortOptions& options)
       : plan_(plan), options_(options), backend_(mesh::device_backend_for(ctx)),
         locals_(ctx.local_mesh_devices().count), key_bytes_(size_of(plan.type)),
-        elem_bytes_(key_bytes_ + plan.value_bytes) {
+        elem_bytes_(key_bytes_ + plan.value_bytes),
+        host_threads_(std::max(1u, ctx.cpu_threads() / unsigned(locals_))) {
     std::size_t budget = SIZE_MAX;
     for (int i = 0; i < locals_; ++i) budget = std::min(budget, budget_of(*backend_, i, options));
     chunk_cap_ = std::size_t(double(budget) / (chunk_bytes_per_byte * double(elem_bytes_)));
@@ -156,7 +158,10 @@ class OutOfCoreSort {
         at += counted[c][p + 1] - counted[c][p];
       }
     }
-    // 2. Partition.
+    // 2. Partition. Once a chunk is on its device, its place in `in` is free (nothing reads `in`
+    // after this step): the split chunk comes back there in one transfer, and host threads copy
+    // its buckets to their places in tmp (hundreds of small transfers measured 1.6 s against
+    // 0.3 s of transfer time for 2e9 u32 keys on one H200).
     for_each_item(chunks, [&](int i, std::size_t c) {
       const std::size_t count = upload_chunk(i, c, true);
       Buffers& b = chunk_[std::size_t(i)];
@@ -164,16 +169,11 @@ class OutOfCoreSort {
       split_chunk(i, count, b.split_keys.get(), b.split_values.get(), offsets.data());
       require(offsets == counted[c], "sort: a chunk split differently the second time",
               "report this as a bug in radixmesh");
-      for (std::uint32_t p = 0; p < m; ++p) {
-        const std::size_t from = offsets[p], pieces = offsets[p + 1] - from;
-        if (pieces == 0) continue;
-        backend_->download(i, b.split_keys.get() + from * key_bytes_, lv.tmp.keys + place[c][p] * key_bytes_,
-                           pieces * key_bytes_);
-        if (plan_.value_bytes)
-          backend_->download(i, b.split_values.get() + from * plan_.value_bytes,
-                             lv.tmp.values + place[c][p] * plan_.value_bytes, pieces * plan_.value_bytes);
-      }
-      backend_->synchronize(i);  // the device's buffers take its next chunk
+      const HostArrays back = offset(lv.in, chunk_begin(c));
+      backend_->download(i, b.split_keys.get(), back.keys, count * key_bytes_);
+      if (plan_.value_bytes) backend_->download(i, b.split_values.get(), back.values, count * plan_.value_bytes);
+      backend_->synchronize(i);  // the split is home, and the device's buffers take its next chunk
+      scatter(back, lv.tmp, offsets, place[c]);
       report("partitioning", lv, c + 1, chunks);
     });
     release_chunks();
@@ -237,6 +237,37 @@ class OutOfCoreSort {
     std::memcpy(to.keys + at * key_bytes_, from.keys + at * key_bytes_, count * key_bytes_);
     if (plan_.value_bytes)
       std::memcpy(to.values + at * plan_.value_bytes, from.values + at * plan_.value_bytes, count * plan_.value_bytes);
+  }
+
+  // Bucket p of a split chunk at `from` (offsets[p] to offsets[p + 1]) to `to` at places[p], by
+  // host threads (this device's share of the host's threads), each taking a run of buckets.
+  void scatter(const HostArrays& from, const HostArrays& to, const std::vector<std::size_t>& offsets,
+               const std::vector<std::uint64_t>& places) const {
+    const std::size_t m = places.size(), total = offsets[m];
+    const unsigned threads = unsigned(std::min<std::size_t>(host_threads_, std::max<std::size_t>(1, total >> 16)));
+    auto copy_buckets = [&](std::size_t first, std::size_t last) {
+      for (std::size_t p = first; p < last; ++p) {
+        const std::size_t count = offsets[p + 1] - offsets[p];
+        if (count == 0) continue;
+        std::memcpy(to.keys + places[p] * key_bytes_, from.keys + offsets[p] * key_bytes_, count * key_bytes_);
+        if (plan_.value_bytes)
+          std::memcpy(to.values + places[p] * plan_.value_bytes, from.values + offsets[p] * plan_.value_bytes,
+                      count * plan_.value_bytes);
+      }
+    };
+    if (threads <= 1) return copy_buckets(0, m);
+    // Runs of buckets of about equal bytes, one per thread.
+    std::vector<std::thread> pool;
+    std::size_t first = 0;
+    for (unsigned t = 0; t < threads && first < m; ++t) {
+      const std::size_t goal = total * (t + 1) / threads;
+      std::size_t last = first;
+      while (last < m && (offsets[last + 1] <= goal || last == first)) ++last;
+      if (t + 1 == threads) last = m;
+      pool.emplace_back(copy_buckets, first, last);
+      first = last;
+    }
+    for (auto& th : pool) th.join();
   }
 
   void allocate_chunks() {
@@ -314,6 +345,7 @@ class OutOfCoreSort {
   std::unique_ptr<mesh::DeviceBackend> backend_;
   int locals_;
   std::size_t key_bytes_, elem_bytes_;
+  unsigned host_threads_;  // host threads per device for its copies between host arrays
   std::size_t chunk_cap_ = 0, group_cap_ = 0;  // elements per chunk (steps 1, 2) and per group (step 3)
   std::vector<Buffers> chunk_;
   std::mutex progress_mutex_;
