@@ -68,7 +68,8 @@ struct SortPhases {
   double exchange_ms = 0;    // the all_to_all_v of keys and values
   double local_sort_ms = 0;  // every device's sort of what it received
   double download_ms = 0;    // the result back to host memory
-  int passes = 0;            // partition passes: 1 + the refinement passes
+  int passes = 0;            // partition passes: 1 + the refinement passes (0: sorted across devices)
+  bool sorted_across_devices = false;  // the shortcut: each device's keys were already in place
   int digit_bits = 0;        // bits per partition digit
   std::vector<std::uint64_t> counts;  // keys per mesh device, every device of the mesh
   std::vector<std::uint64_t> moved;   // mesh_size x mesh_size: keys device i sent to device j

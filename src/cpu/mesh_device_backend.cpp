@@ -1,4 +1,5 @@
 // The CPU mesh device: host memory, the host multisplit and sort, memcpy.
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <utility>
@@ -52,6 +53,21 @@ class CpuDeviceBackend final : public DeviceBackend {
   void after_split(int, int) override {}
   bool overlaps_split_and_exchange() const override { return false; }  // one host memory
   void synchronize(int) override {}
+  void key_range(int, const detail::SortPlan& plan, const void* keys, std::uint64_t range[2]) override {
+    const int bits = plan.end_bit - plan.begin_bit;
+    const std::uint64_t mask = bits >= 64 ? ~0ull : (std::uint64_t(1) << bits) - 1;
+    range[0] = ~0ull;
+    range[1] = 0;
+    visit_key_type(plan.type, [&](auto tag) {
+      using K = decltype(tag);
+      const K* k = static_cast<const K*>(keys);
+      for (std::size_t i = 0; i < plan.n; ++i) {
+        const std::uint64_t key = (std::uint64_t(encode_key(k[i], plan.order)) >> plan.begin_bit) & mask;
+        range[0] = std::min(range[0], key);
+        range[1] = std::max(range[1], key);
+      }
+    });
+  }
   void sort_local(int, const detail::SortPlan& plan, void* keys, void* values) override {
     detail::cpu_sort(plan, keys, values, threads_);
   }

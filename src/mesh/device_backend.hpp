@@ -74,6 +74,10 @@ class DeviceBackend {
   // Stable in-place sort of plan.n keys (and values) on local device `local`, queued after its
   // earlier steps (GPU devices: on its stream, without waiting, so every device sorts at once).
   virtual void sort_local(int local, const detail::SortPlan& plan, void* keys, void* values) = 0;
+  // The smallest and largest sort key of plan.n keys on local device `local` (the encoding's bits
+  // [begin_bit, end_bit), flipped for descending: keys.hpp's radix order) into range[0], range[1],
+  // after its earlier steps; returns once they are known. n = 0 gives range[0] > range[1].
+  virtual void key_range(int local, const detail::SortPlan& plan, const void* keys, std::uint64_t range[2]) = 0;
   // Top-k of one local shard (radixmesh/topk.hpp's request; values on the device, or on the host
   // for host shards), results in host memory when it returns, or in the device's memory
   // (request.outputs_device: GPU devices), every index plus request.index_base.

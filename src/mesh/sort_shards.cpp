@@ -44,6 +44,27 @@ std::byte* at(void* base, std::uint64_t element, std::size_t bytes) {
   return static_cast<std::byte*>(base) + element * bytes;
 }
 
+// The exchange of the split buffers, destination-major, into the result arrays (source-major).
+void exchange(comm::Communicator& comm, mesh::LocalErrors& errors, mesh::DeviceBackend& backend,
+              const std::vector<Work>& work, const std::vector<std::uint64_t>& moved,
+              const std::vector<std::uint64_t>& targets, int first, int locals, int size, std::size_t key_bytes,
+              std::size_t value_bytes) {
+  std::vector<mesh::ExchangeLayout> layouts;
+  std::vector<comm::AllToAllV> keys_args, values_args;
+  for (int i = 0; i < locals; ++i) layouts.push_back(mesh::layout_of_matrix(moved, size, first + i));
+  for (int i = 0; i < locals; ++i) {
+    const std::size_t ii = std::size_t(i);
+    const mesh::ExchangeLayout& l = layouts[ii];
+    const std::size_t capacity = std::size_t(targets[std::size_t(first + i)]);
+    keys_args.push_back({backend.location(i), work[ii].split_keys.get(), work[ii].result_keys, capacity,
+                         l.send_counts, l.send_displs, l.recv_counts, l.recv_displs});
+    values_args.push_back({backend.location(i), work[ii].split_values.get(), work[ii].result_values, capacity,
+                           l.send_counts, l.send_displs, l.recv_counts, l.recv_displs});
+  }
+  errors.collective([&] { comm.all_to_all_v(keys_args, key_bytes); });
+  if (value_bytes) comm.all_to_all_v(values_args, value_bytes);
+}
+
 }  // namespace
 
 void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& options) {
@@ -134,15 +155,41 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
     });
   clock.mark(&SortPhases::upload_ms);
 
+  // The sorted-input shortcut: every device's smallest and largest sort key, gathered. Where the
+  // devices' ranges already ascend in device order and every device keeps its count, each device
+  // sorts its own keys and nothing moves (one read of the keys instead of the partition passes and
+  // the exchange).
+  std::vector<std::uint64_t> own_ranges(std::size_t(locals) * 3, 0), all_ranges(std::size_t(size) * 3, 0);
+  for (int i = 0; i < locals; ++i)
+    errors.run(first + i, [&] {
+      const std::size_t ii = std::size_t(i);
+      SortPlan plan = plans[ii];
+      plan.n = a.in.sizes[ii];
+      backend->key_range(i, plan, work[ii].keys, &own_ranges[ii * 3]);
+      own_ranges[ii * 3 + 2] = plan.n;
+    });
+  std::vector<std::span<const std::byte>> range_bytes;
+  for (int i = 0; i < locals; ++i)
+    range_bytes.push_back(std::as_bytes(std::span(own_ranges).subspan(std::size_t(i) * 3, 3)));
+  errors.collective([&] { comm.all_gather(range_bytes, std::as_writable_bytes(std::span(all_ranges))); });
+  std::vector<mesh::DeviceKeyRange> key_ranges;
+  for (int p = 0; p < size; ++p)
+    key_ranges.push_back({all_ranges[std::size_t(p) * 3], all_ranges[std::size_t(p) * 3 + 1], all_ranges[std::size_t(p) * 3 + 2]});
+  const bool already_across = mesh::sorted_across_devices(key_ranges, targets);
+  if (report) report->sorted_across_devices = already_across;
+  clock.mark(&SortPhases::partition_ms);
+
   // The partition passes. Pass 0 splits every shard from its input into the split buffer; a later
   // pass splits each spanning bucket's keys into a scratch buffer of their size and copies them
   // back, so between passes the split buffer holds everything (and the input is only read).
-  std::vector<mesh::SpanningRange> ranges(1);
-  for (int i = 0; i < locals; ++i) {
+  std::vector<mesh::SpanningRange> ranges(already_across ? 0 : 1);
+  for (int i = 0; i < locals && !already_across; ++i) {
     ranges[0].lo.push_back(0);
     ranges[0].hi.push_back(a.in.sizes[std::size_t(i)]);
   }
   std::vector<std::uint64_t> moved(std::size_t(size) * std::size_t(size), 0);
+  if (already_across)
+    for (int p = 0; p < size; ++p) moved[std::size_t(p) * std::size_t(size) + std::size_t(p)] = inputs[std::size_t(p)];
   std::string plan_json;
   int shift = end_bit;
   const mesh::PartitionOptions partition{.epsilon = 0};  // exact counts: every device keeps its own
@@ -233,23 +280,24 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
 
   // The exchange: each device's split buffer, destination-major, into the result arrays of its
   // destinations (source-major), after every local device's queued work (the refinement copies
-  // into the split buffers) has finished.
+  // into the split buffers) has finished. Sorted across devices: each device's keys go to its own
+  // result array (nothing to do when sorting in place).
   for (int i = 0; i < locals; ++i) errors.run(first + i, [&] { backend->synchronize(i); });
-  std::vector<mesh::ExchangeLayout> layouts;
-  std::vector<comm::AllToAllV> keys_args, values_args;
-  for (int i = 0; i < locals; ++i) layouts.push_back(mesh::layout_of_matrix(moved, size, first + i));
-  for (int i = 0; i < locals; ++i) {
-    const std::size_t ii = std::size_t(i);
-    const mesh::ExchangeLayout& l = layouts[ii];
-    const std::size_t capacity = std::size_t(targets[std::size_t(first + i)]);
-    keys_args.push_back({backend->location(i), work[ii].split_keys.get(), work[ii].result_keys, capacity,
-                         l.send_counts, l.send_displs, l.recv_counts, l.recv_displs});
-    values_args.push_back({backend->location(i), work[ii].split_values.get(), work[ii].result_values, capacity,
-                           l.send_counts, l.send_displs, l.recv_counts, l.recv_displs});
+  if (already_across) {
+    for (int i = 0; i < locals; ++i)
+      errors.run(first + i, [&] {
+        const std::size_t ii = std::size_t(i);
+        const mesh::Chunk whole{0, 0, a.in.sizes[ii]};
+        if (work[ii].result_keys != work[ii].keys)
+          backend->copy_chunks(i, work[ii].keys, work[ii].result_keys, std::span(&whole, 1), key_bytes);
+        if (value_bytes && work[ii].result_values != work[ii].values)
+          backend->copy_chunks(i, work[ii].values, work[ii].result_values, std::span(&whole, 1), value_bytes);
+      });
+  } else {
+    exchange(comm, errors, *backend, work, moved, targets, first, locals, size, key_bytes, value_bytes);
   }
-  errors.collective([&] { comm.all_to_all_v(keys_args, key_bytes); });
-  if (value_bytes) comm.all_to_all_v(values_args, value_bytes);
   clock.mark(&SortPhases::exchange_ms);
+
 
   // Every device sorts what it received; host shards on GPU devices go back down.
   for (int i = 0; i < locals; ++i)

@@ -46,6 +46,7 @@ nlohmann::json mesh_json(const SortPhases& p) {
             {"groups", p.out_of_core_groups},
             {"ms", {{"partition", p.partition_ms}, {"local_sort", p.local_sort_ms}}}};
   return {{"passes", p.passes},
+          {"sorted_across_devices", p.sorted_across_devices},
           {"digit_bits", p.digit_bits},
           {"counts", p.counts},
           {"moved", p.moved},
@@ -69,6 +70,8 @@ void print_mesh_steps(const SortPhases& p) {
     return;
   }
   std::printf("%s", p.plan_text.c_str());
+  if (p.sorted_across_devices)
+    std::printf("sorted across devices already: each device sorted its own keys, none moved\n");
   std::string counts;
   for (auto c : p.counts) counts += (counts.empty() ? "" : ", ") + std::to_string(c);
   std::uint64_t moved = 0, total = 0;

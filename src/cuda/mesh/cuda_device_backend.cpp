@@ -18,6 +18,7 @@
 #include "cuda/topk/topk_on_device.hpp"
 #include "cuda/topk/topk_select_gpu.hpp"
 #include "cuda/mesh/copy_pieces.hpp"
+#include "cuda/mesh/key_range.hpp"
 #include "cuda/multisplit/queued_split.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
@@ -128,6 +129,10 @@ class CudaDeviceBackend final : public DeviceBackend {
 
   void sort_local(int local, const detail::SortPlan& plan, void* keys, void* values) override {
     detail::sort_in_place_queued(device(local), plan, keys, values, SortOptions{});
+  }
+
+  void key_range(int local, const detail::SortPlan& plan, const void* keys, std::uint64_t range[2]) override {
+    detail::device_key_range(device(local), plan, keys, range);
   }
 
   // The single-device top-k on this participant's stream, its memory from the participant's pool.
