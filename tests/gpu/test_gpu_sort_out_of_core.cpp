@@ -1,7 +1,8 @@
-// The out-of-core sort on one GPU and on logical devices of it, with a device memory limit that
+// The out-of-core sort on one GPU, on logical devices of it and on every GPU where there are several, with a device memory limit that
 // forces rounds, against the CPU backend byte for byte: several key types, keys and pairs, both
 // orders, adversarial distributions (a bucket larger than a device recurses), and the automatic
 // choice, which keeps inputs that fit in memory.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -30,7 +31,13 @@ TEST(GpuSortOutOfCore, OneGpuAndLogicalDevices) {
   RXM_REQUIRE_GPU();
   const std::uint64_t seed = rxm::testing::test_seed();
   const std::size_t n = (std::size_t(1) << 21) + 12345;
-  for (const std::vector<int>& devices : {std::vector<int>{0}, std::vector<int>{0, 0, 0}}) {
+  std::vector<std::vector<int>> meshes = {{0}, {0, 0, 0}};
+  int gpus = 0;
+  if (cudaGetDeviceCount(&gpus) == cudaSuccess && gpus > 1) {  // and every GPU, where there are several
+    meshes.emplace_back();
+    for (int g = 0; g < gpus; ++g) meshes.back().push_back(g);
+  }
+  for (const std::vector<int>& devices : meshes) {
     auto ctx = rxm::Context::local(devices, rxm::Backend::cuda);
     const std::string on = std::to_string(devices.size()) + " device(s)";
     for (const auto& c : rxm::testing::mesh_sort_cases())
