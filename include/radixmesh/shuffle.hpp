@@ -60,12 +60,13 @@ struct ShuffleOptions {
   bool checked = true;             // bucket ids >= m throw (as in MultisplitOptions)
   ShufflePhases* phases = nullptr;  // when set, filled with the time of each step
   // Streaming (MGI's sorters and movers): each device's shard is split in `tiles` consecutive
-  // tiles, and a tile's per-destination batches are exchanged while the later tiles are still being
-  // split, so on distinct GPUs the exchange (over NVLink) overlaps the split (in HBM). The result is
-  // the same for every tile count. 0: automatic, 4 tiles where this process's devices are distinct
-  // GPUs (or one GPU per MPI rank), else 1: on 2 x H100, 2^30 u32 keys, 4 tiles took 22.1 ms against
-  // 24.3 not streamed; on four logical devices of one GPU, which share its memory, 34.4 against
-  // 34.6 (bench_shuffle; docs/design/mesh.md). Every process must pass the same value.
+  // tiles after a counting pass over all of them, and a tile's per-destination batches are
+  // exchanged while the later tiles are still being split. The result is the same for every tile
+  // count. 0: automatic, which is 1 (not streamed): with the shuffle in two splits, 2^30 u32 keys,
+  // 4 tiles took 15.2 ms against 14.0 not streamed on 4 x H200, and 30.8 against 26.2 on four
+  // logical devices of one H200 (bench_shuffle; docs/design/mesh.md): the exchange, the only step
+  // that overlaps, is the shortest, and the counting pass costs more than it hides. Every process
+  // must pass the same value.
   int tiles = 0;
 };
 

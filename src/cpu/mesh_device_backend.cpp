@@ -51,7 +51,6 @@ class CpuDeviceBackend final : public DeviceBackend {
     return bad;
   }
   void after_split(int, int) override {}
-  bool overlaps_split_and_exchange() const override { return false; }  // one host memory
   void synchronize(int) override {}
   void key_range(int, const detail::SortPlan& plan, const void* keys, std::uint64_t range[2]) override {
     const int bits = plan.end_bit - plan.begin_bit;

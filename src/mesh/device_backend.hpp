@@ -65,9 +65,6 @@ class DeviceBackend {
   virtual void start_split(int local, int ticket, const LocalSplit& split) = 0;
   virtual detail::BadBucket finish_split(int local, int ticket) = 0;
   virtual void after_split(int local, int ticket) = 0;
-  // Whether this process's devices are distinct memories (distinct GPUs, or one GPU per process)
-  // whose split and exchange can overlap; false for CPU devices and logical devices of one GPU.
-  virtual bool overlaps_split_and_exchange() const = 0;
   // dst[c.to + e] = src[c.from + e] for every chunk, elements of elem_bytes bytes.
   virtual void copy_chunks(int local, const void* src, void* dst, std::span<const Chunk> chunks,
                            std::size_t elem_bytes) = 0;

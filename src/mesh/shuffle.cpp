@@ -91,9 +91,9 @@ void run_shuffle(Context& ctx, const ShuffleArgs& a, const ShuffleSink& sink) {
   errors.run(first, [&] { validate_common(a, size); });
   for (int i = 0; i < locals; ++i) errors.run(first + i, [&] { validate_shard(a, std::size_t(i), first + i); });
 
-  // Tiles: every process must agree, so the automatic count depends only on the mesh's makeup
-  // (ShuffleOptions::tiles says what was measured).
-  const int tiles = a.tiles > 0 ? a.tiles : backend->overlaps_split_and_exchange() ? 4 : 1;
+  // Tiles: automatic is 1 (ShuffleOptions::tiles says what was measured); every process passes
+  // the same value.
+  const int tiles = a.tiles > 0 ? a.tiles : 1;
   errors.run(first, [&] {
     require(a.tiles >= 0 && a.tiles <= 1024, "shuffle: tiles = " + std::to_string(a.tiles),
             "use 0 (automatic) or 1 to 1024 tiles");

@@ -110,13 +110,6 @@ class CudaDeviceBackend final : public DeviceBackend {
     RXM_CUDA_CHECK(cudaStreamWaitEvent(d.stream, static_cast<cudaEvent_t>(queued(local, ticket).done()), 0));
   }
 
-  bool overlaps_split_and_exchange() const override {
-    const auto& all = resources_.devices;
-    for (std::size_t i = 1; i < all.size(); ++i)
-      if (all[i].device == all[0].device) return false;  // logical devices of one GPU share its memory
-    return true;  // distinct GPUs, or one GPU per process (MPI ranks)
-  }
-
   void copy_chunks(int local, const void* src, void* dst, std::span<const Chunk> chunks,
                    std::size_t elem_bytes) override {
     const auto& d = device(local);
