@@ -35,6 +35,13 @@ bool cuda_sort_rows_host(Context& ctx, const SortPlan& row_plan, void* keys, std
 // or this rank's shard of an MPI context); checks its arguments on every rank together.
 void mesh_sort_host(Context& ctx, KeyType type, void* keys, std::size_t n, void* values, std::size_t value_bytes,
                     const SortOptions& options);
+// src/mesh/sort_out_of_core.cpp: whether host-resident `plan` goes out of core on ctx's local mesh
+// devices (it does not fit the in-memory sort's buffers within each device's budget:
+// SortOptions::device_memory_limit, or what the device has free, shared between logical devices
+// of one GPU; single-process contexts only), and the sort itself (stable, in place, with one extra
+// host array of the same size, refused up front when the host cannot hold it).
+bool takes_out_of_core(Context& ctx, const SortPlan& plan, const SortOptions& options);
+void sort_out_of_core(Context& ctx, const SortPlan& plan, void* keys, void* values, const SortOptions& options);
 
 // Multisplit (validated by multisplit_host in src/core/multisplit_dispatch.cpp).
 // src/cpu: host threads.

@@ -1,7 +1,6 @@
 #include <string>
 
 #include "core/backends.hpp"
-#include "mesh/sort_out_of_core.hpp"
 #include "radixmesh/error.hpp"
 
 namespace radixmesh::detail {

@@ -4,7 +4,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
+#include "mesh/device_backend.hpp"
 #include "radixmesh/buckets.hpp"
 #include "radixmesh/keys.hpp"
 
@@ -22,5 +24,28 @@ struct DigitSource {
     });
   }
 };
+
+// The bucket of each digit value in the sort's order: the digit itself ascending, reversed
+// descending (the remap of the mesh sorts' splits).
+inline std::vector<std::uint32_t> digit_order(std::uint32_t m, Order order) {
+  std::vector<std::uint32_t> remap(m);
+  for (std::uint32_t d = 0; d < m; ++d) remap[d] = order == Order::descending ? m - 1 - d : d;
+  return remap;
+}
+
+// A split by `source`'s digit into m buckets in the order of `remap` (unchecked: every digit is a
+// bucket); the caller sets the arrays, n and the offsets.
+inline mesh::LocalSplit digit_split(const DigitSource& source, const std::vector<std::uint32_t>& remap) {
+  mesh::LocalSplit split;
+  split.args.type = source.type;
+  split.args.m = std::uint32_t(remap.size());
+  split.args.checked = false;
+  split.source = {&source, &DigitSource::ids};
+  split.spec.kind = BucketSpec::Kind::radix_digit;
+  split.spec.shift = source.digit.shift;
+  split.spec.bits = source.digit.bits;
+  split.remap = remap.data();
+  return split;
+}
 
 }  // namespace radixmesh::detail

@@ -14,7 +14,7 @@
 //     keys, already in stable order.
 // Chunks and groups are handed to the local devices as each becomes free (one host thread per
 // device where the devices take concurrent calls), so several GPUs share the rounds.
-#include "mesh/sort_out_of_core.hpp"
+#include "core/backends.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -95,8 +95,7 @@ class OutOfCoreSort {
       phases()->passes = std::max(phases()->passes, lv.depth + 1);
       phases()->digit_bits = bits;
     }
-    std::vector<std::uint32_t> remap(m);  // descending: the buckets in reverse
-    for (std::uint32_t d = 0; d < m; ++d) remap[d] = plan_.order == Order::descending ? m - 1 - d : d;
+    const std::vector<std::uint32_t> remap = digit_order(m, plan_.order);
     const DigitSource source{plan_.type, {shift, bits}};
     const std::size_t chunks = (lv.n + chunk_cap_ - 1) / chunk_cap_;
     auto chunk_begin = [&](std::size_t c) { return lv.n * c / chunks; };
@@ -105,8 +104,7 @@ class OutOfCoreSort {
     // The split of one chunk on device i, already uploaded to its buffers (counts only without keys_out).
     auto split_chunk = [&](int i, std::size_t count, std::byte* keys_out, std::byte* values_out,
                            std::size_t* offsets) {
-      mesh::LocalSplit split;
-      split.args.type = plan_.type;
+      mesh::LocalSplit split = digit_split(source, remap);
       split.args.n = count;
       split.args.keys_in = chunk_[std::size_t(i)].keys.get();
       split.args.keys_out = keys_out;
@@ -115,14 +113,7 @@ class OutOfCoreSort {
         split.args.values_out = values_out;
         split.args.value_bytes = plan_.value_bytes;
       }
-      split.args.m = m;
       split.args.offsets = offsets;
-      split.args.checked = false;
-      split.source = {&source, &DigitSource::ids};
-      split.spec.kind = BucketSpec::Kind::radix_digit;
-      split.spec.shift = shift;
-      split.spec.bits = bits;
-      split.remap = remap.data();
       backend_->start_split(i, 0, split);
       backend_->finish_split(i, 0);
       backend_->after_split(i, 0);

@@ -198,8 +198,7 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
     const int bits = std::min(digit_bits, shift - begin_bit);
     shift -= bits;
     const std::uint32_t m = std::uint32_t(1) << bits;
-    std::vector<std::uint32_t> remap(m);
-    for (std::uint32_t d = 0; d < m; ++d) remap[d] = options.order == Order::descending ? m - 1 - d : d;
+    const std::vector<std::uint32_t> remap = digit_order(m, options.order);
     const DigitSource source{a.type, {shift, bits}};
     const std::size_t R = ranges.size();
     std::vector<std::vector<std::vector<std::size_t>>> own(
@@ -219,8 +218,7 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
             scratch_keys[r][ii] = backend->allocate(i, count * key_bytes, "sort: the refined keys");
             if (value_bytes) scratch_values[r][ii] = backend->allocate(i, count * value_bytes, "sort: the refined values");
           }
-          mesh::LocalSplit split;
-          split.args.type = a.type;
+          mesh::LocalSplit split = digit_split(source, remap);
           split.args.n = count;
           split.args.keys_in = pass == 0 ? at(w.keys, 0, key_bytes) : at(w.split_keys.get(), lo, key_bytes);
           split.args.keys_out = pass == 0 ? w.split_keys.get() : scratch_keys[r][ii].get();
@@ -229,14 +227,7 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
             split.args.values_out = pass == 0 ? w.split_values.get() : scratch_values[r][ii].get();
             split.args.value_bytes = value_bytes;
           }
-          split.args.m = m;
           split.args.offsets = own[r][std::size_t(i)].data();
-          split.args.checked = false;
-          split.source = {&source, &DigitSource::ids};
-          split.spec.kind = BucketSpec::Kind::radix_digit;
-          split.spec.shift = shift;
-          split.spec.bits = bits;
-          split.remap = remap.data();
           backend->start_split(i, int(r), split);
         });
     for (std::size_t r = 0; r < R; ++r)

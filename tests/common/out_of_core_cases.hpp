@@ -20,6 +20,16 @@ inline std::size_t memory_for_groups_of(std::size_t elements, std::size_t elem_b
   return std::size_t(2.5 * double(elements * elem_bytes));
 }
 
+// Options whose device memory limit holds about `group_elements` elements of `elem_bytes` per
+// out-of-core group (too little for the inputs of the tests), in `mode`.
+inline SortOptions out_of_core_options(std::size_t group_elements, std::size_t elem_bytes,
+                                       OutOfCoreMode mode = OutOfCoreMode::automatic) {
+  SortOptions o;
+  o.out_of_core = mode;
+  o.device_memory_limit = memory_for_groups_of(group_elements, elem_bytes);
+  return o;
+}
+
 // Sorts `n` keys of `type` from `gen` (with values of value_bytes: 0, 4 or 8) on ctx with
 // `options` and compares with the CPU backend. Returns the phases of the sort on ctx.
 inline SortPhases expect_out_of_core_matches(Context& ctx, KeyType type, std::size_t n, const GenerateOptions& gen,
@@ -51,6 +61,36 @@ inline SortPhases expect_out_of_core_matches(Context& ctx, KeyType type, std::si
   EXPECT_TRUE(same_bytes(keys.data(), want_keys.data(), keys.size())) << "keys";
   EXPECT_TRUE(same_bytes(values.data(), want_values.data(), values.size())) << "values";
   return phases;
+}
+
+// Keys that make every level recurse: one top byte ("top-byte-equal"), one value ("all-equal"),
+// or differing only in the lowest bit ("lowest-bit").
+inline std::vector<std::uint32_t> recursing_keys(const std::string& kind, std::size_t n) {
+  std::vector<std::uint32_t> keys(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t mixed = std::uint32_t(i * 2654435761u);
+    keys[i] = kind == "all-equal" ? 7u : kind == "lowest-bit" ? 0xABCDEF00u | (mixed >> 31) : 0x55000000u | (mixed >> 8);
+  }
+  return keys;
+}
+
+// Each kind of recursing_keys, with each key's index as its value, sorted on ctx with `options`
+// (a limit that a bucket of every key exceeds): equal to the CPU backend, over two levels or more.
+inline void expect_recursion_matches(Context& ctx, std::size_t n, SortOptions options) {
+  for (const char* kind : {"top-byte-equal", "all-equal", "lowest-bit"}) {
+    SCOPED_TRACE(kind);
+    std::vector<std::uint32_t> keys = recursing_keys(kind, n), index(n);
+    for (std::size_t i = 0; i < n; ++i) index[i] = std::uint32_t(i);
+    std::vector<std::uint32_t> want_keys = keys, want_index = index;
+    auto cpu = Context::cpu(1);
+    sort(cpu, std::span(want_keys), std::span(want_index));
+    SortPhases phases;
+    options.phases = &phases;
+    sort(ctx, std::span(keys), std::span(index), options);
+    EXPECT_EQ(keys, want_keys);
+    EXPECT_EQ(index, want_index);
+    EXPECT_GE(phases.passes, 2) << "a bucket of every key needs a second level";
+  }
 }
 
 }  // namespace radixmesh::testing

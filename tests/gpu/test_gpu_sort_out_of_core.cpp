@@ -15,14 +15,11 @@
 
 namespace rxm = radixmesh;
 using rxm::testing::expect_out_of_core_matches;
-using rxm::testing::memory_for_groups_of;
 
 namespace {
 
 rxm::SortOptions limited(std::size_t group_elements, std::size_t elem_bytes) {
-  rxm::SortOptions o;
-  o.device_memory_limit = memory_for_groups_of(group_elements, elem_bytes);  // automatic: too small to fit
-  return o;
+  return rxm::testing::out_of_core_options(group_elements, elem_bytes);
 }
 
 }  // namespace
@@ -58,22 +55,7 @@ TEST(GpuSortOutOfCore, OneGpuAndLogicalDevices) {
 TEST(GpuSortOutOfCore, BucketsTooLargeForADeviceRecurse) {
   RXM_REQUIRE_GPU();
   auto ctx = rxm::Context::local({0}, rxm::Backend::cuda);
-  const std::size_t n = std::size_t(3) << 20;
-  std::vector<std::uint32_t> keys(n), index(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    keys[i] = 0x55000000u | (std::uint32_t(i * 2654435761u) >> 12);  // one top byte: one bucket of everything
-    index[i] = std::uint32_t(i);
-  }
-  std::vector<std::uint32_t> want_keys = keys, want_index = index;
-  auto cpu = rxm::Context::cpu(1);
-  rxm::sort(cpu, std::span(want_keys), std::span(want_index));
-  rxm::SortPhases phases;
-  rxm::SortOptions o = limited(200000, 8);
-  o.phases = &phases;
-  rxm::sort(ctx, std::span(keys), std::span(index), o);
-  EXPECT_EQ(keys, want_keys);
-  EXPECT_EQ(index, want_index);
-  EXPECT_GE(phases.passes, 2);
+  rxm::testing::expect_recursion_matches(ctx, std::size_t(3) << 20, limited(200000, 8));
 }
 
 TEST(GpuSortOutOfCore, InputsThatFitStayInMemory) {

@@ -209,13 +209,16 @@ TEST(RuntimeBuckets, HashShapeMatchesPublicFunctor) {
   hash_shape_matches<double>(seed);
 }
 
-TEST(RuntimeBuckets, RemapSendsIdsBelowMAndKeepsTheRest) {
+TEST(RuntimeBuckets, RemapSendsIdsBelowMAndTheRestPastEveryBucketOrWhereTold) {
   rxm::cuda::RuntimeBucketParams<std::uint32_t> p;
   p.kind = rxm::detail::BucketSpec::Kind::identity;
   p.m = 4;
-  const std::uint32_t remap[4] = {2, 0, 3, 1};
+  const std::uint32_t remap[4] = {2, 0, 1, 1};  // 4 ids onto 3 buckets, as the shuffle's owners
   p.remap = remap;
   const rxm::cuda::RuntimeBuckets<std::uint32_t, rxm::cuda::RuntimeShape::any> f(p);
   for (std::uint32_t k = 0; k < 4; ++k) EXPECT_EQ(f(k), remap[k]);
-  EXPECT_EQ(f(9), 9u) << "an id >= m stays, so the checked mode still finds it";
+  EXPECT_EQ(f(9), 0xFFFFFFFFu) << "an id >= m goes past every bucket, so the checked mode finds it";
+  p.remap_out_of_range = remap[3];  // unchecked: where id m - 1 goes
+  const rxm::cuda::RuntimeBuckets<std::uint32_t, rxm::cuda::RuntimeShape::any> unchecked(p);
+  EXPECT_EQ(unchecked(9), 1u);
 }

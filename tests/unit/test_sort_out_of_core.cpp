@@ -16,15 +16,11 @@
 
 namespace rxm = radixmesh;
 using rxm::testing::expect_out_of_core_matches;
-using rxm::testing::memory_for_groups_of;
 
 namespace {
 
 rxm::SortOptions forced(std::size_t group_elements, std::size_t elem_bytes) {
-  rxm::SortOptions o;
-  o.out_of_core = rxm::OutOfCoreMode::always;
-  o.device_memory_limit = memory_for_groups_of(group_elements, elem_bytes);
-  return o;
+  return rxm::testing::out_of_core_options(group_elements, elem_bytes, rxm::OutOfCoreMode::always);
 }
 
 }  // namespace
@@ -69,29 +65,7 @@ TEST(SortOutOfCore, EveryDistributionAndSize) {
 // digits and stay in input order; keys that differ only in the lowest bit take every level.
 TEST(SortOutOfCore, BucketsTooLargeForADeviceRecurse) {
   auto ctx = rxm::Context::cpu_mesh(2, 1);
-  const std::size_t n = 30011;
-  std::vector<std::uint32_t> keys(n);
-  for (const char* kind : {"top-byte-equal", "all-equal", "lowest-bit"}) {
-    SCOPED_TRACE(kind);
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::uint32_t mixed = std::uint32_t(i * 2654435761u);
-      keys[i] = std::string(kind) == "all-equal" ? 7u
-                : std::string(kind) == "lowest-bit" ? 0xABCDEF00u | (mixed >> 31)
-                                                    : 0x55000000u | (mixed >> 8);
-    }
-    std::vector<std::uint32_t> index(n), want_keys = keys, want_index;
-    for (std::size_t i = 0; i < n; ++i) index[i] = std::uint32_t(i);
-    want_index = index;
-    auto cpu = rxm::Context::cpu(1);
-    rxm::sort(cpu, std::span(want_keys), std::span(want_index));
-    rxm::SortPhases phases;
-    rxm::SortOptions o = forced(2000, 8);
-    o.phases = &phases;
-    rxm::sort(ctx, std::span(keys), std::span(index), o);
-    EXPECT_EQ(keys, want_keys);
-    EXPECT_EQ(index, want_index);
-    EXPECT_GE(phases.passes, 2) << "a bucket of every key needs a second level";
-  }
+  rxm::testing::expect_recursion_matches(ctx, 30011, forced(2000, 8));
 }
 
 TEST(SortOutOfCore, BitRanges) {
