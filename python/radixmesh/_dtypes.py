@@ -1,23 +1,29 @@
-"""NumPy dtypes and the C API's key types (rxm_key_type)."""
-import numpy as np
-
+"""NumPy dtypes and the C API's key types (rxm_key_type). NumPy is imported when an array call
+needs it, so that `import radixmesh` (and `python3 -m radixmesh info`) work without it."""
 from ._lib import Error
 
-# rxm_key_type values (include/radixmesh/radixmesh.h)
-_KEY_TYPES = {
-    np.dtype(np.uint8): 0, np.dtype(np.uint16): 1, np.dtype(np.uint32): 2, np.dtype(np.uint64): 3,
-    np.dtype(np.int8): 4, np.dtype(np.int16): 5, np.dtype(np.int32): 6, np.dtype(np.int64): 7,
-    np.dtype(np.float16): 8, np.dtype(np.float32): 10, np.dtype(np.float64): 11,
-}
+# rxm_key_type values (include/radixmesh/radixmesh.h), by dtype name
+_KEY_TYPES = {"uint8": 0, "uint16": 1, "uint32": 2, "uint64": 3, "int8": 4, "int16": 5, "int32": 6, "int64": 7,
+              "float16": 8, "float32": 10, "float64": 11}
 BF16 = 9
+
+
+def numpy():
+    """NumPy, or a clear Error naming the fix where this Python has none."""
+    try:
+        import numpy as np
+    except ImportError:
+        raise Error(1, "NumPy is not installed for this Python. fix: install it (Debian: apt install "
+                       "python3-numpy; else python3 -m pip install numpy)") from None
+    return np
 
 
 def key_type(dtype):
     """The rxm_key_type of a NumPy dtype (bfloat16 by its name, as ml_dtypes spells it)."""
-    dtype = np.dtype(dtype)
+    dtype = numpy().dtype(dtype)
     if dtype.name == "bfloat16":
         return BF16
-    if dtype.newbyteorder("=") in _KEY_TYPES and dtype.byteorder in "=|<":
-        return _KEY_TYPES[dtype.newbyteorder("=")]
+    if dtype.kind in "uif" and dtype.name in _KEY_TYPES and dtype.byteorder in "=|<":
+        return _KEY_TYPES[dtype.name]
     raise Error(1, f"dtype {dtype} is not a radixmesh key type. fix: use uint8/16/32/64, int8/16/32/64, "
                    "float16, bfloat16, float32 or float64 (native byte order)")

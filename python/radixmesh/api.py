@@ -1,10 +1,18 @@
 """radixmesh's operations on NumPy arrays, shaped like numpy.sort and torch.sort / torch.topk."""
 import ctypes
 
-import numpy as np
-
 from . import _lib
-from ._dtypes import key_type
+from ._dtypes import key_type, numpy
+
+
+class _LazyNumpy:
+    """numpy, imported at the first array call (a clear Error where this Python has none)."""
+
+    def __getattr__(self, name):
+        return getattr(numpy(), name)
+
+
+np = _LazyNumpy()
 from ._lib import Error, check
 
 
