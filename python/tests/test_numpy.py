@@ -172,3 +172,22 @@ def test_version_and_context_errors():
         radixmesh.sort({"not": "an array"})
     with pytest.raises(radixmesh.Error, match="not a NumPy array"):
         radixmesh.Context(cpu=True).topk_shards([[1.0, 2.0]], 1)
+
+
+def test_imports_without_numpy_and_says_what_is_missing():
+    # A Python without NumPy (simulated: the import of numpy fails) still imports the package and
+    # reaches the library; an array call names the missing module and the fix.
+    import os
+    import subprocess
+    import sys
+    code = ("import sys; sys.modules['numpy'] = None\n"
+            "import radixmesh\n"
+            "print(radixmesh.version())\n"
+            "try:\n"
+            "    radixmesh.sort([3, 1])\n"
+            "except radixmesh.Error as e:\n"
+            "    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ, check=True)
+    lines = out.stdout.splitlines()
+    assert lines[0] == radixmesh.version()
+    assert "NumPy is not installed" in lines[1] and "fix:" in lines[1]
