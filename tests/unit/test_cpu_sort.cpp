@@ -150,6 +150,46 @@ template <class T> std::vector<T> float_specials(std::size_t n, std::uint64_t se
   return keys;
 }
 
+// ---- the recursion's edges (a radix sort that splits by the top varying digit and recurses) ----
+
+// Only the lowest bit of the encoding differs: every level but the last finds nothing to split.
+template <class T> std::vector<T> lowest_bit_only(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const Bits<T> high = Bits<T>(Bits<T>(rng()) & Bits<T>(~Bits<T>(1)));
+  std::vector<T> keys(n);
+  for (auto& k : keys) k = from_encoding<T>(Bits<T>(high | (rng() & 1)));
+  return keys;
+}
+// All keys equal but in one byte of the encoding, for the byte at `byte` (every digit a level may
+// take is constant but one).
+template <class T> std::vector<T> one_byte_varies(std::size_t n, std::uint64_t seed, int byte) {
+  std::mt19937_64 rng(seed);
+  const Bits<T> base = Bits<T>(rng());
+  std::vector<T> keys(n);
+  for (auto& k : keys) k = from_encoding<T>(Bits<T>(base ^ Bits<T>(Bits<T>(rng() & 0xFF) << (8 * byte))));
+  return keys;
+}
+// Buckets of the top bits of sizes around the leaf and in-cache thresholds (31, 32, 33 keys; 4095
+// to 4097; one bucket of a third of everything), the rest of the keys random.
+template <class T> std::vector<T> bucket_sizes_at_thresholds(std::size_t n, std::uint64_t seed) {
+  constexpr int width = int(sizeof(T) * 8);
+  const int top = std::min(width, 11);
+  std::mt19937_64 rng(seed);
+  std::vector<T> keys;
+  auto add = [&](std::size_t count, Bits<T> bucket) {
+    for (std::size_t i = 0; i < count && keys.size() < n; ++i) {
+      const Bits<T> low = top == width ? Bits<T>(0) : Bits<T>(Bits<T>(rng()) & Bits<T>((Bits<T>(1) << (width - top)) - 1));
+      keys.push_back(from_encoding<T>(Bits<T>((top == width ? bucket : Bits<T>(bucket << (width - top))) | low)));
+    }
+  };
+  Bits<T> bucket = 0;
+  for (std::size_t count : {31, 32, 33, 4095, 4096, 4097}) add(count, bucket++);
+  add(n / 3, bucket++);
+  while (keys.size() < n) keys.push_back(from_encoding<T>(Bits<T>(rng())));
+  std::shuffle(keys.begin(), keys.end(), rng);
+  return keys;
+}
+
 template <class T> class CpuSort : public ::testing::Test {};
 using KeyTypes = ::testing::Types<std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t, std::int8_t, std::int16_t,
                                   std::int32_t, std::int64_t, half_t, bfloat16_t, float, double>;
@@ -171,6 +211,16 @@ TYPED_TEST(CpuSort, AdversarialDistributions) {
     check_all_modes(few_distinct<TypeParam>(n, seed));
     check_all_modes(shared_high_bits<TypeParam>(n, seed));
     if constexpr (rxm::key_traits<TypeParam>::is_float) check_all_modes(float_specials<TypeParam>(n, seed));
+    if (this->HasFatalFailure()) return;
+  }
+}
+
+TYPED_TEST(CpuSort, RecursionEdges) {
+  const std::uint64_t seed = rxm::testing::test_seed();
+  for (std::size_t n : {std::size_t(4093), std::size_t(140'009)}) {  // one thread's ranges, and the parallel split
+    check_all_modes(lowest_bit_only<TypeParam>(n, seed));
+    for (int byte = 0; byte < int(sizeof(TypeParam)); ++byte) check_all_modes(one_byte_varies<TypeParam>(n, seed, byte));
+    check_all_modes(bucket_sizes_at_thresholds<TypeParam>(n, seed));
     if (this->HasFatalFailure()) return;
   }
 }
