@@ -15,7 +15,7 @@ namespace rxm = radixmesh;
 namespace {
 
 const char* usage =
-    "usage: bench_sort [--n N] [--type u32] [--dist uniform] [--zipf-s 1.0] [--values 0|4|8]\n"
+    "usage: bench_sort [--n N] [--type u32] [--dist uniform] [--zipf-s 1.0] [--special-fraction 0] [--values 0|4|8]\n"
     "                  [--order asc|desc] [--reps 5] [--warmup 1] [--seed 42] [--threads T]\n"
     "                  [--backend cpu] [--no-verify] [--no-results] [--results-file sort.jsonl]\n";
 
@@ -47,6 +47,7 @@ int run(int argc, char** argv) {
       if (!distribution) bad_flag(std::string("unknown distribution '") + name + "'");
       options.distribution = *distribution;
     } else if (flag == "--zipf-s") options.zipf_s = parse_number(flag, value());
+    else if (flag == "--special-fraction") options.special_fraction = parse_number(flag, value());
     else if (flag == "--values") {
       const double bytes = parse_number(flag, value());
       if (bytes != 0 && bytes != 4 && bytes != 8) bad_flag("--values must be 0, 4 or 8");

@@ -117,6 +117,7 @@ SortBenchResult run_cpu_sort_benchmark(const SortBenchOptions& options, const Ru
   generate_options.distribution = options.distribution;
   generate_options.seed = options.seed;
   generate_options.zipf_s = options.zipf_s;
+  generate_options.special_fraction = options.special_fraction;
   generate_options.threads = threads;
   Bytes input_keys(n * key_bytes);
   generate(options.type, input_keys.data(), n, generate_options);
@@ -131,6 +132,7 @@ SortBenchResult run_cpu_sort_benchmark(const SortBenchOptions& options, const Ru
                                {"seed", options.seed},
                                {"backend", "cpu"}};
   if (options.distribution == Distribution::zipf) parameters["zipf_s"] = options.zipf_s;
+  if (options.special_fraction > 0) parameters["special_fraction"] = options.special_fraction;
   SortBenchResult result;
   result.device = info.device.empty() ? cpu_model_name() : info.device;
   result.table = Case("sort", parameters, double(n));

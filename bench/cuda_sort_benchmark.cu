@@ -208,6 +208,7 @@ SortBenchResult run_typed(const SortBenchOptions& o, const RunInfo& info, Contex
   g.distribution = o.distribution;
   g.seed = o.seed;
   g.zipf_s = o.zipf_s;
+  g.special_fraction = o.special_fraction;
   generate(std::span<K>(keys), g);
   std::vector<V> values(pairs ? n : 0);
   std::iota(values.begin(), values.end(), V(0));

@@ -18,6 +18,7 @@ struct SortBenchOptions {
   KeyType type = KeyType::u32;
   Distribution distribution = Distribution::uniform;
   double zipf_s = 1.0;
+  double special_fraction = 0;  // floating-point keys: this share are NaN, infinities, +-0 and denormals
   std::size_t value_bytes = 0;  // 0 keys only, 4 or 8 pairs
   Order order = Order::ascending;
   int warmup = 1;

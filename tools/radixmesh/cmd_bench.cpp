@@ -47,6 +47,7 @@ struct BenchSortFlags {
   BenchFlags common;
   int value_bytes = 0;
   std::string order = "asc";
+  double special_fraction = 0;
 };
 
 struct BenchTopkFlags {
@@ -97,6 +98,12 @@ void run_bench_sort(const BenchSortFlags& flags, const Invocation& invocation) {
   options.zipf_s = common.zipf_s;
   options.value_bytes = parse_value_width(flags.value_bytes);
   options.order = parse_order(flags.order);
+  require(flags.special_fraction >= 0 && flags.special_fraction <= 1 &&
+              (flags.special_fraction == 0 || is_floating(options.type)),
+          "--special-fraction " + std::to_string(flags.special_fraction) + " with " + std::string(name_of(options.type)) +
+              " keys",
+          "use a fraction in [0, 1], with a floating-point --type (f16, bf16, f32, f64)");
+  options.special_fraction = flags.special_fraction;
   const Backend backend = choose_bench_backend(common.backend, RXM_CLI_HAS_CUDA_SORT_BENCH != 0, "sort");
   check_bench_flags(common, backend);
   options.seed = common.seed;
@@ -252,6 +259,9 @@ std::vector<Command> register_bench(CLI::App& root, const Invocation& invocation
   sort->add_option("--values", sort_flags->value_bytes, "Value bytes per key: 0 (keys only), 4 or 8")
       ->capture_default_str();
   sort->add_option("--order", sort_flags->order, "asc or desc")->capture_default_str();
+  sort->add_option("--special-fraction", sort_flags->special_fraction,
+                   "Floating-point keys: this share are NaN, infinities, +-0 and denormals")
+      ->capture_default_str();
 
   topk_flags->common.n = "2^24";
   topk_flags->common.type = "f32";
