@@ -87,10 +87,10 @@ constexpr int in_cache_lsd_bits = 2 * max_digit_bits;
 constexpr int max_depth = 17;
 
 // A range in cache splits into at most 512 buckets: its keys then take one more in-cache level
-// before insertion sort instead of an insertion sort of ~24 keys each. Measured on the 2-core
-// development machine (10^8 u64 keys, 2 threads, rxm::sort, means of 3): uniform 782-806 ms
-// against 908-927 with 2048 buckets, Zipf(1.0) 733 against 820; u32 keys, whose in-cache ranges
-// take the LSD path, unchanged; 256 and 1024 buckets measured 874 and 837 ms.
+// before insertion sort instead of an insertion sort of ~24 keys each. On the 2-core development
+// machine (`bench_sort --n 100000000 --type u64 --dist uniform|zipf --reps 3 --threads 2`, 2
+// threads): uniform 800 ms against 1092 with 2048 buckets, Zipf(1.0) 766 against 786
+// (docs/design/sort.md). u32 keys' in-cache ranges have at most 22 bits left and take the LSD path.
 constexpr int in_cache_digit_bits = 9;
 
 // A split aims at about eight keys per bucket (few enough for insertion sort to finish them

@@ -269,7 +269,7 @@ class OutOfCoreSort {
       b.split_keys = backend_->allocate(i, chunk_cap_ * key_bytes_, "sort: an out-of-core chunk's split");
       if (plan_.value_bytes) {
         b.values = backend_->allocate(i, chunk_cap_ * plan_.value_bytes, "sort: an out-of-core chunk's values");
-        b.split_values = backend_->allocate(i, chunk_cap_ * plan_.value_bytes, "sort: an out-of-core chunk's values");
+        b.split_values = backend_->allocate(i, chunk_cap_ * plan_.value_bytes, "sort: an out-of-core chunk's split values");
       }
     }
   }

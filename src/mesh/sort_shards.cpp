@@ -151,8 +151,6 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
           w.result_values = w.result_buffer_values.get();
         }
       }
-      w.split_keys = backend->allocate(i, n * key_bytes, "sort: the split keys");
-      if (value_bytes) w.split_values = backend->allocate(i, n * value_bytes, "sort: the split values");
     });
   clock.mark(&SortPhases::upload_ms);
 
@@ -178,6 +176,12 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
     key_ranges.push_back({all_ranges[std::size_t(p) * 3], all_ranges[std::size_t(p) * 3 + 1], all_ranges[std::size_t(p) * 3 + 2]});
   const bool already_across = mesh::sorted_across_devices(key_ranges, targets);
   if (report) report->sorted_across_devices = already_across;
+  for (int i = 0; i < locals && !already_across; ++i)  // the partition's buffers
+    errors.run(first + i, [&] {
+      const std::size_t ii = std::size_t(i), n = a.in.sizes[ii];
+      work[ii].split_keys = backend->allocate(i, n * key_bytes, "sort: the split keys");
+      if (value_bytes) work[ii].split_values = backend->allocate(i, n * value_bytes, "sort: the split values");
+    });
   clock.mark(&SortPhases::partition_ms);
 
   // The partition passes. Pass 0 splits every shard from its input into the split buffer; a later

@@ -174,7 +174,7 @@ class CudaDeviceBackend final : public DeviceBackend {
     const auto& d = device(local);
     detail::DeviceGuard guard(d.device);
     if (bytes == 0) return;
-    if (is_pinned(host)) {
+    if (detail::is_pinned_host(host)) {
       RXM_CUDA_CHECK(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, d.stream));
       return;
     }
@@ -186,7 +186,7 @@ class CudaDeviceBackend final : public DeviceBackend {
     const auto& d = device(local);
     detail::DeviceGuard guard(d.device);
     if (bytes == 0) return;
-    if (is_pinned(host)) {
+    if (detail::is_pinned_host(host)) {
       RXM_CUDA_CHECK(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, d.stream));
       return;
     }
@@ -226,14 +226,6 @@ class CudaDeviceBackend final : public DeviceBackend {
       RXM_CUDA_CHECK(cudaGetLastError());
     }
     return split_streams_.emplace(local, side).first->second;
-  }
-  static bool is_pinned(const void* host) {
-    cudaPointerAttributes a{};
-    if (cudaPointerGetAttributes(&a, host) != cudaSuccess) {
-      cudaGetLastError();
-      return false;
-    }
-    return a.type == cudaMemoryTypeHost;
   }
   // The device's pinned ring, made on first use; the host's threads shared between the devices.
   detail::HostStaging& staging(int local) {

@@ -43,7 +43,9 @@ class PinnedRingPool {
   std::vector<PinnedBuffer> free_;
 };
 
-bool is_pinned(const void* host) {
+}  // namespace
+
+bool is_pinned_host(const void* host) {
   cudaPointerAttributes a{};
   if (cudaPointerGetAttributes(&a, host) != cudaSuccess) {
     cudaGetLastError();
@@ -51,8 +53,6 @@ bool is_pinned(const void* host) {
   }
   return a.type == cudaMemoryTypeHost;
 }
-
-}  // namespace
 
 struct HostStaging::Impl {
   cudaStream_t stream;
@@ -96,7 +96,7 @@ void HostStaging::upload(void* device_dst, const void* host_src, std::size_t cou
   const std::size_t per_chunk = chunk_bytes / element_bytes;
   auto* dst = static_cast<char*>(device_dst);
   auto* src = static_cast<const char*>(host_src);
-  const bool direct = is_pinned(host_src);
+  const bool direct = is_pinned_host(host_src);
   if (!direct) impl_->need_ring();
   for (std::size_t first = 0, c = 0; first < count; first += per_chunk, ++c) {
     const std::size_t n = std::min(per_chunk, count - first), offset = first * element_bytes, bytes = n * element_bytes;
@@ -121,7 +121,7 @@ void HostStaging::download(void* host_dst, const void* device_src, std::size_t c
   const std::size_t per_chunk = chunk_bytes / element_bytes;
   auto* dst = static_cast<char*>(host_dst);
   auto* src = static_cast<const char*>(device_src);
-  const bool direct = is_pinned(host_dst);
+  const bool direct = is_pinned_host(host_dst);
   if (!direct) impl_->need_ring();
   const std::size_t chunks = (count + per_chunk - 1) / per_chunk;
   auto elements = [&](std::size_t c) { return std::min(per_chunk, count - c * per_chunk); };

@@ -14,6 +14,10 @@
 
 namespace radixmesh::detail {
 
+// Whether `host` is page-locked host memory (cudaMallocHost, cudaHostRegister), which the copy
+// engines reach directly.
+bool is_pinned_host(const void* host);
+
 // Called with the first element and the count of a chunk, to queue work on the stream.
 using ChunkWork = std::function<void(std::size_t first, std::size_t count)>;
 
