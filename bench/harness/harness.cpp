@@ -209,14 +209,25 @@ void append_results(const std::string& file, const RunInfo& info, const Case& c)
   }
 }
 
-std::optional<nlohmann::json> run_python_peer(const std::string& script, const std::string& args) {
+std::vector<nlohmann::json> run_python_peer_lines(const std::string& script, const std::string& args) {
   std::filesystem::path path = std::filesystem::path("bench/peers") / script;
   if (!std::filesystem::exists(path)) path = std::filesystem::path(RXM_SOURCE_DIR) / "bench/peers" / script;
-  if (!std::filesystem::exists(path)) return std::nullopt;
+  if (!std::filesystem::exists(path)) return {};
   const std::string out = run_command("python3 '" + path.string() + "' " + args + " 2>/dev/null");
-  auto json = nlohmann::json::parse(out, nullptr, false);
-  if (json.is_discarded() || !json.contains("median_ms")) return std::nullopt;
-  return json;
+  std::vector<nlohmann::json> lines;
+  for (std::size_t at = 0; at < out.size();) {
+    const std::size_t end = std::min(out.find('\n', at), out.size());
+    auto json = nlohmann::json::parse(out.substr(at, end - at), nullptr, false);
+    if (!json.is_discarded() && json.contains("median_ms")) lines.push_back(std::move(json));
+    at = end + 1;
+  }
+  return lines;
+}
+
+std::optional<nlohmann::json> run_python_peer(const std::string& script, const std::string& args) {
+  auto lines = run_python_peer_lines(script, args);
+  if (lines.size() != 1) return std::nullopt;
+  return std::move(lines.front());
 }
 
 Stats stats_from_json(const nlohmann::json& peer) {

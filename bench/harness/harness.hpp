@@ -72,6 +72,8 @@ std::string cpu_model_name();
 // (median_ms, min_ms, max_ms, reps and its own fields). nullopt when python3, the script or the
 // framework it needs is missing: the benchmark then reports ours without that peer.
 std::optional<nlohmann::json> run_python_peer(const std::string& script, const std::string& args);
+// The same for a peer that prints one JSON object per line (one per case of a grid).
+std::vector<nlohmann::json> run_python_peer_lines(const std::string& script, const std::string& args);
 Stats stats_from_json(const nlohmann::json& peer);
 
 // Host memory bandwidth of this machine, measured once: a large memcpy (read + write bytes / s).

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """torch.topk as a peer of radixmesh's GPU top-k: the same shape, dtype and distribution
-(uniform in [lo, hi)), largest, unsorted, along the last dimension, timed with CUDA events after
+(uniform in [lo, hi)), largest (or --smallest), unsorted (or --sorted), along the last dimension, timed with CUDA events after
 warm-up. Prints one JSON object: {"median_ms", "min_ms", "max_ms", "reps", "torch", "dtype", "what"}.
 """
 import argparse
@@ -19,6 +19,8 @@ def main():
     p.add_argument("--hi", type=float, default=1.0)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--sorted", action="store_true")
+    p.add_argument("--smallest", action="store_true")
     a = p.parse_args()
     import torch
 
@@ -29,11 +31,11 @@ def main():
         x = x.view(-1)
 
     def run():
-        return torch.topk(x, a.k, dim=-1, largest=True, sorted=False)
+        return torch.topk(x, a.k, dim=-1, largest=not a.smallest, sorted=a.sorted)
 
     print_result(time_cuda(torch, run, a.warmup, a.reps),
                  torch=torch.__version__, dtype=str(x.dtype),
-                 what="torch.topk(largest, sorted=False)")
+                 what="torch.topk(%s, sorted=%s)" % ("smallest" if a.smallest else "largest", a.sorted))
 
 
 if __name__ == "__main__":

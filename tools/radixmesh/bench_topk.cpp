@@ -168,12 +168,14 @@ BenchOutcome run_on_cuda(const TopkBenchOptions& o, Context& ctx, const std::vec
                          o.warmup, o.reps),
         true);
 
-  // torch.topk runs the cases its script knows: same shape and dtype, its own uniform draw.
+  // torch.topk runs the cases its script knows: same shape, dtype, order and output order
   const char* dtype = torch_dtype(o.type);
-  if (dtype && o.input.distribution == Distribution::uniform && o.topk.largest && !o.topk.sorted) {
+  // (its own uniform draw: other distributions and include_nan have no torch counterpart here).
+  if (dtype && o.input.distribution == Distribution::uniform && !o.topk.include_nan) {
     char args[512];
-    std::snprintf(args, sizeof args, "--rows %zu --length %zu --k %zu --dtype %s --lo %.17g --hi %.17g --reps %d",
-                  o.rows, length, o.k, dtype, o.input.lo, o.input.hi, std::max(o.reps, 3));
+    std::snprintf(args, sizeof args, "--rows %zu --length %zu --k %zu --dtype %s --lo %.17g --hi %.17g --reps %d%s%s",
+                  o.rows, length, o.k, dtype, o.input.lo, o.input.hi, std::max(o.reps, 3),
+                  o.topk.sorted ? " --sorted" : "", o.topk.largest ? "" : " --smallest");
     if (auto peer = bench::run_python_peer("torch_topk.py", args))
       c.add("torch.topk " + peer->value("dtype", std::string()) + " (torch " + peer->value("torch", std::string("?")) + ")",
             bench::stats_from_json(*peer));

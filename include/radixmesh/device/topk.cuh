@@ -81,6 +81,11 @@ struct TopkTuning {
   // Delegates per subrange (Dr. Top-k's beta): 1, 2 or 4; beta > 1 is used where the subrange has
   // at least 32 elements (alpha >= 5), else 1.
   int delegate_beta = 1;
+  // The row-stream path (src/cuda/topk/topk_row_stream.cuh): each row read once by blocks that
+  // keep its k best in shared memory and sort them there; k = 1 is an argmax. For 16- and 32-bit
+  // keys, k <= 1024 and rows shorter than 2^31. -1 chooses it for rows of at most 2^18 values
+  // (LLM vocabularies) when every other knob here is automatic, 0 never, 1 wherever it applies.
+  int row_stream = -1;
 };
 
 struct TopkProblem {
@@ -89,6 +94,10 @@ struct TopkProblem {
   std::size_t total = 0;
   std::size_t rows = 1;
   std::size_t row_length = 0;               // rows of equal length, when row_offsets is null
+  // Values from one row's start to the next's (equal-length rows): 0 means row_length; larger
+  // skips padding after each row (logits padded to a multiple of 64 or 128). The values then hold
+  // at least (rows - 1) * row_stride + row_length elements (`total`).
+  std::size_t row_stride = 0;
   const std::uint64_t* row_offsets = nullptr;  // device memory, rows + 1 non-decreasing entries <= total
   std::size_t max_row_length = 0;           // the longest row (an upper bound is fine); sizes the work
   std::size_t k = 0;
@@ -108,12 +117,15 @@ struct TopkProblem {
 // Bytes of temporary storage topk needs for this problem on `device`.
 RXM_API std::size_t topk_temp_bytes(const TopkProblem& problem, int device);
 
-// The path this problem takes on `device` (benchmarks record it): "sample-select", "delegates"
-// or "raw" (radix select over the rows).
 RXM_API const char* topk_path_name(const TopkProblem& problem, int device);
 
+// The path this problem takes on `device` (benchmarks record it): "row-stream", "sample-select",
+// "delegates" or "raw" (radix select over the rows).
+//
 // Runs on `stream`; `temp` holds at least topk_temp_bytes(problem) bytes of device memory.
-// Arguments are checked (rxm::Error); device-resident offsets are trusted as documented.
+// Arguments are checked (rxm::Error); device-resident offsets are trusted as documented. No
+// allocation and no synchronization (unless debug_checks): the call can be captured in a CUDA
+// graph and replayed with new values in the same buffers (tests/gpu/test_gpu_topk_llm.cu).
 RXM_API void topk(void* temp, std::size_t temp_bytes, const TopkProblem& problem, cudaStream_t stream);
 
 }  // namespace radixmesh::device

@@ -28,12 +28,14 @@ template <class U> struct RowState {
   int pad_;
 };
 
-// The rows of a batch: equal lengths, or offsets in device memory.
+// The rows of a batch: equal lengths `stride` values apart (stride >= length: padded rows), or
+// offsets in device memory.
 struct RowsView {
   const std::uint64_t* offsets;
   std::uint64_t length;
-  __device__ std::uint64_t begin(std::size_t r) const { return offsets ? offsets[r] : r * length; }
-  __device__ std::uint64_t end(std::size_t r) const { return offsets ? offsets[r + 1] : (r + 1) * length; }
+  std::uint64_t stride;
+  __device__ std::uint64_t begin(std::size_t r) const { return offsets ? offsets[r] : r * stride; }
+  __device__ std::uint64_t end(std::size_t r) const { return offsets ? offsets[r + 1] : r * stride + length; }
 };
 
 // Everything a kernel needs, passed by value.

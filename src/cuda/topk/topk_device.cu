@@ -15,6 +15,7 @@
 #include "cuda/topk/topk_debug.hpp"
 #include "cuda/topk/topk_kernels.cuh"
 #include "cuda/topk/topk_plan_gpu.hpp"
+#include "cuda/topk/topk_row_stream.hpp"
 #include "radixmesh/device/topk.cuh"
 
 namespace radixmesh::detail::topk_gpu {
@@ -34,7 +35,7 @@ unsigned grid_1d(std::uint64_t count) {
 template <class U> Params<U> chunk_params(const Params<U>& p, std::size_t r0, const std::uint64_t* offsets) {
   Params<U> c = p;
   if (offsets) c.rows.offsets = offsets + r0;
-  else c.values = p.values + r0 * p.rows.length;
+  else c.values = p.values + r0 * p.rows.stride;
   c.state += r0;
   c.dstate += r0;
   c.row_max += r0;
@@ -375,7 +376,8 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
   p.values = static_cast<const U*>(pr.values);
   p.type = pr.type;
   p.options = pr.options;
-  p.rows = {pr.row_offsets, pr.row_offsets ? 0 : pr.row_length};
+  p.rows = {pr.row_offsets, pr.row_offsets ? 0 : pr.row_length,
+            pr.row_offsets ? 0 : (pr.row_stride ? pr.row_stride : pr.row_length)};
   p.k = pr.k;
   p.W = g.W;
   p.IB = g.IB;
@@ -476,7 +478,7 @@ void launch(const GpuPlan& g, void* temp, const device::TopkProblem& pr, cudaStr
       const dim3 one_per_row(1, unsigned(chunk));
       // Outputs and caller indices of the chunk's rows (equal-length rows: the chunk's values
       // start at row r0, and so do its caller indices; offsets stay absolute).
-      const std::size_t first_place = r0 * pr.k, first_value = pr.row_offsets ? 0 : r0 * pr.row_length;
+      const std::size_t first_place = r0 * pr.k, first_value = pr.row_offsets ? 0 : r0 * p.rows.stride;
       // Per index width, and with RadiK's scaling compiled in only where asked (the default kernel
       // stays the one measured).
       auto one_block = [&](auto index_tag, auto scaled) {
@@ -582,7 +584,18 @@ void check_problem(const TopkProblem& pr) {
   require(pr.k > 0, "device::topk: k = 0 (n = " + std::to_string(pr.total) + ")", "ask for 1 <= k <= n");
   require(pr.index_bytes == 4 || pr.index_bytes == 8, "device::topk: indices must be 4 or 8 bytes",
           "set index_bytes to 4 or 8");
-  if (!pr.row_offsets) {
+  if (!pr.row_offsets && pr.row_stride) {
+    require(pr.row_stride >= pr.row_length,
+            "device::topk: row_stride " + std::to_string(pr.row_stride) + " is shorter than row_length " +
+                std::to_string(pr.row_length),
+            "pass row_stride >= row_length (0 for rows without padding)");
+    require(pr.row_length > 0 && (pr.rows - 1) * pr.row_stride + pr.row_length <= pr.total,
+            "device::topk: " + std::to_string(pr.rows) + " rows of " + std::to_string(pr.row_length) + " values " +
+                std::to_string(pr.row_stride) + " apart need " +
+                std::to_string((pr.rows - 1) * pr.row_stride + pr.row_length) + " values, total is " +
+                std::to_string(pr.total),
+            "pass total >= (rows - 1) * row_stride + row_length");
+  } else if (!pr.row_offsets) {
     require(pr.row_length > 0 && pr.rows * pr.row_length == pr.total,
             "device::topk: " + std::to_string(pr.rows) + " rows of " + std::to_string(pr.row_length) +
                 " values do not cover the " + std::to_string(pr.total) + " values",
@@ -611,11 +624,14 @@ void check_problem(const TopkProblem& pr) {
 
 std::size_t topk_temp_bytes(const TopkProblem& problem, int device) {
   check_problem(problem);
+  if (detail::topk_gpu::takes_row_stream(problem))
+    return std::max<std::size_t>(1, detail::topk_gpu::plan_row_stream(problem, device).temp_bytes);
   return detail::topk_gpu::plan_gpu(problem, device).temp_bytes;
 }
 
 const char* topk_path_name(const TopkProblem& problem, int device) {
   check_problem(problem);
+  if (detail::topk_gpu::takes_row_stream(problem)) return "row-stream";
   const auto g = detail::topk_gpu::plan_gpu(problem, device);
   return g.sample ? "sample-select" : g.alpha ? "delegates" : "raw";
 }
@@ -624,6 +640,15 @@ void topk(void* temp, std::size_t temp_bytes, const TopkProblem& problem, cudaSt
   check_problem(problem);
   int device = 0;
   RXM_CUDA_CHECK(cudaGetDevice(&device));
+  if (detail::topk_gpu::takes_row_stream(problem)) {
+    const auto s = detail::topk_gpu::plan_row_stream(problem, device);
+    require(temp_bytes >= s.temp_bytes,
+            "device::topk: " + std::to_string(temp_bytes) + " bytes of temporary storage, " +
+                std::to_string(s.temp_bytes) + " needed",
+            "size it with device::topk_temp_bytes");
+    detail::topk_gpu::launch_row_stream(s, temp, problem, stream);
+    return;
+  }
   const auto g = detail::topk_gpu::plan_gpu(problem, device);
   require(temp_bytes >= g.temp_bytes,
           "device::topk: " + std::to_string(temp_bytes) + " bytes of temporary storage, " +

@@ -1,0 +1,233 @@
+// bench_topk_llm: the top-k of LLM sampling, sorted (best first, ties by lowest index), on the
+// device-level entry captured in a CUDA graph of `calls` calls, beside torch.topk(sorted=True)
+// captured the same way (bench/peers/torch_topk_grid.py, one process for the whole grid). Per
+// shape: ours sorted (the figure), ours unsorted (the cost of sorting) and the path before the
+// row-stream one (row_stream = 0), both diagnostics; the floor is one read of the logits over the
+// device-to-device copy bandwidth measured in the run. Ours sorted is checked against the CPU
+// backend (every index and value), and the previous path against ours.
+//
+//   bench_topk_llm [--rows 1,8,64,256,4096] [--vocab 32000,128256,256000] [--k 1,50,1024]
+//                  [--dtype bf16,f32] [--calls 20] [--reps 10] [--no-torch] [--no-verify]
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cuda/runtime/cuda_check.hpp"
+#include "harness/device_timing.cuh"
+#include "harness/driver_main.hpp"
+#include "harness/harness.hpp"
+#include "radixmesh/device/topk.cuh"
+#include "radixmesh/memory.hpp"
+#include "radixmesh/topk.hpp"
+
+namespace rxm = radixmesh;
+using rxm::bench::Case;
+using rxm::bench::Stats;
+
+namespace {
+
+struct Options {
+  std::vector<std::size_t> rows = {1, 8, 64, 256, 4096}, vocab = {32000, 128256, 256000}, k = {1, 50, 1024};
+  std::vector<rxm::KeyType> types = {rxm::KeyType::bf16, rxm::KeyType::f32};
+  int calls = 20, reps = 10;
+  bool torch = true, verify = true;
+};
+
+// Logits: the sum of four uniforms (about normal, sd 1.15), deterministic per position.
+__device__ __forceinline__ float logit(std::uint64_t i) {
+  float sum = 0;
+  for (std::uint64_t j = 0; j < 4; ++j) {
+    std::uint64_t z = (i * 4 + j) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    sum += float((z ^ (z >> 31)) >> 40) * (1.0f / 16777216.0f);
+  }
+  return 2.0f * (sum - 2.0f);
+}
+
+template <class T> __global__ void fill_logits(T* out, std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += gridDim.x * std::size_t(blockDim.x)) {
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) out[i] = __float2bfloat16_rn(logit(i));
+    else if constexpr (std::is_same_v<T, __half>) out[i] = __float2half_rn(logit(i));
+    else out[i] = logit(i);
+  }
+}
+
+const char* torch_dtype(rxm::KeyType t) {
+  return t == rxm::KeyType::bf16 ? "bfloat16" : t == rxm::KeyType::f16 ? "float16" : "float32";
+}
+std::string shape_key(std::size_t rows, std::size_t vocab, std::size_t k, rxm::KeyType t) {
+  return std::to_string(rows) + "x" + std::to_string(vocab) + ":" + std::to_string(k) + ":" + torch_dtype(t);
+}
+
+// `calls` back-to-back calls captured in one graph; the time per call of its replays.
+Stats time_in_graph(cudaStream_t stream, int calls, int reps, const std::function<void()>& call) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  RXM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  for (int c = 0; c < calls; ++c) call();
+  RXM_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  RXM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  Stats s = rxm::bench::time_device(stream, [&] { RXM_CUDA_CHECK(cudaGraphLaunch(exec, stream)); }, 2, reps);
+  RXM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  RXM_CUDA_CHECK(cudaGraphDestroy(graph));
+  s.median_ms /= calls, s.min_ms /= calls, s.max_ms /= calls;
+  return s;
+}
+
+template <class T, class Host>
+void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_t k, rxm::KeyType type,
+               const rxm::bench::RunInfo& info, cudaStream_t stream, double bandwidth,
+               const std::map<std::string, nlohmann::json>& torch) {
+  const std::size_t n = rows * vocab, places = rows * k;
+  rxm::DeviceArray<T> logits(0, n), out_v(0, places), ref_v(0, places);
+  rxm::DeviceArray<std::int32_t> out_i(0, places), ref_i(0, places);
+  fill_logits<T><<<1024, 256, 0, stream>>>(logits.data(), n);
+  RXM_CUDA_CHECK_LAUNCH();
+  rxm::device::TopkProblem p;
+  p.type = type, p.values = logits.data(), p.total = n, p.rows = rows, p.row_length = vocab;
+  p.max_row_length = vocab, p.k = k, p.options = {.largest = true, .sorted = true}, p.index_bytes = 4;
+  p.out_values = out_v.data(), p.out_indices = out_i.data();
+  auto timed = [&](const rxm::device::TopkProblem& q) {
+    const std::size_t bytes = rxm::device::topk_temp_bytes(q, 0);
+    rxm::DeviceBuffer temp(0, bytes);
+    return time_in_graph(stream, o.calls, o.reps, [&] { rxm::device::topk(temp.data(), bytes, q, stream); });
+  };
+  rxm::device::TopkProblem unsorted = p, previous = p;
+  unsorted.options.sorted = false;
+  unsorted.out_values = ref_v.data(), unsorted.out_indices = ref_i.data();
+  const Stats ours_unsorted = timed(unsorted);
+  previous.tuning.row_stream = 0;
+  previous.out_values = ref_v.data(), previous.out_indices = ref_i.data();
+  const Stats old_path = timed(previous);
+  const Stats ours = timed(p);  // last: out_v / out_i hold its result
+  RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  std::vector<Host> got_v(places), prev_v(places);
+  std::vector<std::int32_t> got_i(places), prev_i(places);
+  RXM_CUDA_CHECK(cudaMemcpy(got_v.data(), out_v.data(), places * sizeof(T), cudaMemcpyDeviceToHost));
+  RXM_CUDA_CHECK(cudaMemcpy(got_i.data(), out_i.data(), places * 4, cudaMemcpyDeviceToHost));
+  RXM_CUDA_CHECK(cudaMemcpy(prev_v.data(), ref_v.data(), places * sizeof(T), cudaMemcpyDeviceToHost));
+  RXM_CUDA_CHECK(cudaMemcpy(prev_i.data(), ref_i.data(), places * 4, cudaMemcpyDeviceToHost));
+  bool same_as_previous = got_i == prev_i && std::memcmp(got_v.data(), prev_v.data(), places * sizeof(T)) == 0;
+  std::string verified = "skipped";
+  if (o.verify) {
+    std::vector<Host> host(n);
+    RXM_CUDA_CHECK(cudaMemcpy(host.data(), logits.data(), n * sizeof(T), cudaMemcpyDeviceToHost));
+    auto cpu = rxm::Context::cpu();
+    const auto want = rxm::topk_batched<Host, std::int32_t>(cpu, std::span<const Host>(host),
+                                                            rxm::Rows::uniform(rows, vocab), k, p.options);
+    const bool ok = want.indices == got_i && std::memcmp(want.values.data(), got_v.data(), places * sizeof(T)) == 0;
+    verified = ok ? "yes, against the CPU backend (every index and value)" : "NO";
+  }
+
+  nlohmann::json params = {{"rows", rows}, {"n", vocab}, {"k", k}, {"type", std::string(rxm::name_of(type))},
+                           {"distribution", "sum of 4 uniforms (about normal)"}, {"largest", true},
+                           {"sorted", true}, {"timing", "CUDA graph of " + std::to_string(o.calls) + " calls"},
+                           {"path", rxm::device::topk_path_name(p, 0)}};
+  Case c("topk_llm", params, double(n), "values");
+  c.add("radixmesh::device::topk sorted, in a CUDA graph", ours, true);
+  c.add_diagnostic("radixmesh unsorted (the cost of sorting)", ours_unsorted);
+  c.add_diagnostic("radixmesh sorted, the path before row-stream (row_stream = 0)", old_path);
+  if (auto t = torch.find(shape_key(rows, vocab, k, type)); t != torch.end())
+    c.add(t->second.value("what", std::string("torch.topk")) + " (torch " + t->second.value("torch", std::string("?")) + ")",
+          rxm::bench::stats_from_json(t->second));
+  c.set_floor(double(n) * sizeof(T), bandwidth, "one read of the logits over the D2D copy bandwidth measured here");
+  c.print();
+  std::printf("  sorted / unsorted = %.3f / %.3f = %.2fx; verified: %s; previous path's result identical: %s\n",
+              ours.median_ms, ours_unsorted.median_ms, ours.median_ms / ours_unsorted.median_ms, verified.c_str(),
+              same_as_previous ? "yes" : "NO");
+  if (verified == "NO" || !same_as_previous) std::printf("MISMATCH %s\n", shape_key(rows, vocab, k, type).c_str());
+  if (verified != "NO") rxm::bench::append_results("topk_llm.jsonl", info, c);
+}
+
+std::vector<std::size_t> count_list(const std::string& flag, const std::string& text) {
+  std::vector<std::size_t> out;
+  for (std::size_t at = 0; at <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    out.push_back(std::size_t(rxm::bench::driver_count("bench_topk_llm", flag, text.substr(at, comma - at))));
+    at = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* const usage =
+    "usage: bench_topk_llm [--rows 1,8,64,256,4096] [--vocab 32000,128256,256000] [--k 1,50,1024]\n"
+    "                      [--dtype bf16,f32] [--calls 20] [--reps 10] [--no-torch] [--no-verify]\n"
+    "  sorted top-k at LLM shapes in a CUDA graph, beside torch.topk(sorted=True) in a graph\n";
+
+int run(int argc, char** argv) {
+  Options o;
+  rxm::bench::DriverArgs args("bench_topk_llm", argc, argv);
+  while (args.next()) {
+    if (args.is("--rows")) o.rows = count_list("--rows", args.value());
+    else if (args.is("--vocab")) o.vocab = count_list("--vocab", args.value());
+    else if (args.is("--k")) o.k = count_list("--k", args.value());
+    else if (args.is("--calls")) o.calls = int(rxm::bench::driver_count("bench_topk_llm", "--calls", args.value()));
+    else if (args.is("--reps")) o.reps = int(rxm::bench::driver_count("bench_topk_llm", "--reps", args.value()));
+    else if (args.is("--no-torch")) o.torch = false;
+    else if (args.is("--no-verify")) o.verify = false;
+    else if (args.is("--dtype")) {
+      o.types.clear();
+      const std::string text = args.value();
+      for (std::size_t at = 0; at <= text.size();) {
+        const std::size_t comma = std::min(text.find(',', at), text.size());
+        const std::string t = text.substr(at, comma - at);
+        if (t == "bf16") o.types.push_back(rxm::KeyType::bf16);
+        else if (t == "f16") o.types.push_back(rxm::KeyType::f16);
+        else if (t == "f32") o.types.push_back(rxm::KeyType::f32);
+        else rxm::bench::driver_argument_error("bench_topk_llm", "--dtype " + t + " is not bf16, f16 or f32");
+        at = comma + 1;
+      }
+    } else args.unknown();
+  }
+  cudaDeviceProp prop{};
+  RXM_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  const auto info = rxm::bench::run_info(argc, argv, prop.name);
+  // torch first, in its own process, for the whole grid (one import, one CUDA context).
+  std::map<std::string, nlohmann::json> torch;
+  if (o.torch) {
+    std::string shapes;
+    for (auto t : o.types)
+      for (auto r : o.rows)
+        for (auto v : o.vocab)
+          for (auto k : o.k)
+            if (k <= v) shapes += (shapes.empty() ? "" : ",") + shape_key(r, v, k, t);
+    for (auto& line : rxm::bench::run_python_peer_lines(
+             "torch_topk_grid.py", "--shapes " + shapes + " --calls " + std::to_string(o.calls) + " --reps " +
+                                       std::to_string(o.reps)))
+      torch[line.value("key", std::string())] = line;
+    std::printf("torch.topk: %zu of the grid's shapes measured\n", torch.size());
+  }
+  cudaStream_t stream;
+  RXM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  double bandwidth = 0;
+  {
+    const std::size_t bytes = std::size_t(1) << 30;
+    rxm::DeviceBuffer a(0, bytes), b(0, bytes);
+    RXM_CUDA_CHECK(cudaMemset(a.data(), 1, bytes));
+    bandwidth = rxm::bench::measure_d2d_bandwidth(b.data(), a.data(), bytes, stream);
+  }
+  for (auto t : o.types)
+    for (auto r : o.rows)
+      for (auto v : o.vocab)
+        for (auto k : o.k) {
+          if (k > v) continue;
+          switch (t) {
+            case rxm::KeyType::bf16: run_shape<__nv_bfloat16, rxm::bfloat16_t>(o, r, v, k, t, info, stream, bandwidth, torch); break;
+            case rxm::KeyType::f16: run_shape<__half, rxm::half_t>(o, r, v, k, t, info, stream, bandwidth, torch); break;
+            default: run_shape<float, float>(o, r, v, k, t, info, stream, bandwidth, torch); break;
+          }
+        }
+  RXM_CUDA_CHECK(cudaStreamDestroy(stream));
+  return 0;
+}
+
+int main(int argc, char** argv) { return rxm::bench::driver_main("bench_topk_llm", usage, argc, argv, run); }

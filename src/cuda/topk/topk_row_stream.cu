@@ -1,0 +1,147 @@
+// The row-stream path of the GPU top-k: which problems take it, its segments and shared memory,
+// and its launches (kernels in topk_row_stream.cuh).
+#include "cuda/topk/topk_row_stream.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+
+#include "cuda/runtime/cuda_check.hpp"
+#include "cuda/topk/topk_row_stream.cuh"
+
+namespace radixmesh::detail::topk_gpu {
+
+namespace {
+
+constexpr std::size_t kMaxChunkRowsStream = 65535;  // grid.y
+
+// Every knob of the other paths at its automatic value: a problem that sets one (tests, A/B
+// benchmarks) asks for those paths, so the automatic choice leaves it to them.
+bool other_knobs_automatic(const device::TopkTuning& t) {
+  const device::TopkTuning d;
+  return t.delegate_log2 == d.delegate_log2 && t.block_select == d.block_select &&
+         t.delegate_block_select == d.delegate_block_select && t.delegate_vector_loads == d.delegate_vector_loads &&
+         t.delegate_select_full_grid == d.delegate_select_full_grid &&
+         t.delegate_pass_five_blocks == d.delegate_pass_five_blocks && t.sample_select == d.sample_select &&
+         t.start == d.start && t.delegate_beta == d.delegate_beta;
+}
+
+// Calls f(T{}) with the key type (16- and 32-bit types only).
+template <class F> void with_stream_type(KeyType type, F&& f) {
+  switch (type) {
+    case KeyType::f32: f(float{}); break;
+    case KeyType::i32: f(std::int32_t{}); break;
+    case KeyType::u32: f(std::uint32_t{}); break;
+    case KeyType::f16: f(half_t{}); break;
+    case KeyType::bf16: f(bfloat16_t{}); break;
+    case KeyType::i16: f(std::int16_t{}); break;
+    default: f(std::uint16_t{}); break;
+  }
+}
+
+// Lets every kernel of key type T use `bytes` of dynamic shared memory (above the 48 KiB default).
+template <class T> void allow_shared(std::size_t bytes) {
+  const int b = int(bytes);
+  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream_merge<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream_merge<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+}
+
+// Blocks of row_stream resident on `device` at once with this shared memory (occupancy API),
+// asked once per (device, key width, k_pad): the host work of every call counts.
+std::uint64_t resident_stream_blocks(int device, KeyType type, unsigned k_pad, bool argmax, std::size_t shared) {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> cache[kMaxDevices][2][12] = {};
+  const int width = size_of(type) == 2 ? 0 : 1, slot_k = argmax ? 11 : std::min(10, int(std::bit_width(k_pad)) - 1);
+  std::atomic<int>* slot = device >= 0 && device < kMaxDevices ? &cache[device][width][slot_k] : nullptr;
+  if (slot && slot->load(std::memory_order_relaxed) > 0) return std::uint64_t(slot->load(std::memory_order_relaxed));
+  int sms = 0, per_sm = 0;
+  RXM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  with_stream_type(size_of(type) == 2 ? KeyType::bf16 : KeyType::f32, [&](auto tag) {
+    using T = decltype(tag);
+    allow_shared<T>(shared);
+    if (argmax)
+      RXM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, row_stream<T, true>, kStreamThreads, shared));
+    else
+      RXM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, row_stream<T, false>, kStreamThreads, shared));
+  });
+  const int blocks = std::max(1, sms) * std::max(1, per_sm);
+  if (slot) slot->store(blocks, std::memory_order_relaxed);
+  return std::uint64_t(blocks);
+}
+
+}  // namespace
+
+bool takes_row_stream(const device::TopkProblem& pr) {
+  const int choice = pr.tuning.row_stream;
+  const std::size_t longest = pr.row_offsets ? pr.max_row_length : pr.row_length;
+  const bool possible = (size_of(pr.type) == 2 || size_of(pr.type) == 4) && pr.k <= kRowStreamMaxK &&
+                        longest < (std::size_t(1) << 31);
+  if (!possible || choice == 0) return false;
+  return choice == 1 || (longest <= kRowStreamMaxRow && other_knobs_automatic(pr.tuning));
+}
+
+RowStreamPlan plan_row_stream(const device::TopkProblem& pr, int device) {
+  RowStreamPlan g;
+  const bool argmax = pr.k == 1;
+  const std::uint64_t longest = std::max<std::uint64_t>(1, pr.row_offsets ? pr.max_row_length : pr.row_length);
+  g.k_pad = unsigned(std::bit_ceil(pr.k));
+  if (argmax) {
+    g.capacity = 1, g.compact_above = 1;
+  } else {
+    // Room for a whole tile above the compaction mark, plus the unaligned head and tail. The mark
+    // (at least 2 k_pad, at least 1024) keeps compactions rare once the threshold is near the
+    // k-th value: a random row sends ~k ln(n / k) keys in all.
+    g.compact_above = std::max(2 * g.k_pad, 1024u);
+    g.capacity = unsigned(kStreamTile) + g.compact_above + unsigned(kStreamHeadTail);
+  }
+  g.shared_bytes = std::size_t(g.capacity + g.k_pad) * sizeof(unsigned long long);
+  // Segments: enough blocks for one wave of the device when rows are few, each segment at least a
+  // tile and (k > 1) at least 16 k values, so the merge reads at most 1/16 of the row again.
+  const std::uint64_t resident = resident_stream_blocks(device, pr.type, g.k_pad, argmax, g.shared_bytes);
+  const std::uint64_t min_segment = argmax ? std::uint64_t(kStreamTile) : std::max<std::uint64_t>(kStreamTile, 16 * pr.k);
+  std::uint64_t segments = 1;
+  if (pr.rows < resident)
+    segments = std::clamp<std::uint64_t>((resident + pr.rows - 1) / pr.rows, 1, (longest + min_segment - 1) / min_segment);
+  g.segment_length = (((longest + segments - 1) / segments) + 15) / 16 * 16;
+  g.segments = unsigned((longest + g.segment_length - 1) / g.segment_length);
+  g.temp_bytes = g.segments > 1 ? pr.rows * g.segments * pr.k * sizeof(unsigned long long) : 0;
+  return g;
+}
+
+void launch_row_stream(const RowStreamPlan& g, void* temp, const device::TopkProblem& pr, cudaStream_t stream) {
+  with_stream_type(pr.type, [&](auto tag) {
+    using T = decltype(tag);
+    using U = key_bits_t<T>;
+    allow_shared<T>(g.shared_bytes);
+    StreamParams<T> p{};
+    p.values = static_cast<const U*>(pr.values);
+    const std::uint64_t stride = pr.row_stride ? pr.row_stride : pr.row_length;
+    p.rows = {pr.row_offsets, pr.row_offsets ? 0 : pr.row_length, pr.row_offsets ? 0 : stride};
+    p.k = unsigned(pr.k), p.k_pad = g.k_pad, p.capacity = g.capacity, p.compact_above = g.compact_above;
+    p.segments = g.segments, p.segment_length = g.segment_length;
+    p.options = pr.options;
+    p.segment_keys = static_cast<unsigned long long*>(temp);
+    p.out_values = static_cast<U*>(pr.out_values);
+    p.out_indices = pr.out_indices;
+    p.input_indices = pr.input_indices;
+    p.index64 = pr.index_bytes == 8;
+    const bool argmax = pr.k == 1;
+    for (std::size_t r0 = 0; r0 < pr.rows; r0 += kMaxChunkRowsStream) {
+      p.row0 = r0;
+      const unsigned chunk = unsigned(std::min(kMaxChunkRowsStream, pr.rows - r0));
+      const dim3 grid(g.segments, chunk);
+      if (argmax) row_stream<T, true><<<grid, kStreamThreads, g.shared_bytes, stream>>>(p);
+      else row_stream<T, false><<<grid, kStreamThreads, g.shared_bytes, stream>>>(p);
+      RXM_CUDA_CHECK(cudaGetLastError());
+      if (g.segments == 1) continue;
+      if (argmax) row_stream_merge<T, true><<<dim3(1, chunk), kStreamThreads, g.shared_bytes, stream>>>(p);
+      else row_stream_merge<T, false><<<dim3(1, chunk), kStreamThreads, g.shared_bytes, stream>>>(p);
+      RXM_CUDA_CHECK(cudaGetLastError());
+    }
+    if (pr.debug_checks) RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  });
+}
+
+}  // namespace radixmesh::detail::topk_gpu

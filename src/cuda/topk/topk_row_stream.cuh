@@ -1,0 +1,414 @@
+// The row-stream path of the GPU top-k: batched rows of up to kRowStreamMaxRow values and k <=
+// kRowStreamMaxK (LLM logits, vector-search distances), one read of every value, the k best kept
+// in shared memory, sorted there, written once.
+//
+// A block streams one segment of one row in tiles of kStreamTile values (16-byte loads, the next
+// tile's loads issued before the current one is filtered). Every value becomes a 64-bit key
+// (rank << (64 - W) | (2^(64-W) - 1 - position)): larger is better, no two are equal, and a later
+// position loses a tie. Keys above a running threshold go to a shared buffer; when the buffer
+// holds more than `compact_above`, a radix select over it keeps exactly the k best and raises the
+// threshold to the smallest key prefix they share (a lower bound of the row's k-th key, so no
+// winner is ever dropped). The first tile seeds the threshold with the k-th best of the threads'
+// own maxima (k distinct values at least that good exist), so a random row sends about
+// k ln(n / k) keys to the buffer instead of its first tile.
+//
+// One segment per row: the block sorts its k keys (bitonic, best first or by position) and writes
+// the output. Several (few rows): each block writes its k best keys to temp, and a merge launch
+// streams those keys through the same machinery. k = 1 (greedy decoding) keeps one key per thread
+// and reduces: an argmax that returns the lowest index among equal maxima.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda/topk/topk_common.cuh"
+
+namespace radixmesh::detail::topk_gpu {
+
+constexpr int kStreamThreads = 256;
+constexpr int kStreamSlots = 16;                              // values per thread per tile
+constexpr int kStreamTile = kStreamThreads * kStreamSlots;    // 4096
+constexpr std::uint32_t kRowStreamMaxK = 1024;
+constexpr int kStreamHeadTail = 32;                           // unaligned head and tail (< 2 x 8 values)
+
+// The composite key of a W-bit rank and a position within the row.
+template <int W> struct StreamKey {
+  static constexpr int P = 64 - W;
+  static constexpr unsigned long long pos_mask = (1ull << P) - 1;
+  template <class U> __device__ static unsigned long long make(U rank, std::uint64_t pos) {
+    return (static_cast<unsigned long long>(rank) << P) | (pos_mask - pos);
+  }
+  __device__ static std::uint64_t rank(unsigned long long key) { return key >> P; }
+  __device__ static std::uint64_t position(unsigned long long key) { return pos_mask - (key & pos_mask); }
+};
+
+// topk_rank without a branch per value: rank = (encode(x) ^ flip) + shift, where smallest-k flips
+// every bit and largest-k of floats without include_nan rotates the NaN codes below every number.
+template <class T> struct StreamRank {
+  using U = key_bits_t<T>;
+  U flip, shift;
+  __device__ explicit StreamRank(const TopkOptions& o) {
+    flip = o.largest ? U(0) : U(~U(0));
+    shift = U(0);
+    if constexpr (key_traits<T>::is_float)
+      if (o.largest && !o.include_nan) shift = U(2 * ((U(1) << key_traits<T>::mantissa_bits) - 1));
+  }
+  __device__ U operator()(U raw) const { return U((key_traits<T>::encode_bits(raw) ^ flip) + shift); }
+  __device__ U raw_of(U rank) const { return key_traits<T>::decode_bits(U(U(rank - shift) ^ flip)); }
+};
+
+// Everything the row-stream kernels read, by value.
+template <class T> struct StreamParams {
+  const key_bits_t<T>* values;
+  RowsView rows;
+  std::size_t row0;                 // the launch chunk's first row (blockIdx.y counts from it)
+  std::uint32_t k, k_pad;           // k_pad: a power of two >= k (the sort's size)
+  std::uint32_t capacity;           // buffer entries (>= kStreamTile + compact_above + kStreamHeadTail)
+  std::uint32_t compact_above;      // compact after a tile that leaves more than this
+  std::uint32_t segments;           // blocks per row (1: the block writes the output)
+  std::uint64_t segment_length;     // values per segment (a multiple of 16)
+  TopkOptions options;
+  unsigned long long* segment_keys; // rows x segments x k (segments > 1)
+  key_bits_t<T>* out_values;
+  void* out_indices;
+  const void* input_indices;
+  bool index64;
+};
+
+// Shared state of one block (the buffer itself is dynamic shared memory).
+struct StreamShared {
+  unsigned hist[256];
+  unsigned count, kept, digit, above, bucket;
+  unsigned long long threshold;
+  unsigned long long warp_best[kStreamThreads / 32];
+};
+
+// ---- the block's buffer: appends, exact compaction to the k best, sort, output.
+struct StreamBuffer {
+  unsigned long long* keys;  // capacity entries
+  unsigned long long* keep;  // k_pad entries: the compaction's destination
+  StreamShared& sh;
+
+  // Appends this thread's `mine` keys (what `emit` yields, in order) with one atomic per warp.
+  // The whole warp calls it; no barrier.
+  template <class Emit> __device__ void append(unsigned mine, Emit&& emit) {
+    if (!__any_sync(0xffffffffu, mine != 0)) return;
+    const int lane = threadIdx.x & 31;
+    unsigned inclusive = mine;
+    for (int d = 1; d < 32; d *= 2) {
+      const unsigned up = __shfl_up_sync(0xffffffffu, inclusive, d);
+      if (lane >= d) inclusive += up;
+    }
+    unsigned base = 0;
+    if (lane == 31) base = atomicAdd(&sh.count, inclusive);
+    base = __shfl_sync(0xffffffffu, base, 31) + inclusive - mine;
+    emit([&](unsigned long long key) { keys[base++] = key; });
+  }
+
+  // Keeps exactly the `k` largest of keys[0, count) (count > k) in keys[0, k), in no order, sets
+  // sh.count = k and returns the new threshold: the prefix every kept key shares or exceeds, minus
+  // one (a later key is taken iff it is greater). Every thread calls it.
+  __device__ unsigned long long keep_best(unsigned count, unsigned k) {
+    unsigned long long prefix = 0;
+    int shift = 64;
+    unsigned need = k;
+    while (true) {
+      shift -= 8;
+      for (int b = threadIdx.x; b < 256; b += blockDim.x) sh.hist[b] = 0;
+      __syncthreads();
+      const int high = shift + 8;  // bits at and above `high` are resolved to `prefix`
+      for (unsigned i = threadIdx.x; i < count; i += blockDim.x) {
+        const unsigned long long key = keys[i];
+        if (high == 64 || (key >> high) == prefix) atomicAdd(&sh.hist[(key >> shift) & 255u], 1u);
+      }
+      __syncthreads();
+      if (threadIdx.x < 32) {  // the digit holding the need-th best, counted from the top
+        const int lane = threadIdx.x;
+        unsigned sum = 0;
+        for (int j = 0; j < 8; ++j) sum += sh.hist[255 - 8 * lane - j];
+        unsigned inclusive = sum;
+        for (int d = 1; d < 32; d *= 2) {
+          const unsigned up = __shfl_up_sync(0xffffffffu, inclusive, d);
+          if (lane >= d) inclusive += up;
+        }
+        unsigned before = inclusive - sum;
+        if (before < need && need <= inclusive)
+          for (int j = 0; j < 8; ++j) {
+            const unsigned b = 255 - 8 * lane - j, c = sh.hist[b];
+            if (before + c >= need) {
+              sh.digit = b, sh.above = before, sh.bucket = c;
+              break;
+            }
+            before += c;
+          }
+      }
+      __syncthreads();
+      const unsigned digit = sh.digit, above = sh.above, bucket = sh.bucket;
+      need -= above;
+      prefix = (prefix << 8) | digit;
+      if (bucket == need || shift == 0) break;
+      __syncthreads();  // sh.digit and the histogram are rewritten by the next pass
+    }
+    if (threadIdx.x == 0) sh.kept = 0;
+    __syncthreads();
+    for (unsigned i = threadIdx.x; i < count; i += blockDim.x) {
+      const unsigned long long key = keys[i];
+      if ((key >> shift) >= prefix) {
+        const unsigned at = atomicAdd(&sh.kept, 1u);
+        if (at < k) keep[at] = key;  // exactly k (keys are distinct); the guard is for safety
+      }
+    }
+    __syncthreads();
+    for (unsigned i = threadIdx.x; i < k; i += blockDim.x) keys[i] = keep[i];
+    if (threadIdx.x == 0) sh.count = k;
+    const unsigned long long floor = prefix << shift;
+    __syncthreads();
+    return floor ? floor - 1 : 0;
+  }
+
+  // Keys [0, count) sorted descending by `order(key)` over `size` places (a power of two; places
+  // past count hold 0, which sorts last).
+  template <class Order> __device__ void sort(unsigned count, unsigned size, Order order) {
+    for (unsigned i = count + threadIdx.x; i < size; i += blockDim.x) keys[i] = 0;
+    __syncthreads();
+    for (unsigned block = 2; block <= size; block *= 2)
+      for (unsigned stride = block / 2; stride > 0; stride /= 2) {
+        for (unsigned t = threadIdx.x; t < size / 2; t += blockDim.x) {
+          const unsigned a = 2 * t - (t & (stride - 1)), b = a + stride;
+          const unsigned long long x = keys[a], y = keys[b];
+          const bool descending = (a & block) == 0;
+          if (descending ? order(x) < order(y) : order(x) > order(y)) keys[a] = y, keys[b] = x;
+        }
+        __syncthreads();
+      }
+  }
+};
+
+// ---- the sources a block streams: a segment of a row of values, or a row's segment keys.
+
+// Values [first, last) of a row: unaligned head and tail values one per thread, the rest in tiles
+// of 16-byte vectors.
+template <class T> struct ValueTiles {
+  using U = key_bits_t<T>;
+  static constexpr int E = 16 / int(sizeof(U));  // values per vector
+  static constexpr int V = kStreamSlots / E;     // vectors per thread per tile
+  struct Regs {
+    uint4 v[V];
+  };
+  const U* row;
+  std::uint64_t first, aligned, vectors, tail_first, last;  // positions within the row
+  StreamRank<T> rank;
+
+  __device__ ValueTiles(const U* row_values, std::uint64_t f, std::uint64_t l, const TopkOptions& o)
+      : row(row_values), first(f), last(l), rank(o) {
+    const auto address = reinterpret_cast<std::uintptr_t>(row + first);
+    std::uint64_t head = ((16 - address % 16) % 16) / sizeof(U);
+    if (head > last - first) head = last - first;
+    aligned = first + head;
+    vectors = (last - aligned) / E;
+    tail_first = aligned + vectors * E;
+  }
+  __device__ std::uint64_t tiles() const { return (vectors + V * kStreamThreads - 1) / (V * kStreamThreads); }
+  // The head and tail values, at most kStreamHeadTail - 2: thread i takes the i-th.
+  __device__ unsigned loose() const { return unsigned(aligned - first + last - tail_first); }
+  __device__ unsigned long long loose_key(unsigned i) const {
+    const unsigned head = unsigned(aligned - first);
+    const std::uint64_t pos = i < head ? first + i : tail_first + (i - head);
+    return StreamKey<8 * sizeof(U)>::make(rank(row[pos]), pos);
+  }
+  __device__ void load(Regs& r, std::uint64_t tile) const {
+    const uint4* base = reinterpret_cast<const uint4*>(row + aligned);
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const std::uint64_t vi = (tile * V + j) * kStreamThreads + threadIdx.x;
+      if (vi < vectors) r.v[j] = __ldcs(base + vi);  // streamed once: evict first
+    }
+  }
+  // f(key) for every value of the tile this thread loaded, when its rank reaches `min_rank`.
+  template <class F>
+  __device__ void for_each(const Regs& r, std::uint64_t tile, std::uint64_t min_rank, F&& f) const {
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const std::uint64_t vi = (tile * V + j) * kStreamThreads + threadIdx.x;
+      if (vi >= vectors) continue;
+      U lanes[E];
+      memcpy(lanes, &r.v[j], 16);
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        const U rk = rank(lanes[e]);
+        if (rk >= min_rank) f(StreamKey<8 * sizeof(U)>::make(rk, aligned + vi * E + e));
+      }
+    }
+  }
+};
+
+// A row's segment keys (segments x k, 0 where a segment had fewer than k values).
+template <int W> struct KeyTiles {
+  using U = std::uint64_t;
+  struct Regs {
+    unsigned long long v[kStreamSlots];
+  };
+  const unsigned long long* keys;
+  std::uint64_t count;
+  __device__ std::uint64_t tiles() const { return (count + kStreamTile - 1) / kStreamTile; }
+  __device__ unsigned loose() const { return 0; }
+  __device__ unsigned long long loose_key(unsigned) const { return 0; }
+  __device__ void load(Regs& r, std::uint64_t tile) const {
+#pragma unroll
+    for (int j = 0; j < kStreamSlots; ++j) {
+      const std::uint64_t i = tile * kStreamTile + std::uint64_t(j) * kStreamThreads + threadIdx.x;
+      r.v[j] = i < count ? keys[i] : 0ull;
+    }
+  }
+  template <class F> __device__ void for_each(const Regs& r, std::uint64_t, std::uint64_t min_rank, F&& f) const {
+#pragma unroll
+    for (int j = 0; j < kStreamSlots; ++j)
+      if (r.v[j] && StreamKey<W>::rank(r.v[j]) >= min_rank) f(r.v[j]);
+  }
+};
+
+// Streams `src` through the block's buffer. Afterwards keys[0, count) hold the min(k, seen) best
+// keys in no order, and count is returned. Every thread calls it.
+template <bool Argmax, class Tiles>
+__device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32_t k, std::uint32_t compact_above,
+                                int position_bits) {
+  const std::uint64_t tiles = src.tiles();
+  typename Tiles::Regs cur, next;
+  if (tiles) src.load(cur, 0);
+  if constexpr (Argmax) {
+    unsigned long long best = threadIdx.x < src.loose() ? src.loose_key(threadIdx.x) : 0ull;
+    for (std::uint64_t t = 0; t < tiles; ++t) {
+      if (t + 1 < tiles) src.load(next, t + 1);
+      src.for_each(cur, t, 0, [&](unsigned long long key) { best = key > best ? key : best; });
+      cur = next;
+    }
+    for (int d = 16; d > 0; d /= 2) {
+      const unsigned long long other = __shfl_xor_sync(0xffffffffu, best, d);
+      best = other > best ? other : best;
+    }
+    if ((threadIdx.x & 31) == 0) buf.sh.warp_best[threadIdx.x >> 5] = best;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      unsigned long long m = 0;
+      for (int w = 0; w < kStreamThreads / 32; ++w) m = buf.sh.warp_best[w] > m ? buf.sh.warp_best[w] : m;
+      buf.keys[0] = m;
+      buf.sh.count = m ? 1u : 0u;
+    }
+    __syncthreads();
+    return buf.sh.count;
+  } else {
+    if (threadIdx.x == 0) buf.sh.count = 0;
+    __syncthreads();
+    unsigned long long threshold = 0;  // a key is taken iff it is greater
+    // The seed: the k-th best of the threads' maxima over the first tile.
+    if (tiles && k <= kStreamThreads / 2) {
+      unsigned long long best = 0;
+      src.for_each(cur, 0, 0, [&](unsigned long long key) { best = key > best ? key : best; });
+      buf.append(best ? 1u : 0u, [&](auto put) {
+        if (best) put(best);
+      });
+      __syncthreads();
+      const unsigned seeds = buf.sh.count;
+      __syncthreads();
+      if (seeds > k) threshold = buf.keep_best(seeds, k);
+      if (threadIdx.x == 0) buf.sh.count = 0;  // the seeds come again with their tile
+      __syncthreads();
+    }
+    {
+      const unsigned long long key = threadIdx.x < src.loose() ? src.loose_key(threadIdx.x) : 0ull;
+      const bool take = key > threshold;
+      buf.append(take ? 1u : 0u, [&](auto put) {
+        if (take) put(key);
+      });
+    }
+    for (std::uint64_t t = 0; t < tiles; ++t) {
+      if (t + 1 < tiles) src.load(next, t + 1);
+      const std::uint64_t min_rank = threshold >> position_bits;
+      unsigned mine = 0;
+      src.for_each(cur, t, min_rank, [&](unsigned long long key) { mine += key > threshold ? 1u : 0u; });
+      buf.append(mine, [&](auto put) {
+        src.for_each(cur, t, min_rank, [&](unsigned long long key) {
+          if (key > threshold) put(key);
+        });
+      });
+      __syncthreads();
+      const unsigned count = buf.sh.count;
+      __syncthreads();  // every thread has read the count before the next tile appends
+      if (count > compact_above) threshold = buf.keep_best(count, k);
+      cur = next;
+    }
+    __syncthreads();
+    const unsigned count = buf.sh.count;
+    __syncthreads();
+    if (count <= k) return count;
+    buf.keep_best(count, k);
+    return k;
+  }
+}
+
+// The block's k best keys, sorted (best first, or by ascending position), written as the row's
+// output; places past a short row's values get value bits 0 and index -1.
+template <class T>
+__device__ void write_row(const StreamParams<T>& p, StreamBuffer& buf, std::size_t r, std::uint64_t begin,
+                          unsigned count) {
+  using U = key_bits_t<T>;
+  using Key = StreamKey<8 * sizeof(U)>;
+  const bool by_rank = p.options.sorted;
+  buf.sort(count, p.k_pad, [&](unsigned long long key) { return by_rank ? key : (key & Key::pos_mask); });
+  const StreamRank<T> rank(p.options);
+  for (unsigned q = threadIdx.x; q < p.k; q += blockDim.x) {
+    const std::uint64_t at = std::uint64_t(r) * p.k + q;
+    const unsigned long long key = buf.keys[q];
+    std::int64_t index = -1;
+    U value = 0;
+    if (key) {
+      const std::uint64_t position = Key::position(key);
+      value = rank.raw_of(U(Key::rank(key)));
+      if (!p.input_indices) index = std::int64_t(position);
+      else if (p.index64) index = static_cast<const std::int64_t*>(p.input_indices)[begin + position];
+      else index = static_cast<const std::int32_t*>(p.input_indices)[begin + position];
+    }
+    p.out_values[at] = value;
+    if (p.index64) static_cast<std::int64_t*>(p.out_indices)[at] = index;
+    else static_cast<std::int32_t*>(p.out_indices)[at] = std::int32_t(index);
+  }
+}
+
+// One block per (segment, row of the launch chunk): the segment's k best, written as the row's
+// output (one segment) or as its segment keys (several).
+template <class T, bool Argmax>
+__global__ void __launch_bounds__(kStreamThreads) row_stream(StreamParams<T> p) {
+  using U = key_bits_t<T>;
+  extern __shared__ unsigned long long stream_keys[];
+  __shared__ StreamShared sh;
+  StreamBuffer buf{stream_keys, stream_keys + p.capacity, sh};
+  const std::size_t r = p.row0 + blockIdx.y;
+  const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
+  const std::uint64_t first = std::min<std::uint64_t>(length, blockIdx.x * p.segment_length);
+  const std::uint64_t last = std::min<std::uint64_t>(length, first + p.segment_length);
+  const ValueTiles<T> src(p.values + begin, first, last, p.options);
+  const unsigned count = stream_best<Argmax>(src, buf, p.k, p.compact_above, StreamKey<8 * sizeof(U)>::P);
+  if (p.segments == 1) {
+    write_row(p, buf, r, begin, count);
+    return;
+  }
+  unsigned long long* out = p.segment_keys + (std::uint64_t(r) * p.segments + blockIdx.x) * p.k;
+  for (unsigned q = threadIdx.x; q < p.k; q += blockDim.x) out[q] = q < count ? buf.keys[q] : 0ull;
+}
+
+// One block per row of the launch chunk: the k best of the row's segment keys, written.
+template <class T, bool Argmax>
+__global__ void __launch_bounds__(kStreamThreads) row_stream_merge(StreamParams<T> p) {
+  using U = key_bits_t<T>;
+  constexpr int W = 8 * sizeof(U);
+  extern __shared__ unsigned long long stream_keys[];
+  __shared__ StreamShared sh;
+  StreamBuffer buf{stream_keys, stream_keys + p.capacity, sh};
+  const std::size_t r = p.row0 + blockIdx.y;
+  const std::uint64_t per_row = std::uint64_t(p.segments) * p.k;
+  const KeyTiles<W> src{p.segment_keys + std::uint64_t(r) * per_row, per_row};
+  const unsigned count = stream_best<Argmax>(src, buf, p.k, p.compact_above, StreamKey<W>::P);
+  write_row(p, buf, r, p.rows.begin(r), count);
+}
+
+}  // namespace radixmesh::detail::topk_gpu

@@ -1,0 +1,29 @@
+// The row-stream path's plan and launch (topk_row_stream.cuh): batched rows of up to
+// kRowStreamMaxRow values with k <= 1024, for 16- and 32-bit keys.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "radixmesh/device/topk.cuh"
+
+namespace radixmesh::detail::topk_gpu {
+
+// Rows up to this long take the path automatically (vocabularies up to 262,144 entries).
+constexpr std::uint64_t kRowStreamMaxRow = std::uint64_t(1) << 18;
+
+struct RowStreamPlan {
+  unsigned segments = 1;             // blocks per row
+  std::uint64_t segment_length = 0;  // values per segment
+  unsigned k_pad = 1, capacity = 1, compact_above = 0;
+  std::size_t shared_bytes = 0;      // dynamic shared memory per block
+  std::size_t temp_bytes = 0;        // the segment keys (several segments)
+};
+
+// Whether the problem takes the row-stream path (TopkTuning::row_stream).
+bool takes_row_stream(const device::TopkProblem& problem);
+RowStreamPlan plan_row_stream(const device::TopkProblem& problem, int device);
+void launch_row_stream(const RowStreamPlan& plan, void* temp, const device::TopkProblem& problem, cudaStream_t stream);
+
+}  // namespace radixmesh::detail::topk_gpu

@@ -1,0 +1,301 @@
+// The top-k at LLM-sampling shapes (the row-stream path, topk_row_stream.cuh) against the CPU
+// reference: vocabularies of 1,000 to 256,000, k = 1 (argmax), 50 and 1024, sorted and unsorted,
+// f32 / f16 / bf16; masked (-inf) rows, NaN, ties, rows with fewer than k finite values, rows
+// shorter than k, unaligned and padded rows, 32- and 64-bit indices with caller indices, forced
+// segments; and the device-level entry captured in a CUDA graph and replayed 1000 times with new
+// logits, every replay checked.
+#include <cuda_bf16.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "common/gpu_skip.hpp"
+#include "common/topk_checks.hpp"
+#include "common/topk_inputs.hpp"
+#include "cuda/runtime/cuda_check.hpp"
+#include "radixmesh/device/topk.cuh"
+#include "radixmesh/memory.hpp"
+#include "radixmesh/topk.hpp"
+
+namespace rxm = radixmesh;
+using rxm::testing::cpu;
+using rxm::testing::describe;
+using rxm::testing::expect_equal;
+using rxm::testing::gpu;
+using rxm::testing::test_seed;
+
+namespace {
+
+const rxm::TopkOptions llm_options[] = {{.largest = true, .sorted = true},
+                                        {.largest = true, .sorted = false},
+                                        {.largest = false, .sorted = true, .include_nan = true}};
+
+struct GridShape {
+  std::size_t rows, vocab;
+};
+
+std::string path_of(rxm::KeyType type, std::size_t rows, std::size_t vocab, std::size_t k) {
+  rxm::device::TopkProblem p;
+  p.type = type, p.values = reinterpret_cast<void*>(256), p.total = rows * vocab, p.rows = rows;
+  p.row_length = vocab, p.max_row_length = vocab, p.k = k;
+  p.out_values = p.out_indices = reinterpret_cast<void*>(256);
+  return rxm::device::topk_path_name(p, 0);
+}
+
+template <class T> void check_grid() {
+  const GridShape shapes[] = {{1, 1000}, {5, 32000}, {64, 32000}, {3, 128256}, {2, 256000}};
+  for (const auto& input : rxm::testing::topk_inputs(test_seed())) {
+    if (input.name != "normal" && input.name != "few-distinct" && input.name != "specials" && input.name != "sorted")
+      continue;
+    for (const GridShape& s : shapes) {
+      const auto v = rxm::testing::make_topk_input<T>(input, s.rows * s.vocab);
+      for (std::size_t k : {std::size_t(1), std::size_t(50), std::size_t(1024)}) {
+        if (k > s.vocab) continue;
+        EXPECT_EQ(path_of(rxm::key_type_v<T>, s.rows, s.vocab, k), "row-stream");
+        for (const auto& o : llm_options) {
+          SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + input.name + " rows=" +
+                                    std::to_string(s.rows),
+                                s.vocab, k, o));
+          const auto rows = rxm::Rows::uniform(s.rows, s.vocab);
+          expect_equal(rxm::topk_batched(gpu(), std::span<const T>(v), rows, k, o),
+                       rxm::topk_batched(cpu(), std::span<const T>(v), rows, k, o));
+        }
+      }
+    }
+  }
+}
+
+template <class T> T from_float(float x) {
+  if constexpr (std::is_same_v<T, rxm::half_t>) return rxm::half_from_float(x);
+  else if constexpr (std::is_same_v<T, rxm::bfloat16_t>) return rxm::bfloat16_from_float(x);
+  else return T(x);
+}
+
+// Logits with the cases serving meets: a masked row (-inf everywhere), a row with fewer than k
+// finite values, a row of NaN, a row of one repeated value, and ordinary rows.
+template <class T> std::vector<T> masked_logits(std::size_t rows, std::size_t vocab, std::uint64_t seed) {
+  rxm::GenerateOptions o;
+  o.distribution = rxm::Distribution::normal, o.seed = seed;
+  std::vector<T> v(rows * vocab);
+  rxm::generate(std::span<T>(v), o);
+  const T minus_inf = from_float<T>(-std::numeric_limits<float>::infinity());
+  const T nan = from_float<T>(std::numeric_limits<float>::quiet_NaN());
+  for (std::size_t r = 0; r < rows; ++r) {
+    T* row = v.data() + r * vocab;
+    switch (r % 5) {
+      case 0: std::fill(row, row + vocab, minus_inf); break;
+      case 1: for (std::size_t i = 0; i < vocab; ++i) if (i % 997 != 3) row[i] = minus_inf; break;
+      case 2: std::fill(row, row + vocab, nan); break;
+      case 3: std::fill(row, row + vocab, from_float<T>(1.5f)); break;
+      default: break;
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+TEST(GpuTopkLlm, GridF32) { RXM_REQUIRE_GPU(); check_grid<float>(); }
+TEST(GpuTopkLlm, GridF16) { RXM_REQUIRE_GPU(); check_grid<rxm::half_t>(); }
+TEST(GpuTopkLlm, GridBF16) { RXM_REQUIRE_GPU(); check_grid<rxm::bfloat16_t>(); }
+
+TEST(GpuTopkLlm, IntegerKeys) {
+  RXM_REQUIRE_GPU();
+  for (const auto& input : rxm::testing::topk_inputs(test_seed())) {
+    if (input.name != "uniform" && input.name != "few-distinct") continue;
+    auto check = [&](auto tag) {
+      using T = decltype(tag);
+      const auto v = rxm::testing::make_topk_input<T>(input, 7 * 32001);
+      for (std::size_t k : {std::size_t(1), std::size_t(50), std::size_t(1024)})
+        for (const auto& o : llm_options) {
+          SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + input.name, 32001, k, o));
+          expect_equal(rxm::topk_batched(gpu(), std::span<const T>(v), rxm::Rows::uniform(7, 32001), k, o),
+                       rxm::topk_batched(cpu(), std::span<const T>(v), rxm::Rows::uniform(7, 32001), k, o));
+        }
+    };
+    check(std::int32_t{}), check(std::uint32_t{}), check(std::int16_t{}), check(std::uint16_t{});
+  }
+}
+
+TEST(GpuTopkLlm, MaskedRowsNanTiesAndFewFiniteValues) {
+  RXM_REQUIRE_GPU();
+  auto check = [](auto tag) {
+    using T = decltype(tag);
+    for (std::size_t vocab : {std::size_t(1000), std::size_t(32000), std::size_t(128256)}) {
+      const auto v = masked_logits<T>(10, vocab, test_seed());
+      for (std::size_t k : {std::size_t(1), std::size_t(50), std::size_t(1024)}) {
+        if (k > vocab) continue;
+        for (const auto& o : llm_options) {
+          SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " masked", vocab, k, o));
+          const auto rows = rxm::Rows::uniform(10, vocab);
+          expect_equal(rxm::topk_batched(gpu(), std::span<const T>(v), rows, k, o),
+                       rxm::topk_batched(cpu(), std::span<const T>(v), rows, k, o));
+        }
+      }
+    }
+  };
+  check(float{}), check(rxm::bfloat16_t{}), check(rxm::half_t{});
+}
+
+// Rows from offsets: odd starts (no row 16-byte aligned after the first), rows shorter than k
+// (padded with index -1), an empty row, and a long row that takes several segments.
+TEST(GpuTopkLlm, UnalignedAndShortRowsFromOffsets) {
+  RXM_REQUIRE_GPU();
+  const std::vector<std::uint64_t> offsets = {0, 50257, 50257 + 7, 50257 + 7, 100521, 100521 + 1023, 100521 + 1023 + 200003};
+  const auto v = rxm::testing::make_topk_input<rxm::bfloat16_t>(rxm::testing::topk_inputs(test_seed())[3],
+                                                               offsets.back());
+  for (std::size_t k : {std::size_t(1), std::size_t(50), std::size_t(1024)})
+    for (const auto& o : llm_options) {
+      SCOPED_TRACE(describe("bf16 offsets", offsets.back(), k, o));
+      const auto rows = rxm::Rows::from_offsets(std::span<const std::uint64_t>(offsets));
+      expect_equal(rxm::topk_batched(gpu(), std::span<const rxm::bfloat16_t>(v), rows, k, o),
+                   rxm::topk_batched(cpu(), std::span<const rxm::bfloat16_t>(v), rows, k, o));
+    }
+}
+
+// Padded rows (TopkProblem::row_stride), caller indices, 32- and 64-bit indices, through the
+// device-level entry; the reference is the CPU on the rows without their padding.
+TEST(GpuTopkLlm, PaddedRowsCallerIndicesAndIndexWidths) {
+  RXM_REQUIRE_GPU();
+  const std::size_t rows = 6, vocab = 50257, stride = 50304, k = 50;
+  const auto padded = rxm::testing::make_topk_input<float>(rxm::testing::topk_inputs(test_seed())[3], rows * stride);
+  std::vector<float> packed;
+  std::vector<std::int32_t> caller(rows * stride), packed_caller;
+  for (std::size_t i = 0; i < caller.size(); ++i) caller[i] = std::int32_t(i * 3 + 1);
+  for (std::size_t r = 0; r < rows; ++r) {
+    packed.insert(packed.end(), padded.begin() + std::ptrdiff_t(r * stride), padded.begin() + std::ptrdiff_t(r * stride + vocab));
+    packed_caller.insert(packed_caller.end(), caller.begin() + std::ptrdiff_t(r * stride),
+                         caller.begin() + std::ptrdiff_t(r * stride + vocab));
+  }
+  rxm::DeviceArray<float> d(0, padded.size()), out_v(0, rows * k);
+  rxm::DeviceArray<std::int32_t> d_caller(0, caller.size());
+  rxm::DeviceArray<std::int64_t> out_i(0, rows * k);
+  RXM_CUDA_CHECK(cudaMemcpy(d.data(), padded.data(), padded.size() * sizeof(float), cudaMemcpyHostToDevice));
+  RXM_CUDA_CHECK(cudaMemcpy(d_caller.data(), caller.data(), caller.size() * 4, cudaMemcpyHostToDevice));
+  for (const auto& o : llm_options)
+    for (int index_bytes : {4, 8})
+      for (bool with_caller : {false, true}) {
+        SCOPED_TRACE(describe("f32 padded index_bytes=" + std::to_string(index_bytes) +
+                                  " caller=" + std::to_string(with_caller),
+                              vocab, k, o));
+        if (with_caller && index_bytes == 8) continue;  // caller indices are of the output's width
+        rxm::device::TopkProblem p;
+        p.type = rxm::KeyType::f32, p.values = d.data(), p.total = padded.size(), p.rows = rows;
+        p.row_length = vocab, p.row_stride = stride, p.max_row_length = vocab, p.k = k, p.options = o;
+        p.index_bytes = std::size_t(index_bytes);
+        p.input_indices = with_caller ? d_caller.data() : nullptr;
+        p.out_values = out_v.data(), p.out_indices = out_i.data();
+        RXM_CUDA_CHECK(cudaMemset(out_v.data(), 0xA5, rows * k * sizeof(float)));
+        RXM_CUDA_CHECK(cudaMemset(out_i.data(), 0xA5, rows * k * 8));
+        const std::size_t bytes = rxm::device::topk_temp_bytes(p, 0);
+        rxm::DeviceBuffer temp(0, bytes);
+        rxm::device::topk(temp.data(), bytes, p, nullptr);
+        RXM_CUDA_CHECK(cudaDeviceSynchronize());
+        std::vector<float> got_v(rows * k);
+        RXM_CUDA_CHECK(cudaMemcpy(got_v.data(), out_v.data(), got_v.size() * sizeof(float), cudaMemcpyDeviceToHost));
+        std::vector<std::int64_t> got_i(rows * k);
+        if (index_bytes == 8) {
+          RXM_CUDA_CHECK(cudaMemcpy(got_i.data(), out_i.data(), rows * k * 8, cudaMemcpyDeviceToHost));
+        } else {
+          std::vector<std::int32_t> narrow(rows * k);
+          RXM_CUDA_CHECK(cudaMemcpy(narrow.data(), out_i.data(), rows * k * 4, cudaMemcpyDeviceToHost));
+          got_i.assign(narrow.begin(), narrow.end());
+        }
+        const auto want = rxm::topk_batched<float, std::int64_t>(cpu(), std::span<const float>(packed),
+                                                                 rxm::Rows::uniform(rows, vocab), k, o);
+        for (std::size_t i = 0; i < rows * k; ++i) {
+          const std::int64_t within_row = want.indices[i];
+          const std::int64_t expected = with_caller ? packed_caller[(i / k) * vocab + std::size_t(within_row)] : within_row;
+          ASSERT_EQ(got_i[i], expected) << "place " << i;
+          ASSERT_EQ(rxm::to_bits(got_v[i]), rxm::to_bits(want.values[i])) << "place " << i;
+        }
+      }
+}
+
+// Long rows forced onto the path (many segments and a merge) and forced off, both exact.
+TEST(GpuTopkLlm, ForcedOnLongRowsAndOff) {
+  RXM_REQUIRE_GPU();
+  const auto v = rxm::testing::make_topk_input<float>(rxm::testing::topk_inputs(test_seed())[0], (1 << 21) + 3);
+  for (std::size_t k : {std::size_t(1), std::size_t(100), std::size_t(1024)})
+    for (int on : {0, 1})
+      for (const auto& o : llm_options) {
+        SCOPED_TRACE(describe("f32 row_stream=" + std::to_string(on), v.size(), k, o));
+        rxm::testing::DeviceRun run;
+        run.tuning.row_stream = on;
+        expect_equal(rxm::testing::device_topk<float>(v, 1, {}, k, o, run),
+                     rxm::topk_batched(cpu(), std::span<const float>(v), rxm::Rows::uniform(1, v.size()), k, o));
+      }
+}
+
+namespace {
+
+// Replay r's logit i: a multiple of 1/16 in [-8, 8) (exact in bf16: ties are common), -inf at
+// every 61st place, and row 1 all -inf but 10 places (fewer finite values than k).
+__host__ __device__ inline float replay_logit(std::uint64_t replay, std::uint64_t row, std::uint64_t i, std::uint64_t vocab) {
+  std::uint64_t z = (replay * 0x9E3779B97F4A7C15ull) ^ (row * vocab + i) * 0xBF58476D1CE4E5B9ull;
+  z ^= z >> 31, z *= 0x94D049BB133111EBull, z ^= z >> 29;
+  if ((i + replay) % 61 == 0 || (row == 1 && i % (vocab / 10) != 0)) return -INFINITY;
+  return float(std::int64_t(z % 256) - 128) / 16.0f;
+}
+
+__global__ void fill_replay(__nv_bfloat16* out, const std::uint64_t* replay, std::uint64_t rows, std::uint64_t vocab) {
+  const std::uint64_t n = rows * vocab;
+  for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < n; i += gridDim.x * std::uint64_t(blockDim.x))
+    out[i] = __float2bfloat16_rn(replay_logit(*replay, i / vocab, i % vocab, vocab));
+}
+
+}  // namespace
+
+TEST(GpuTopkLlm, GraphCaptureReplaysWithNewLogits) {
+  RXM_REQUIRE_GPU();
+  const std::size_t rows = 4, vocab = 32000, k = 50, replays = 1000;
+  rxm::DeviceArray<rxm::bfloat16_t> logits(0, rows * vocab), out_v(0, rows * k);
+  rxm::DeviceArray<std::int32_t> out_i(0, rows * k);
+  rxm::DeviceArray<std::uint64_t> replay_id(0, 1);
+  rxm::device::TopkProblem p;
+  p.type = rxm::KeyType::bf16, p.values = logits.data(), p.total = rows * vocab, p.rows = rows;
+  p.row_length = vocab, p.max_row_length = vocab, p.k = k, p.options = {.largest = true, .sorted = true};
+  p.index_bytes = 4, p.out_values = out_v.data(), p.out_indices = out_i.data();
+  ASSERT_STREQ(rxm::device::topk_path_name(p, 0), "row-stream");
+  const std::size_t bytes = rxm::device::topk_temp_bytes(p, 0);
+  rxm::DeviceBuffer temp(0, bytes);
+  cudaStream_t stream;
+  RXM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  // Capture: the logits' producer, then the top-k (no allocation, no synchronization inside).
+  cudaGraph_t graph;
+  RXM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  fill_replay<<<256, 256, 0, stream>>>(reinterpret_cast<__nv_bfloat16*>(logits.data()), replay_id.data(), rows, vocab);
+  rxm::device::topk(temp.data(), bytes, p, stream);
+  RXM_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec;
+  RXM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  std::vector<rxm::bfloat16_t> host(rows * vocab), got_v(rows * k);
+  std::vector<std::int32_t> got_i(rows * k);
+  for (std::uint64_t replay = 0; replay < replays; ++replay) {
+    RXM_CUDA_CHECK(cudaMemcpyAsync(replay_id.data(), &replay, sizeof replay, cudaMemcpyHostToDevice, stream));
+    RXM_CUDA_CHECK(cudaMemsetAsync(out_i.data(), 0xA5, rows * k * 4, stream));
+    RXM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    RXM_CUDA_CHECK(cudaMemcpyAsync(got_v.data(), out_v.data(), rows * k * 2, cudaMemcpyDeviceToHost, stream));
+    RXM_CUDA_CHECK(cudaMemcpyAsync(got_i.data(), out_i.data(), rows * k * 4, cudaMemcpyDeviceToHost, stream));
+    RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (std::size_t i = 0; i < host.size(); ++i) {
+      const float x = replay_logit(replay, i / vocab, i % vocab, vocab);
+      std::uint32_t bits;
+      std::memcpy(&bits, &x, 4);
+      host[i] = rxm::from_bits<rxm::bfloat16_t>(std::uint16_t(bits >> 16));  // exact: 8 significant bits at most
+    }
+    const auto want = rxm::topk_batched<rxm::bfloat16_t, std::int32_t>(
+        cpu(), std::span<const rxm::bfloat16_t>(host), rxm::Rows::uniform(rows, vocab), k, p.options);
+    for (std::size_t i = 0; i < rows * k; ++i) {
+      ASSERT_EQ(got_i[i], want.indices[i]) << "replay " << replay << " place " << i;
+      ASSERT_EQ(rxm::to_bits(got_v[i]), rxm::to_bits(want.values[i])) << "replay " << replay << " place " << i;
+    }
+  }
+  RXM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  RXM_CUDA_CHECK(cudaGraphDestroy(graph));
+  RXM_CUDA_CHECK(cudaStreamDestroy(stream));
+}
