@@ -87,6 +87,7 @@ RowStreamPlan plan_row_stream(const device::TopkProblem& pr, int device) {
   const bool argmax = pr.k == 1;
   const std::uint64_t longest = std::max<std::uint64_t>(1, pr.row_offsets ? pr.max_row_length : pr.row_length);
   g.k_pad = unsigned(std::bit_ceil(pr.k));
+  g.index_bits = int(std::bit_width(longest));  // positions <= longest - 1 < 2^index_bits - 1
   if (argmax) {
     g.capacity = 1, g.compact_above = 1;
   } else {
@@ -101,9 +102,10 @@ RowStreamPlan plan_row_stream(const device::TopkProblem& pr, int device) {
   // tile and (k > 1) at least 16 k values, so the merge reads at most 1/16 of the row again.
   const std::uint64_t resident = resident_stream_blocks(device, pr.type, g.k_pad, argmax, g.shared_bytes);
   const std::uint64_t min_segment = argmax ? std::uint64_t(kStreamTile) : std::max<std::uint64_t>(kStreamTile, 16 * pr.k);
+  // Rounded down: a second, partial wave would double the time of the whole launch.
   std::uint64_t segments = 1;
   if (pr.rows < resident)
-    segments = std::clamp<std::uint64_t>((resident + pr.rows - 1) / pr.rows, 1, (longest + min_segment - 1) / min_segment);
+    segments = std::clamp<std::uint64_t>(resident / pr.rows, 1, (longest + min_segment - 1) / min_segment);
   g.segment_length = (((longest + segments - 1) / segments) + 15) / 16 * 16;
   g.segments = unsigned((longest + g.segment_length - 1) / g.segment_length);
   g.temp_bytes = g.segments > 1 ? pr.rows * g.segments * pr.k * sizeof(unsigned long long) : 0;
@@ -121,6 +123,7 @@ void launch_row_stream(const RowStreamPlan& g, void* temp, const device::TopkPro
     p.rows = {pr.row_offsets, pr.row_offsets ? 0 : pr.row_length, pr.row_offsets ? 0 : stride};
     p.k = unsigned(pr.k), p.k_pad = g.k_pad, p.capacity = g.capacity, p.compact_above = g.compact_above;
     p.segments = g.segments, p.segment_length = g.segment_length;
+    p.index_bits = g.index_bits;
     p.options = pr.options;
     p.segment_keys = static_cast<unsigned long long*>(temp);
     p.out_values = static_cast<U*>(pr.out_values);

@@ -31,15 +31,23 @@ constexpr int kStreamTile = kStreamThreads * kStreamSlots;    // 4096
 constexpr std::uint32_t kRowStreamMaxK = 1024;
 constexpr int kStreamHeadTail = 32;                           // unaligned head and tail (< 2 x 8 values)
 
-// The composite key of a W-bit rank and a position within the row.
+// The composite key of a W-bit rank and a position below 2^IB: rank in the top W bits, then the
+// complemented position in the next IB (no constant bits between them, so a radix select over
+// the key never spends a pass on them), zeros below. Larger is better, no two values share a
+// key, a later position loses a tie, and no key is 0 (positions stay below 2^IB - 1).
 template <int W> struct StreamKey {
-  static constexpr int P = 64 - W;
-  static constexpr unsigned long long pos_mask = (1ull << P) - 1;
-  template <class U> __device__ static unsigned long long make(U rank, std::uint64_t pos) {
-    return (static_cast<unsigned long long>(rank) << P) | (pos_mask - pos);
+  static constexpr int rank_shift = 64 - W;
+  int pos_shift;
+  unsigned long long pos_mask;
+  __device__ explicit StreamKey(int index_bits)
+      : pos_shift(64 - W - index_bits), pos_mask((1ull << index_bits) - 1) {}
+  template <class U> __device__ unsigned long long make(U rank, std::uint64_t pos) const {
+    return (static_cast<unsigned long long>(rank) << rank_shift) | ((pos_mask - pos) << pos_shift);
   }
-  __device__ static std::uint64_t rank(unsigned long long key) { return key >> P; }
-  __device__ static std::uint64_t position(unsigned long long key) { return pos_mask - (key & pos_mask); }
+  __device__ static std::uint64_t rank(unsigned long long key) { return key >> rank_shift; }
+  __device__ std::uint64_t position(unsigned long long key) const { return pos_mask - ((key >> pos_shift) & pos_mask); }
+  // Larger for an earlier position: the unsorted output's order.
+  __device__ unsigned long long by_position(unsigned long long key) const { return (key >> pos_shift) & pos_mask; }
 };
 
 // topk_rank without a branch per value: rank = (encode(x) ^ flip) + shift, where smallest-k flips
@@ -67,6 +75,7 @@ template <class T> struct StreamParams {
   std::uint32_t compact_above;      // compact after a tile that leaves more than this
   std::uint32_t segments;           // blocks per row (1: the block writes the output)
   std::uint64_t segment_length;     // values per segment (a multiple of 16)
+  int index_bits;                   // positions are below 2^index_bits - 1 (StreamKey)
   TopkOptions options;
   unsigned long long* segment_keys; // rows x segments x k (segments > 1)
   key_bits_t<T>* out_values;
@@ -79,7 +88,7 @@ template <class T> struct StreamParams {
 struct StreamShared {
   unsigned hist[256];
   unsigned count, kept, digit, above, bucket;
-  unsigned long long threshold;
+  unsigned long long all, any;
   unsigned long long warp_best[kStreamThreads / 32];
 };
 
@@ -109,17 +118,30 @@ struct StreamBuffer {
   // sh.count = k and returns the new threshold: the prefix every kept key shares or exceeds, minus
   // one (a later key is taken iff it is greater). Every thread calls it.
   __device__ unsigned long long keep_best(unsigned count, unsigned k) {
-    unsigned long long prefix = 0;
-    int shift = 64;
+    // The leading bits every key shares are resolved without a pass: AND and OR of the keys.
+    unsigned long long all = ~0ull, any = 0;
+    for (unsigned i = threadIdx.x; i < count; i += blockDim.x) all &= keys[i], any |= keys[i];
+    for (int d = 16; d > 0; d /= 2) {
+      all &= __shfl_xor_sync(0xffffffffu, all, d);
+      any |= __shfl_xor_sync(0xffffffffu, any, d);
+    }
+    if (threadIdx.x == 0) sh.all = ~0ull, sh.any = 0;
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0) atomicAnd(&sh.all, all), atomicOr(&sh.any, any);
+    __syncthreads();
+    const unsigned long long differ = sh.all ^ sh.any;
+    // Bits at and above `high` are resolved to `prefix`.
+    int high = differ ? 64 - __clzll((long long)differ) : 0;
+    unsigned long long prefix = high == 64 ? 0ull : sh.any >> high;
     unsigned need = k;
-    while (true) {
-      shift -= 8;
+    while (high > 0) {
+      const int shift = high > 8 ? high - 8 : 0, width = high - shift;
       for (int b = threadIdx.x; b < 256; b += blockDim.x) sh.hist[b] = 0;
       __syncthreads();
-      const int high = shift + 8;  // bits at and above `high` are resolved to `prefix`
       for (unsigned i = threadIdx.x; i < count; i += blockDim.x) {
         const unsigned long long key = keys[i];
-        if (high == 64 || (key >> high) == prefix) atomicAdd(&sh.hist[(key >> shift) & 255u], 1u);
+        if (high == 64 || (key >> high) == prefix)
+          atomicAdd(&sh.hist[unsigned(key >> shift) & ((1u << width) - 1)], 1u);
       }
       __syncthreads();
       if (threadIdx.x < 32) {  // the digit holding the need-th best, counted from the top
@@ -145,15 +167,16 @@ struct StreamBuffer {
       __syncthreads();
       const unsigned digit = sh.digit, above = sh.above, bucket = sh.bucket;
       need -= above;
-      prefix = (prefix << 8) | digit;
-      if (bucket == need || shift == 0) break;
+      prefix = (high == 64 ? 0ull : prefix << width) | digit;
+      high = shift;
+      if (bucket == need) break;
       __syncthreads();  // sh.digit and the histogram are rewritten by the next pass
     }
     if (threadIdx.x == 0) sh.kept = 0;
     __syncthreads();
     for (unsigned i = threadIdx.x; i < count; i += blockDim.x) {
       const unsigned long long key = keys[i];
-      if ((key >> shift) >= prefix) {
+      if (high == 64 ? true : (key >> high) >= prefix) {
         const unsigned at = atomicAdd(&sh.kept, 1u);
         if (at < k) keep[at] = key;  // exactly k (keys are distinct); the guard is for safety
       }
@@ -161,7 +184,7 @@ struct StreamBuffer {
     __syncthreads();
     for (unsigned i = threadIdx.x; i < k; i += blockDim.x) keys[i] = keep[i];
     if (threadIdx.x == 0) sh.count = k;
-    const unsigned long long floor = prefix << shift;
+    const unsigned long long floor = high == 64 ? 0ull : prefix << high;
     __syncthreads();
     return floor ? floor - 1 : 0;
   }
@@ -195,12 +218,14 @@ template <class T> struct ValueTiles {
   struct Regs {
     uint4 v[V];
   };
+  static constexpr int W = 8 * int(sizeof(U));
   const U* row;
   std::uint64_t first, aligned, vectors, tail_first, last;  // positions within the row
   StreamRank<T> rank;
+  StreamKey<W> key;
 
-  __device__ ValueTiles(const U* row_values, std::uint64_t f, std::uint64_t l, const TopkOptions& o)
-      : row(row_values), first(f), last(l), rank(o) {
+  __device__ ValueTiles(const U* row_values, std::uint64_t f, std::uint64_t l, const TopkOptions& o, int index_bits)
+      : row(row_values), first(f), last(l), rank(o), key(index_bits) {
     const auto address = reinterpret_cast<std::uintptr_t>(row + first);
     std::uint64_t head = ((16 - address % 16) % 16) / sizeof(U);
     if (head > last - first) head = last - first;
@@ -214,7 +239,7 @@ template <class T> struct ValueTiles {
   __device__ unsigned long long loose_key(unsigned i) const {
     const unsigned head = unsigned(aligned - first);
     const std::uint64_t pos = i < head ? first + i : tail_first + (i - head);
-    return StreamKey<8 * sizeof(U)>::make(rank(row[pos]), pos);
+    return key.make(rank(row[pos]), pos);
   }
   __device__ void load(Regs& r, std::uint64_t tile) const {
     const uint4* base = reinterpret_cast<const uint4*>(row + aligned);
@@ -236,15 +261,41 @@ template <class T> struct ValueTiles {
 #pragma unroll
       for (int e = 0; e < E; ++e) {
         const U rk = rank(lanes[e]);
-        if (rk >= min_rank) f(StreamKey<8 * sizeof(U)>::make(rk, aligned + vi * E + e));
+        if (rk >= min_rank) f(key.make(rk, aligned + vi * E + e));
       }
+    }
+  }
+  // The argmax's step: the tile's best key of this thread folded into `best`. Ranks are compared
+  // alone (a thread's positions ascend, so a strictly larger rank keeps the lowest position); the
+  // key is made once per tile.
+  __device__ void fold_best(const Regs& r, std::uint64_t tile, unsigned long long& best) const {
+    using Wide = std::conditional_t<(W < 32), unsigned, std::uint64_t>;
+    Wide top = 0;  // rank + 1 of the best so far, 0 for none
+    std::uint64_t top_pos = 0;
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const std::uint64_t vi = (tile * V + j) * kStreamThreads + threadIdx.x;
+      if (vi >= vectors) continue;
+      U lanes[E];
+      memcpy(lanes, &r.v[j], 16);
+      int slot = -1;
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        const Wide v = Wide(rank(lanes[e])) + 1;
+        if (v > top) top = v, slot = e;
+      }
+      if (slot >= 0) top_pos = aligned + vi * E + unsigned(slot);
+    }
+    if (top) {
+      const unsigned long long k = key.make(U(top - 1), top_pos);
+      best = k > best ? k : best;
     }
   }
 };
 
 // A row's segment keys (segments x k, 0 where a segment had fewer than k values).
-template <int W> struct KeyTiles {
-  using U = std::uint64_t;
+template <int Width> struct KeyTiles {
+  static constexpr int W = Width;
   struct Regs {
     unsigned long long v[kStreamSlots];
   };
@@ -265,13 +316,16 @@ template <int W> struct KeyTiles {
     for (int j = 0; j < kStreamSlots; ++j)
       if (r.v[j] && StreamKey<W>::rank(r.v[j]) >= min_rank) f(r.v[j]);
   }
+  __device__ void fold_best(const Regs& r, std::uint64_t, unsigned long long& best) const {
+#pragma unroll
+    for (int j = 0; j < kStreamSlots; ++j) best = r.v[j] > best ? r.v[j] : best;
+  }
 };
 
 // Streams `src` through the block's buffer. Afterwards keys[0, count) hold the min(k, seen) best
 // keys in no order, and count is returned. Every thread calls it.
 template <bool Argmax, class Tiles>
-__device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32_t k, std::uint32_t compact_above,
-                                int position_bits) {
+__device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32_t k, std::uint32_t compact_above) {
   const std::uint64_t tiles = src.tiles();
   typename Tiles::Regs cur, next;
   if (tiles) src.load(cur, 0);
@@ -279,7 +333,7 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
     unsigned long long best = threadIdx.x < src.loose() ? src.loose_key(threadIdx.x) : 0ull;
     for (std::uint64_t t = 0; t < tiles; ++t) {
       if (t + 1 < tiles) src.load(next, t + 1);
-      src.for_each(cur, t, 0, [&](unsigned long long key) { best = key > best ? key : best; });
+      src.fold_best(cur, t, best);
       cur = next;
     }
     for (int d = 16; d > 0; d /= 2) {
@@ -323,7 +377,7 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
     }
     for (std::uint64_t t = 0; t < tiles; ++t) {
       if (t + 1 < tiles) src.load(next, t + 1);
-      const std::uint64_t min_rank = threshold >> position_bits;
+      const std::uint64_t min_rank = threshold >> StreamKey<Tiles::W>::rank_shift;
       unsigned mine = 0;
       src.for_each(cur, t, min_rank, [&](unsigned long long key) { mine += key > threshold ? 1u : 0u; });
       buf.append(mine, [&](auto put) {
@@ -352,9 +406,9 @@ template <class T>
 __device__ void write_row(const StreamParams<T>& p, StreamBuffer& buf, std::size_t r, std::uint64_t begin,
                           unsigned count) {
   using U = key_bits_t<T>;
-  using Key = StreamKey<8 * sizeof(U)>;
+  const StreamKey<8 * sizeof(U)> key_of(p.index_bits);
   const bool by_rank = p.options.sorted;
-  buf.sort(count, p.k_pad, [&](unsigned long long key) { return by_rank ? key : (key & Key::pos_mask); });
+  buf.sort(count, p.k_pad, [&](unsigned long long key) { return by_rank ? key : key_of.by_position(key); });
   const StreamRank<T> rank(p.options);
   for (unsigned q = threadIdx.x; q < p.k; q += blockDim.x) {
     const std::uint64_t at = std::uint64_t(r) * p.k + q;
@@ -362,8 +416,8 @@ __device__ void write_row(const StreamParams<T>& p, StreamBuffer& buf, std::size
     std::int64_t index = -1;
     U value = 0;
     if (key) {
-      const std::uint64_t position = Key::position(key);
-      value = rank.raw_of(U(Key::rank(key)));
+      const std::uint64_t position = key_of.position(key);
+      value = rank.raw_of(U(key_of.rank(key)));
       if (!p.input_indices) index = std::int64_t(position);
       else if (p.index64) index = static_cast<const std::int64_t*>(p.input_indices)[begin + position];
       else index = static_cast<const std::int32_t*>(p.input_indices)[begin + position];
@@ -386,8 +440,8 @@ __global__ void __launch_bounds__(kStreamThreads) row_stream(StreamParams<T> p) 
   const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
   const std::uint64_t first = std::min<std::uint64_t>(length, blockIdx.x * p.segment_length);
   const std::uint64_t last = std::min<std::uint64_t>(length, first + p.segment_length);
-  const ValueTiles<T> src(p.values + begin, first, last, p.options);
-  const unsigned count = stream_best<Argmax>(src, buf, p.k, p.compact_above, StreamKey<8 * sizeof(U)>::P);
+  const ValueTiles<T> src(p.values + begin, first, last, p.options, p.index_bits);
+  const unsigned count = stream_best<Argmax>(src, buf, p.k, p.compact_above);
   if (p.segments == 1) {
     write_row(p, buf, r, begin, count);
     return;
@@ -407,7 +461,7 @@ __global__ void __launch_bounds__(kStreamThreads) row_stream_merge(StreamParams<
   const std::size_t r = p.row0 + blockIdx.y;
   const std::uint64_t per_row = std::uint64_t(p.segments) * p.k;
   const KeyTiles<W> src{p.segment_keys + std::uint64_t(r) * per_row, per_row};
-  const unsigned count = stream_best<Argmax>(src, buf, p.k, p.compact_above, StreamKey<W>::P);
+  const unsigned count = stream_best<Argmax>(src, buf, p.k, p.compact_above);
   write_row(p, buf, r, p.rows.begin(r), count);
 }
 

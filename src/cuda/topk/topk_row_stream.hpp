@@ -17,6 +17,7 @@ struct RowStreamPlan {
   unsigned segments = 1;             // blocks per row
   std::uint64_t segment_length = 0;  // values per segment
   unsigned k_pad = 1, capacity = 1, compact_above = 0;
+  int index_bits = 1;                // StreamKey's position bits
   std::size_t shared_bytes = 0;      // dynamic shared memory per block
   std::size_t temp_bytes = 0;        // the segment keys (several segments)
 };
