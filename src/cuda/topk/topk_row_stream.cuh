@@ -17,6 +17,8 @@
 // streams those keys through the same machinery. k = 1 (greedy decoding) keeps one key per thread
 // and reduces: an argmax that returns the lowest index among equal maxima.
 #pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -92,32 +94,29 @@ struct StreamShared {
   unsigned long long warp_best[kStreamThreads / 32];
 };
 
-// ---- the block's buffer: appends, exact compaction to the k best, sort, output.
+// Compactions of at most this many keys sort them (bitonic: ~45 barrier-separated steps at 1024)
+// instead of radix-selecting (up to 8 passes of 4 barriers and contended shared atomics each).
+constexpr unsigned kSortedKeepMax = 1024;
+
+// ---- the block's buffer: exact compaction to the k best, sort, output.
 struct StreamBuffer {
   unsigned long long* keys;  // capacity entries
   unsigned long long* keep;  // k_pad entries: the compaction's destination
   StreamShared& sh;
 
-  // Appends this thread's `mine` keys (what `emit` yields, in order) with one atomic per warp.
-  // The whole warp calls it; no barrier.
-  template <class Emit> __device__ void append(unsigned mine, Emit&& emit) {
-    if (!__any_sync(0xffffffffu, mine != 0)) return;
-    const int lane = threadIdx.x & 31;
-    unsigned inclusive = mine;
-    for (int d = 1; d < 32; d *= 2) {
-      const unsigned up = __shfl_up_sync(0xffffffffu, inclusive, d);
-      if (lane >= d) inclusive += up;
-    }
-    unsigned base = 0;
-    if (lane == 31) base = atomicAdd(&sh.count, inclusive);
-    base = __shfl_sync(0xffffffffu, base, 31) + inclusive - mine;
-    emit([&](unsigned long long key) { keys[base++] = key; });
-  }
-
   // Keeps exactly the `k` largest of keys[0, count) (count > k) in keys[0, k), in no order, sets
   // sh.count = k and returns the new threshold: the prefix every kept key shares or exceeds, minus
   // one (a later key is taken iff it is greater). Every thread calls it.
   __device__ unsigned long long keep_best(unsigned count, unsigned k) {
+    if (count <= kSortedKeepMax) {  // a bitonic sort is cheaper than radix passes here
+      unsigned size = 1;
+      while (size < count) size *= 2;
+      sort(count, size, [](unsigned long long key) { return key; });
+      if (threadIdx.x == 0) sh.count = k;
+      const unsigned long long kth = keys[k - 1];
+      __syncthreads();
+      return kth;  // exact: a later key is taken iff it beats the k-th
+    }
     // The leading bits every key shares are resolved without a pass: AND and OR of the keys.
     unsigned long long all = ~0ull, any = 0;
     for (unsigned i = threadIdx.x; i < count; i += blockDim.x) all &= keys[i], any |= keys[i];
@@ -209,23 +208,55 @@ struct StreamBuffer {
 
 // ---- the sources a block streams: a segment of a row of values, or a row's segment keys.
 
+// Whether any value of a 16-byte vector may rank at or above `bound`'s (its raw bits) in the
+// direction asked: native comparisons, two 16-bit values per instruction, with NaN always let
+// through and ties (+0 / -0 included) too, so nothing that ranks high enough is ever filtered out;
+// the exact rank decides afterwards. Integer keys go straight to the exact rank.
+template <class T> __device__ __forceinline__ bool may_reach(const uint4& v, key_bits_t<T> bound, bool largest) {
+  const unsigned w[4] = {v.x, v.y, v.z, v.w};
+  bool any = false;
+  if constexpr (std::is_same_v<T, float>) {
+    const float t = __uint_as_float(bound);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float x = __uint_as_float(w[i]);
+      any |= largest ? !(x < t) : !(x > t);
+    }
+  } else if constexpr (std::is_same_v<T, bfloat16_t> || std::is_same_v<T, half_t>) {
+    using Pair = std::conditional_t<std::is_same_v<T, bfloat16_t>, __nv_bfloat162, __half2>;
+    const unsigned tt = unsigned(bound) * 0x10001u;
+    Pair t;
+    memcpy(&t, &tt, 4);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      Pair x;
+      memcpy(&x, &w[i], 4);
+      any |= largest ? !__hblt2(x, t) : !__hbgt2(x, t);  // both lanes strictly beyond: none reaches
+    }
+  } else {
+    any = true;
+  }
+  return any;
+}
+
 // Values [first, last) of a row: unaligned head and tail values one per thread, the rest in tiles
 // of 16-byte vectors.
 template <class T> struct ValueTiles {
   using U = key_bits_t<T>;
   static constexpr int E = 16 / int(sizeof(U));  // values per vector
   static constexpr int V = kStreamSlots / E;     // vectors per thread per tile
+  static constexpr int W = 8 * int(sizeof(U));
   struct Regs {
     uint4 v[V];
   };
-  static constexpr int W = 8 * int(sizeof(U));
   const U* row;
   std::uint64_t first, aligned, vectors, tail_first, last;  // positions within the row
   StreamRank<T> rank;
   StreamKey<W> key;
+  bool largest;
 
   __device__ ValueTiles(const U* row_values, std::uint64_t f, std::uint64_t l, const TopkOptions& o, int index_bits)
-      : row(row_values), first(f), last(l), rank(o), key(index_bits) {
+      : row(row_values), first(f), last(l), rank(o), key(index_bits), largest(o.largest) {
     const auto address = reinterpret_cast<std::uintptr_t>(row + first);
     std::uint64_t head = ((16 - address % 16) % 16) / sizeof(U);
     if (head > last - first) head = last - first;
@@ -249,48 +280,62 @@ template <class T> struct ValueTiles {
       if (vi < vectors) r.v[j] = __ldcs(base + vi);  // streamed once: evict first
     }
   }
-  // f(key) for every value of the tile this thread loaded, when its rank reaches `min_rank`.
-  template <class F>
-  __device__ void for_each(const Regs& r, std::uint64_t tile, std::uint64_t min_rank, F&& f) const {
+  // put(key) for every value of the tile this thread loaded whose key is above `threshold`. A
+  // vector whose values all rank below the threshold's rank costs a few native comparisons.
+  template <class Put>
+  __device__ void offer(const Regs& r, std::uint64_t tile, unsigned long long threshold, Put&& put) const {
+    const U min_rank = U(threshold >> StreamKey<W>::rank_shift);
+    const U bound = rank.raw_of(min_rank);
 #pragma unroll
     for (int j = 0; j < V; ++j) {
       const std::uint64_t vi = (tile * V + j) * kStreamThreads + threadIdx.x;
-      if (vi >= vectors) continue;
+      if (vi >= vectors || !may_reach<T>(r.v[j], bound, largest)) continue;
       U lanes[E];
       memcpy(lanes, &r.v[j], 16);
 #pragma unroll
       for (int e = 0; e < E; ++e) {
         const U rk = rank(lanes[e]);
-        if (rk >= min_rank) f(key.make(rk, aligned + vi * E + e));
+        if (rk >= min_rank) {
+          const unsigned long long k = key.make(rk, aligned + vi * E + e);
+          if (k > threshold) put(k);
+        }
       }
     }
   }
-  // The argmax's step: the tile's best key of this thread folded into `best`. Ranks are compared
-  // alone (a thread's positions ascend, so a strictly larger rank keeps the lowest position); the
-  // key is made once per tile.
-  __device__ void fold_best(const Regs& r, std::uint64_t tile, unsigned long long& best) const {
+  // The argmax's state: the best rank + 1 so far (0: none), its position, and its raw bits for
+  // the vector filter. Ranks alone are compared: a thread's positions ascend, so a strictly larger
+  // rank keeps the lowest position among equal values.
+  struct Best {
     using Wide = std::conditional_t<(W < 32), unsigned, std::uint64_t>;
-    Wide top = 0;  // rank + 1 of the best so far, 0 for none
-    std::uint64_t top_pos = 0;
+    Wide top = 0;
+    std::uint64_t pos = 0;
+    U bound = 0;
+  };
+  __device__ Best best_of_loose(unsigned i) const {
+    Best b;
+    if (i < loose()) {
+      const unsigned head = unsigned(aligned - first);
+      b.pos = i < head ? first + i : tail_first + (i - head);
+      b.bound = row[b.pos];
+      b.top = typename Best::Wide(rank(b.bound)) + 1;
+    }
+    return b;
+  }
+  __device__ void fold_best(const Regs& r, std::uint64_t tile, Best& b) const {
 #pragma unroll
     for (int j = 0; j < V; ++j) {
       const std::uint64_t vi = (tile * V + j) * kStreamThreads + threadIdx.x;
-      if (vi >= vectors) continue;
+      if (vi >= vectors || (b.top && !may_reach<T>(r.v[j], b.bound, largest))) continue;
       U lanes[E];
       memcpy(lanes, &r.v[j], 16);
-      int slot = -1;
 #pragma unroll
       for (int e = 0; e < E; ++e) {
-        const Wide v = Wide(rank(lanes[e])) + 1;
-        if (v > top) top = v, slot = e;
+        const typename Best::Wide v = typename Best::Wide(rank(lanes[e])) + 1;
+        if (v > b.top) b.top = v, b.pos = aligned + vi * E + e, b.bound = lanes[e];
       }
-      if (slot >= 0) top_pos = aligned + vi * E + unsigned(slot);
-    }
-    if (top) {
-      const unsigned long long k = key.make(U(top - 1), top_pos);
-      best = k > best ? k : best;
     }
   }
+  __device__ unsigned long long key_of(const Best& b) const { return b.top ? key.make(U(b.top - 1), b.pos) : 0ull; }
 };
 
 // A row's segment keys (segments x k, 0 where a segment had fewer than k values).
@@ -311,16 +356,36 @@ template <int Width> struct KeyTiles {
       r.v[j] = i < count ? keys[i] : 0ull;
     }
   }
-  template <class F> __device__ void for_each(const Regs& r, std::uint64_t, std::uint64_t min_rank, F&& f) const {
+  template <class Put>
+  __device__ void offer(const Regs& r, std::uint64_t, unsigned long long threshold, Put&& put) const {
 #pragma unroll
     for (int j = 0; j < kStreamSlots; ++j)
-      if (r.v[j] && StreamKey<W>::rank(r.v[j]) >= min_rank) f(r.v[j]);
+      if (r.v[j] > threshold) put(r.v[j]);
   }
-  __device__ void fold_best(const Regs& r, std::uint64_t, unsigned long long& best) const {
+  struct Best {
+    unsigned long long key = 0;
+  };
+  __device__ Best best_of_loose(unsigned) const { return {}; }
+  __device__ void fold_best(const Regs& r, std::uint64_t, Best& b) const {
 #pragma unroll
-    for (int j = 0; j < kStreamSlots; ++j) best = r.v[j] > best ? r.v[j] : best;
+    for (int j = 0; j < kStreamSlots; ++j) b.key = r.v[j] > b.key ? r.v[j] : b.key;
   }
+  __device__ unsigned long long key_of(const Best& b) const { return b.key; }
 };
+
+// The best key of the block (every thread calls it; 0 when the block saw nothing).
+__device__ inline unsigned long long block_max(unsigned long long best, StreamShared& sh) {
+  for (int d = 16; d > 0; d /= 2) {
+    const unsigned long long other = __shfl_xor_sync(0xffffffffu, best, d);
+    best = other > best ? other : best;
+  }
+  if ((threadIdx.x & 31) == 0) sh.warp_best[threadIdx.x >> 5] = best;
+  __syncthreads();
+  unsigned long long m = 0;
+  for (int w = 0; w < kStreamThreads / 32; ++w) m = sh.warp_best[w] > m ? sh.warp_best[w] : m;
+  __syncthreads();
+  return m;
+}
 
 // Streams `src` through the block's buffer. Afterwards keys[0, count) hold the min(k, seen) best
 // keys in no order, and count is returned. Every thread calls it.
@@ -330,37 +395,28 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
   typename Tiles::Regs cur, next;
   if (tiles) src.load(cur, 0);
   if constexpr (Argmax) {
-    unsigned long long best = threadIdx.x < src.loose() ? src.loose_key(threadIdx.x) : 0ull;
+    typename Tiles::Best best = src.best_of_loose(threadIdx.x);
     for (std::uint64_t t = 0; t < tiles; ++t) {
       if (t + 1 < tiles) src.load(next, t + 1);
       src.fold_best(cur, t, best);
       cur = next;
     }
-    for (int d = 16; d > 0; d /= 2) {
-      const unsigned long long other = __shfl_xor_sync(0xffffffffu, best, d);
-      best = other > best ? other : best;
-    }
-    if ((threadIdx.x & 31) == 0) buf.sh.warp_best[threadIdx.x >> 5] = best;
+    const unsigned long long m = block_max(src.key_of(best), buf.sh);
+    if (threadIdx.x == 0) buf.keys[0] = m;
     __syncthreads();
-    if (threadIdx.x == 0) {
-      unsigned long long m = 0;
-      for (int w = 0; w < kStreamThreads / 32; ++w) m = buf.sh.warp_best[w] > m ? buf.sh.warp_best[w] : m;
-      buf.keys[0] = m;
-      buf.sh.count = m ? 1u : 0u;
-    }
-    __syncthreads();
-    return buf.sh.count;
+    return m ? 1u : 0u;
   } else {
     if (threadIdx.x == 0) buf.sh.count = 0;
     __syncthreads();
+    // Appends are rare once the threshold is near the k-th value: one shared atomic each.
+    auto put = [&](unsigned long long key) { buf.keys[atomicAdd(&buf.sh.count, 1u)] = key; };
     unsigned long long threshold = 0;  // a key is taken iff it is greater
-    // The seed: the k-th best of the threads' maxima over the first tile.
+    // The seed: the k-th best of the threads' own maxima over the first tile (at least k values
+    // of the row are that good), so the first tile is filtered too.
     if (tiles && k <= kStreamThreads / 2) {
-      unsigned long long best = 0;
-      src.for_each(cur, 0, 0, [&](unsigned long long key) { best = key > best ? key : best; });
-      buf.append(best ? 1u : 0u, [&](auto put) {
-        if (best) put(best);
-      });
+      typename Tiles::Best best;
+      src.fold_best(cur, 0, best);
+      if (const unsigned long long b = src.key_of(best)) put(b);
       __syncthreads();
       const unsigned seeds = buf.sh.count;
       __syncthreads();
@@ -368,23 +424,11 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
       if (threadIdx.x == 0) buf.sh.count = 0;  // the seeds come again with their tile
       __syncthreads();
     }
-    {
-      const unsigned long long key = threadIdx.x < src.loose() ? src.loose_key(threadIdx.x) : 0ull;
-      const bool take = key > threshold;
-      buf.append(take ? 1u : 0u, [&](auto put) {
-        if (take) put(key);
-      });
-    }
+    if (threadIdx.x < src.loose())
+      if (const unsigned long long key = src.loose_key(threadIdx.x); key > threshold) put(key);
     for (std::uint64_t t = 0; t < tiles; ++t) {
       if (t + 1 < tiles) src.load(next, t + 1);
-      const std::uint64_t min_rank = threshold >> StreamKey<Tiles::W>::rank_shift;
-      unsigned mine = 0;
-      src.for_each(cur, t, min_rank, [&](unsigned long long key) { mine += key > threshold ? 1u : 0u; });
-      buf.append(mine, [&](auto put) {
-        src.for_each(cur, t, min_rank, [&](unsigned long long key) {
-          if (key > threshold) put(key);
-        });
-      });
+      src.offer(cur, t, threshold, put);
       __syncthreads();
       const unsigned count = buf.sh.count;
       __syncthreads();  // every thread has read the count before the next tile appends
