@@ -91,10 +91,12 @@ RowStreamPlan plan_row_stream(const device::TopkProblem& pr, int device) {
   if (argmax) {
     g.capacity = 1, g.compact_above = 1;
   } else {
-    // Room for a whole tile above the compaction mark, plus the unaligned head and tail. The mark
-    // (at least 2 k_pad, at least 1024) keeps compactions rare once the threshold is near the
-    // k-th value: a random row sends ~k ln(n / k) keys in all.
-    g.compact_above = std::max(2 * g.k_pad, 1024u);
+    // Room for a whole tile above the compaction mark, plus the unaligned head and tail. The mark,
+    // 2 k_pad (at least 64): each compaction raises the threshold to the k-th value seen, so a
+    // random row sends ~k ln(n / k) keys in all, and a low mark keeps the threshold near it
+    // (fewer vectors past the filter) at the price of a few small compactions (bitonic up to
+    // kSortedKeepMax keys).
+    g.compact_above = std::max(2 * g.k_pad, 64u);
     g.capacity = unsigned(kStreamTile) + g.compact_above + unsigned(kStreamHeadTail);
   }
   g.shared_bytes = std::size_t(g.capacity + g.k_pad) * sizeof(unsigned long long);

@@ -408,8 +408,14 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
   } else {
     if (threadIdx.x == 0) buf.sh.count = 0;
     __syncthreads();
-    // Appends are rare once the threshold is near the k-th value: one shared atomic each.
-    auto put = [&](unsigned long long key) { buf.keys[atomicAdd(&buf.sh.count, 1u)] = key; };
+    // Appends are rare once the threshold is near the k-th value: one shared atomic each. A
+    // thread whose append lands past `compact_above` says so at the tile's one barrier.
+    bool over = false;
+    auto put = [&](unsigned long long key) {
+      const unsigned at = atomicAdd(&buf.sh.count, 1u);
+      buf.keys[at] = key;
+      over |= at >= compact_above;
+    };
     unsigned long long threshold = 0;  // a key is taken iff it is greater
     // The seed: the k-th best of the threads' own maxima over the first tile (at least k values
     // of the row are that good), so the first tile is filtered too.
@@ -420,8 +426,11 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
       __syncthreads();
       const unsigned seeds = buf.sh.count;
       __syncthreads();
-      if (seeds > k) threshold = buf.keep_best(seeds, k);
-      if (threadIdx.x == 0) buf.sh.count = 0;  // the seeds come again with their tile
+      // The seeds are dropped and come again with their tile, the k-th among them included.
+      if (seeds > k)
+        if (const unsigned long long kth = buf.keep_best(seeds, k)) threshold = kth - 1;
+      if (threadIdx.x == 0) buf.sh.count = 0;
+      over = false;
       __syncthreads();
     }
     if (threadIdx.x < src.loose())
@@ -429,10 +438,12 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
     for (std::uint64_t t = 0; t < tiles; ++t) {
       if (t + 1 < tiles) src.load(next, t + 1);
       src.offer(cur, t, threshold, put);
-      __syncthreads();
-      const unsigned count = buf.sh.count;
-      __syncthreads();  // every thread has read the count before the next tile appends
-      if (count > compact_above) threshold = buf.keep_best(count, k);
+      // One barrier per tile; the count is read only when a compaction follows (before its own
+      // barriers), so no thread's next appends can race with a read of it.
+      if (__syncthreads_or(over)) {
+        threshold = buf.keep_best(buf.sh.count, k);
+        over = false;
+      }
       cur = next;
     }
     __syncthreads();
