@@ -311,16 +311,6 @@ template <class T> struct ValueTiles {
     std::uint64_t pos = 0;
     U bound = 0;
   };
-  __device__ Best best_of_loose(unsigned i) const {
-    Best b;
-    if (i < loose()) {
-      const unsigned head = unsigned(aligned - first);
-      b.pos = i < head ? first + i : tail_first + (i - head);
-      b.bound = row[b.pos];
-      b.top = typename Best::Wide(rank(b.bound)) + 1;
-    }
-    return b;
-  }
   __device__ void fold_best(const Regs& r, std::uint64_t tile, Best& b) const {
 #pragma unroll
     for (int j = 0; j < V; ++j) {
@@ -365,7 +355,6 @@ template <int Width> struct KeyTiles {
   struct Best {
     unsigned long long key = 0;
   };
-  __device__ Best best_of_loose(unsigned) const { return {}; }
   __device__ void fold_best(const Regs& r, std::uint64_t, Best& b) const {
 #pragma unroll
     for (int j = 0; j < kStreamSlots; ++j) b.key = r.v[j] > b.key ? r.v[j] : b.key;
@@ -395,13 +384,19 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
   typename Tiles::Regs cur, next;
   if (tiles) src.load(cur, 0);
   if constexpr (Argmax) {
-    typename Tiles::Best best = src.best_of_loose(threadIdx.x);
+    typename Tiles::Best best;
     for (std::uint64_t t = 0; t < tiles; ++t) {
       if (t + 1 < tiles) src.load(next, t + 1);
       src.fold_best(cur, t, best);
       cur = next;
     }
-    const unsigned long long m = block_max(src.key_of(best), buf.sh);
+    // The head and tail values by key (a tail value's position is above every tile's).
+    unsigned long long mine = src.key_of(best);
+    if (threadIdx.x < src.loose()) {
+      const unsigned long long loose = src.loose_key(threadIdx.x);
+      mine = loose > mine ? loose : mine;
+    }
+    const unsigned long long m = block_max(mine, buf.sh);
     if (threadIdx.x == 0) buf.keys[0] = m;
     __syncthreads();
     return m ? 1u : 0u;
