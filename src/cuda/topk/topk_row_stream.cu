@@ -39,13 +39,24 @@ template <class F> void with_stream_type(KeyType type, F&& f) {
   }
 }
 
-// Lets every kernel of key type T use `bytes` of dynamic shared memory (above the 48 KiB default).
-template <class T> void allow_shared(std::size_t bytes) {
-  const int b = int(bytes);
+// The most dynamic shared memory a row-stream block takes (k = 1024): the buffer and the
+// compaction's destination.
+constexpr std::size_t kMaxStreamShared =
+    (std::size_t(kStreamTile) + 2 * kRowStreamMaxK + kStreamHeadTail + kRowStreamMaxK) * sizeof(unsigned long long);
+
+// Lets every kernel of key type T use up to kMaxStreamShared bytes of dynamic shared memory
+// (above the 48 KiB default), once per device. Always the same value: calls with different k on
+// other threads must not lower it under a launch in flight.
+template <class T> void allow_shared(int device) {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<bool> done[kMaxDevices] = {};
+  if (device >= 0 && device < kMaxDevices && done[device].load(std::memory_order_acquire)) return;
+  const int b = int(kMaxStreamShared);
   RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
   RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
   RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream_merge<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
   RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream_merge<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+  if (device >= 0 && device < kMaxDevices) done[device].store(true, std::memory_order_release);
 }
 
 // Blocks of row_stream resident on `device` at once with this shared memory (occupancy API),
@@ -60,7 +71,7 @@ std::uint64_t resident_stream_blocks(int device, KeyType type, unsigned k_pad, b
   RXM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   with_stream_type(size_of(type) == 2 ? KeyType::bf16 : KeyType::f32, [&](auto tag) {
     using T = decltype(tag);
-    allow_shared<T>(shared);
+    allow_shared<T>(device);
     if (argmax)
       RXM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, row_stream<T, true>, kStreamThreads, shared));
     else
@@ -100,6 +111,9 @@ RowStreamPlan plan_row_stream(const device::TopkProblem& pr, int device) {
     g.capacity = unsigned(kStreamTile) + g.compact_above + unsigned(kStreamHeadTail);
   }
   g.shared_bytes = std::size_t(g.capacity + g.k_pad) * sizeof(unsigned long long);
+  if (g.shared_bytes > kMaxStreamShared)
+    throw_error(ErrorCode::internal, "device::topk: the row-stream plan needs more shared memory than it allows",
+                "report this with the problem's k and row length");
   // Segments: enough blocks for one wave of the device when rows are few, each segment at least a
   // tile and (k > 1) at least 16 k values, so the merge reads at most 1/16 of the row again.
   const std::uint64_t resident = resident_stream_blocks(device, pr.type, g.k_pad, argmax, g.shared_bytes);
@@ -118,7 +132,9 @@ void launch_row_stream(const RowStreamPlan& g, void* temp, const device::TopkPro
   with_stream_type(pr.type, [&](auto tag) {
     using T = decltype(tag);
     using U = key_bits_t<T>;
-    allow_shared<T>(g.shared_bytes);
+    int device = 0;
+    RXM_CUDA_CHECK(cudaGetDevice(&device));
+    allow_shared<T>(device);
     StreamParams<T> p{};
     p.values = static_cast<const U*>(pr.values);
     const std::uint64_t stride = pr.row_stride ? pr.row_stride : pr.row_length;
