@@ -8,6 +8,7 @@
 //
 //   bench_topk_llm [--rows 1,8,64,256,4096] [--vocab 32000,128256,256000] [--k 1,50,1024]
 //                  [--dtype bf16,f32] [--calls 20] [--reps 10] [--no-torch] [--no-verify]
+//                  [--segment-min LIST] [--compact LIST]   (sweeps of the row-stream knobs: ours only)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -36,6 +37,10 @@ struct Options {
   std::vector<rxm::KeyType> types = {rxm::KeyType::bf16, rxm::KeyType::f32};
   int calls = 20, reps = 10;
   bool torch = true, verify = true;
+  // The row-stream knobs to sweep (TopkTuning::row_stream_segment / _compact; 0: automatic).
+  // Sweeping times ours sorted only.
+  std::vector<std::size_t> segment = {0}, compact = {0};
+  bool sweep() const { return segment.size() > 1 || compact.size() > 1 || segment[0] || compact[0]; }
 };
 
 // Logits: the sum of four uniforms (about normal, sd 1.15), deterministic per position.
@@ -83,7 +88,7 @@ Stats time_in_graph(cudaStream_t stream, int calls, int reps, const std::functio
 template <class T, class Host>
 void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_t k, rxm::KeyType type,
                const rxm::bench::RunInfo& info, cudaStream_t stream, double bandwidth,
-               const std::map<std::string, nlohmann::json>& torch) {
+               const std::map<std::string, nlohmann::json>& torch, int segment, int compact) {
   const std::size_t n = rows * vocab, places = rows * k;
   rxm::DeviceArray<T> logits(0, n), out_v(0, places), ref_v(0, places);
   rxm::DeviceArray<std::int32_t> out_i(0, places), ref_i(0, places);
@@ -93,6 +98,7 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   p.type = type, p.values = logits.data(), p.total = n, p.rows = rows, p.row_length = vocab;
   p.max_row_length = vocab, p.k = k, p.options = {.largest = true, .sorted = true}, p.index_bytes = 4;
   p.out_values = out_v.data(), p.out_indices = out_i.data();
+  p.tuning.row_stream_segment = segment, p.tuning.row_stream_compact = compact;
   // In a graph where the path allows it; the previous path's segmented CUB sort (several sorted
   // rows) cannot be captured, so it runs as `calls` launches on the stream, timed the same way.
   auto timed = [&](const rxm::device::TopkProblem& q, bool graph) {
@@ -107,10 +113,12 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   rxm::device::TopkProblem unsorted = p, previous = p;
   unsorted.options.sorted = false;
   unsorted.out_values = ref_v.data(), unsorted.out_indices = ref_i.data();
-  const Stats ours_unsorted = timed(unsorted, true);
+  const bool peers = !o.sweep();
+  const Stats ours_unsorted = peers ? timed(unsorted, true) : Stats{};
+  previous.tuning = {};
   previous.tuning.row_stream = 0;
   previous.out_values = ref_v.data(), previous.out_indices = ref_i.data();
-  const Stats old_path = timed(previous, false);
+  const Stats old_path = peers ? timed(previous, false) : Stats{};
   const Stats ours = timed(p, true);  // last: out_v / out_i hold its result
   RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
 
@@ -120,7 +128,8 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   RXM_CUDA_CHECK(cudaMemcpy(got_i.data(), out_i.data(), places * 4, cudaMemcpyDeviceToHost));
   RXM_CUDA_CHECK(cudaMemcpy(prev_v.data(), ref_v.data(), places * sizeof(T), cudaMemcpyDeviceToHost));
   RXM_CUDA_CHECK(cudaMemcpy(prev_i.data(), ref_i.data(), places * 4, cudaMemcpyDeviceToHost));
-  bool same_as_previous = got_i == prev_i && std::memcmp(got_v.data(), prev_v.data(), places * sizeof(T)) == 0;
+  bool same_as_previous =
+      !peers || (got_i == prev_i && std::memcmp(got_v.data(), prev_v.data(), places * sizeof(T)) == 0);
   std::string verified = "skipped";
   if (o.verify) {
     std::vector<Host> host(n);
@@ -136,11 +145,15 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
                            {"distribution", "sum of 4 uniforms (about normal)"}, {"largest", true},
                            {"sorted", true}, {"timing", "CUDA graph of " + std::to_string(o.calls) + " calls"},
                            {"path", rxm::device::topk_path_name(p, 0)}};
+  if (segment) params["row_stream_segment"] = segment;
+  if (compact) params["row_stream_compact"] = compact;
   Case c("topk_llm", params, double(n), "values");
   c.add("radixmesh::device::topk sorted, in a CUDA graph", ours, true);
-  c.add_diagnostic("radixmesh unsorted (the cost of sorting)", ours_unsorted);
-  c.add_diagnostic("radixmesh sorted, the path before row-stream (row_stream = 0; stream launches)", old_path);
-  if (auto t = torch.find(shape_key(rows, vocab, k, type)); t != torch.end())
+  if (peers) {
+    c.add_diagnostic("radixmesh unsorted (the cost of sorting)", ours_unsorted);
+    c.add_diagnostic("radixmesh sorted, the path before row-stream (row_stream = 0; stream launches)", old_path);
+  }
+  if (auto t = torch.find(shape_key(rows, vocab, k, type)); peers && t != torch.end())
     c.add(t->second.value("what", std::string("torch.topk")) + " (torch " + t->second.value("torch", std::string("?")) + ")",
           rxm::bench::stats_from_json(t->second));
   c.set_floor(double(n) * sizeof(T), bandwidth, "one read of the logits over the D2D copy bandwidth measured here");
@@ -167,6 +180,7 @@ std::vector<std::size_t> count_list(const std::string& flag, const std::string& 
 const char* const usage =
     "usage: bench_topk_llm [--rows 1,8,64,256,4096] [--vocab 32000,128256,256000] [--k 1,50,1024]\n"
     "                      [--dtype bf16,f32] [--calls 20] [--reps 10] [--no-torch] [--no-verify]\n"
+    "                      [--segment-min LIST] [--compact LIST]  (row-stream knob sweeps, ours only)\n"
     "  sorted top-k at LLM shapes in a CUDA graph, beside torch.topk(sorted=True) in a graph\n";
 
 int run(int argc, char** argv) {
@@ -179,6 +193,8 @@ int run(int argc, char** argv) {
     else if (args.is("--calls")) o.calls = int(rxm::bench::driver_count("bench_topk_llm", "--calls", args.value()));
     else if (args.is("--reps")) o.reps = int(rxm::bench::driver_count("bench_topk_llm", "--reps", args.value()));
     else if (args.is("--no-torch")) o.torch = false;
+    else if (args.is("--segment-min")) o.segment = count_list("--segment-min", args.value());
+    else if (args.is("--compact")) o.compact = count_list("--compact", args.value());
     else if (args.is("--no-verify")) o.verify = false;
     else if (args.is("--dtype")) {
       o.types.clear();
@@ -199,7 +215,7 @@ int run(int argc, char** argv) {
   const auto info = rxm::bench::run_info(argc, argv, prop.name);
   // torch first, in its own process, for the whole grid (one import, one CUDA context).
   std::map<std::string, nlohmann::json> torch;
-  if (o.torch) {
+  if (o.torch && !o.sweep()) {
     std::string shapes;
     for (auto t : o.types)
       for (auto r : o.rows)
@@ -226,11 +242,19 @@ int run(int argc, char** argv) {
       for (auto v : o.vocab)
         for (auto k : o.k) {
           if (k > v) continue;
-          switch (t) {
-            case rxm::KeyType::bf16: run_shape<__nv_bfloat16, rxm::bfloat16_t>(o, r, v, k, t, info, stream, bandwidth, torch); break;
-            case rxm::KeyType::f16: run_shape<__half, rxm::half_t>(o, r, v, k, t, info, stream, bandwidth, torch); break;
-            default: run_shape<float, float>(o, r, v, k, t, info, stream, bandwidth, torch); break;
-          }
+          for (auto segment : o.segment)
+            for (auto compact : o.compact) {
+              const int sg = int(segment), cp = int(compact);
+              switch (t) {
+                case rxm::KeyType::bf16:
+                  run_shape<__nv_bfloat16, rxm::bfloat16_t>(o, r, v, k, t, info, stream, bandwidth, torch, sg, cp);
+                  break;
+                case rxm::KeyType::f16:
+                  run_shape<__half, rxm::half_t>(o, r, v, k, t, info, stream, bandwidth, torch, sg, cp);
+                  break;
+                default: run_shape<float, float>(o, r, v, k, t, info, stream, bandwidth, torch, sg, cp); break;
+              }
+            }
         }
   RXM_CUDA_CHECK(cudaStreamDestroy(stream));
   return 0;

@@ -86,6 +86,11 @@ struct TopkTuning {
   // keys, k <= 1024 and rows shorter than 2^31. -1 chooses it for rows of at most 2^18 values
   // (LLM vocabularies) when every other knob here is automatic, 0 never, 1 wherever it applies.
   int row_stream = -1;
+  // The row-stream path's shape (0: automatic; benchmarks sweep them): the fewest values a
+  // segment (one block) of a row takes, and the buffer fill that triggers a compaction to the k
+  // best (at least 2 k, at most 2048).
+  int row_stream_segment = 0;
+  int row_stream_compact = 0;
 };
 
 struct TopkProblem {

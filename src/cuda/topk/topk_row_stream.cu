@@ -108,6 +108,8 @@ RowStreamPlan plan_row_stream(const device::TopkProblem& pr, int device) {
     // (fewer vectors past the filter) at the price of a few small compactions (bitonic up to
     // kSortedKeepMax keys).
     g.compact_above = std::max(2 * g.k_pad, 64u);
+    if (pr.tuning.row_stream_compact > 0)
+      g.compact_above = std::clamp(unsigned(pr.tuning.row_stream_compact), 2 * unsigned(pr.k), 2 * kRowStreamMaxK);
     g.capacity = unsigned(kStreamTile) + g.compact_above + unsigned(kStreamHeadTail);
   }
   g.shared_bytes = std::size_t(g.capacity + g.k_pad) * sizeof(unsigned long long);
@@ -117,7 +119,8 @@ RowStreamPlan plan_row_stream(const device::TopkProblem& pr, int device) {
   // Segments: enough blocks for one wave of the device when rows are few, each segment at least a
   // tile and (k > 1) at least 16 k values, so the merge reads at most 1/16 of the row again.
   const std::uint64_t resident = resident_stream_blocks(device, pr.type, g.k_pad, argmax, g.shared_bytes);
-  const std::uint64_t min_segment = argmax ? std::uint64_t(kStreamTile) : std::max<std::uint64_t>(kStreamTile, 16 * pr.k);
+  std::uint64_t min_segment = argmax ? std::uint64_t(kStreamTile) : std::max<std::uint64_t>(kStreamTile, 16 * pr.k);
+  if (pr.tuning.row_stream_segment > 0) min_segment = std::uint64_t(pr.tuning.row_stream_segment);
   // Rounded down: a second, partial wave would double the time of the whole launch.
   std::uint64_t segments = 1;
   if (pr.rows < resident)
