@@ -103,13 +103,15 @@ RowStreamPlan plan_row_stream(const device::TopkProblem& pr, int device) {
     g.capacity = 1, g.compact_above = 1;
   } else {
     // Room for a whole tile above the compaction mark, plus the unaligned head and tail. The mark,
-    // 2 k_pad (at least 64): each compaction raises the threshold to the k-th value seen, so a
-    // random row sends ~k ln(n / k) keys in all, and a low mark keeps the threshold near it
-    // (fewer vectors past the filter) at the price of a few small compactions (bitonic up to
-    // kSortedKeepMax keys).
-    g.compact_above = std::max(2 * g.k_pad, 64u);
+    // 2 k (at least 64): each compaction raises the threshold to the k-th value seen, so a random
+    // row sends ~k ln(n / k) keys in all, and a low mark keeps the threshold near it (fewer
+    // vectors past the filter) at the price of a few small compactions (bitonic up to
+    // kSortedKeepMax keys). bench_topk_llm --compact (H200, 4096 x 128256 bf16, k = 50): marks
+    // 100 / 256 / 1024 took 0.522 / 0.601 / 0.624 ms (bench/results/gpu-check/h200-aa-sweep.log).
+    g.compact_above = std::max(2 * unsigned(pr.k), 64u);
     if (pr.tuning.row_stream_compact > 0)
-      g.compact_above = std::clamp(unsigned(pr.tuning.row_stream_compact), 2 * unsigned(pr.k), 2 * kRowStreamMaxK);
+      g.compact_above =
+          std::clamp(unsigned(pr.tuning.row_stream_compact), std::max(2 * unsigned(pr.k), 64u), 2 * kRowStreamMaxK);
     g.capacity = unsigned(kStreamTile) + g.compact_above + unsigned(kStreamHeadTail);
   }
   g.shared_bytes = std::size_t(g.capacity + g.k_pad) * sizeof(unsigned long long);
@@ -127,7 +129,8 @@ RowStreamPlan plan_row_stream(const device::TopkProblem& pr, int device) {
     segments = std::clamp<std::uint64_t>(resident / pr.rows, 1, (longest + min_segment - 1) / min_segment);
   g.segment_length = (((longest + segments - 1) / segments) + 15) / 16 * 16;
   g.segments = unsigned((longest + g.segment_length - 1) / g.segment_length);
-  g.temp_bytes = g.segments > 1 ? pr.rows * g.segments * pr.k * sizeof(unsigned long long) : 0;
+  g.segment_slots = argmax ? 1u : g.compact_above;
+  g.temp_bytes = g.segments > 1 ? pr.rows * g.segments * g.segment_slots * sizeof(unsigned long long) : 0;
   return g;
 }
 
@@ -145,6 +148,7 @@ void launch_row_stream(const RowStreamPlan& g, void* temp, const device::TopkPro
     p.k = unsigned(pr.k), p.k_pad = g.k_pad, p.capacity = g.capacity, p.compact_above = g.compact_above;
     p.segments = g.segments, p.segment_length = g.segment_length;
     p.index_bits = g.index_bits;
+    p.segment_slots = g.segment_slots;
     p.options = pr.options;
     p.segment_keys = static_cast<unsigned long long*>(temp);
     p.out_values = static_cast<U*>(pr.out_values);

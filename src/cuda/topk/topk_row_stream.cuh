@@ -79,7 +79,8 @@ template <class T> struct StreamParams {
   std::uint64_t segment_length;     // values per segment (a multiple of 16)
   int index_bits;                   // positions are below 2^index_bits - 1 (StreamKey)
   TopkOptions options;
-  unsigned long long* segment_keys; // rows x segments x k (segments > 1)
+  unsigned long long* segment_keys; // rows x segments x segment_slots (segments > 1)
+  std::uint32_t segment_slots;      // a segment's keys: compact_above (argmax: 1)
   key_bits_t<T>* out_values;
   void* out_indices;
   const void* input_indices;
@@ -90,7 +91,7 @@ template <class T> struct StreamParams {
 struct StreamShared {
   unsigned hist[256];
   unsigned count, kept, digit, above, bucket;
-  unsigned long long all, any;
+  unsigned long long all, any, seed;
   unsigned long long warp_best[kStreamThreads / 32];
 };
 
@@ -376,8 +377,9 @@ __device__ inline unsigned long long block_max(unsigned long long best, StreamSh
   return m;
 }
 
-// Streams `src` through the block's buffer. Afterwards keys[0, count) hold the min(k, seen) best
-// keys in no order, and count is returned. Every thread calls it.
+// Streams `src` through the block's buffer. Afterwards keys[0, count) hold, in no order, at most
+// compact_above keys among which are the min(k, seen) best; count is returned. Every thread calls
+// it.
 template <bool Argmax, class Tiles>
 __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32_t k, std::uint32_t compact_above) {
   const std::uint64_t tiles = src.tiles();
@@ -412,21 +414,28 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
       over |= at >= compact_above;
     };
     unsigned long long threshold = 0;  // a key is taken iff it is greater
-    // The seed: the k-th best of the threads' own maxima over the first tile (at least k values
-    // of the row are that good), so the first tile is filtered too.
+    // The seed, so that the first tile is filtered too: every warp's m-th best of its threads'
+    // maxima over the first tile, m = ceil(k / warps); the smallest of those leaves at least
+    // warps x m >= k distinct values at or above it. Shuffles only: no sort, one barrier.
     if (tiles && k <= kStreamThreads / 2) {
+      constexpr unsigned kWarps = kStreamThreads / 32;
       typename Tiles::Best best;
       src.fold_best(cur, 0, best);
-      if (const unsigned long long b = src.key_of(best)) put(b);
+      unsigned long long mine = src.key_of(best), mth = 0;
+      for (unsigned i = 0; i < (k + kWarps - 1) / kWarps; ++i) {
+        unsigned long long top = mine;
+        for (int d = 16; d > 0; d /= 2) {
+          const unsigned long long other = __shfl_xor_sync(0xffffffffu, top, d);
+          top = other > top ? other : top;
+        }
+        mth = top;
+        if (mine == top) mine = 0;  // keys are distinct: one lane gives its key up
+      }
+      if (threadIdx.x == 0) buf.sh.seed = ~0ull;
       __syncthreads();
-      const unsigned seeds = buf.sh.count;
+      if ((threadIdx.x & 31) == 0) atomicMin(&buf.sh.seed, mth);
       __syncthreads();
-      // The seeds are dropped and come again with their tile, the k-th among them included.
-      if (seeds > k)
-        if (const unsigned long long kth = buf.keep_best(seeds, k)) threshold = kth - 1;
-      if (threadIdx.x == 0) buf.sh.count = 0;
-      over = false;
-      __syncthreads();
+      threshold = buf.sh.seed ? buf.sh.seed - 1 : 0;  // the m-th keys themselves come again
     }
     if (threadIdx.x < src.loose())
       if (const unsigned long long key = src.loose_key(threadIdx.x); key > threshold) put(key);
@@ -444,9 +453,7 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
     __syncthreads();
     const unsigned count = buf.sh.count;
     __syncthreads();
-    if (count <= k) return count;
-    buf.keep_best(count, k);
-    return k;
+    return count;  // at most compact_above: the tile that passed it compacted
   }
 }
 
@@ -458,7 +465,14 @@ __device__ void write_row(const StreamParams<T>& p, StreamBuffer& buf, std::size
   using U = key_bits_t<T>;
   const StreamKey<8 * sizeof(U)> key_of(p.index_bits);
   const bool by_rank = p.options.sorted;
-  buf.sort(count, p.k_pad, [&](unsigned long long key) { return by_rank ? key : key_of.by_position(key); });
+  if (count > p.k && by_rank && count <= kSortedKeepMax) {
+    unsigned size = 1;  // best first: one sort of everything kept, the first k written
+    while (size < count) size *= 2;
+    buf.sort(count, size, [](unsigned long long key) { return key; });
+  } else {
+    if (count > p.k) count = (buf.keep_best(count, p.k), p.k);
+    buf.sort(count, p.k_pad, [&](unsigned long long key) { return by_rank ? key : key_of.by_position(key); });
+  }
   const StreamRank<T> rank(p.options);
   for (unsigned q = threadIdx.x; q < p.k; q += blockDim.x) {
     const std::uint64_t at = std::uint64_t(r) * p.k + q;
@@ -496,8 +510,9 @@ __global__ void __launch_bounds__(kStreamThreads) row_stream(StreamParams<T> p) 
     write_row(p, buf, r, begin, count);
     return;
   }
-  unsigned long long* out = p.segment_keys + (std::uint64_t(r) * p.segments + blockIdx.x) * p.k;
-  for (unsigned q = threadIdx.x; q < p.k; q += blockDim.x) out[q] = q < count ? buf.keys[q] : 0ull;
+  // Everything kept (no compaction here: the merge selects), 0 in the places left.
+  unsigned long long* out = p.segment_keys + (std::uint64_t(r) * p.segments + blockIdx.x) * p.segment_slots;
+  for (unsigned q = threadIdx.x; q < p.segment_slots; q += blockDim.x) out[q] = q < count ? buf.keys[q] : 0ull;
 }
 
 // One block per row of the launch chunk: the k best of the row's segment keys, written.
@@ -509,7 +524,7 @@ __global__ void __launch_bounds__(kStreamThreads) row_stream_merge(StreamParams<
   __shared__ StreamShared sh;
   StreamBuffer buf{stream_keys, stream_keys + p.capacity, sh};
   const std::size_t r = p.row0 + blockIdx.y;
-  const std::uint64_t per_row = std::uint64_t(p.segments) * p.k;
+  const std::uint64_t per_row = std::uint64_t(p.segments) * p.segment_slots;
   const KeyTiles<W> src{p.segment_keys + std::uint64_t(r) * per_row, per_row};
   const unsigned count = stream_best<Argmax>(src, buf, p.k, p.compact_above);
   write_row(p, buf, r, p.rows.begin(r), count);

@@ -18,6 +18,7 @@ struct RowStreamPlan {
   std::uint64_t segment_length = 0;  // values per segment
   unsigned k_pad = 1, capacity = 1, compact_above = 0;
   int index_bits = 1;                // StreamKey's position bits
+  unsigned segment_slots = 1;        // keys a segment passes to the merge
   std::size_t shared_bytes = 0;      // dynamic shared memory per block
   std::size_t temp_bytes = 0;        // the segment keys (several segments)
 };
