@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "cuda/runtime/cuda_check.hpp"
+#include "harness/harness.hpp"
+#include "radixmesh/device/topk.cuh"
 #include "radixmesh/memory.hpp"
 
 namespace radixmesh::cli {
@@ -21,6 +23,11 @@ template <class T> DeviceArray<T> copy_to_device(int device, const std::vector<T
 // benchmarks measure it (bench::measure_d2d_bandwidth) over
 // `bytes` (use more than the L2 holds).
 double device_copy_bandwidth(int device, std::size_t bytes);
+
+// The device-level top-k (radixmesh/device/topk.cuh) of `problem` (values on `device`; its
+// outputs are allocated here) with temporary storage and outputs allocated once, timed with CUDA
+// events: what a caller that keeps its data on the GPU pays per call, as torch.topk is timed.
+bench::Stats time_device_topk(int device, device::TopkProblem problem, int warmup, int reps);
 
 }  // namespace radixmesh::cli
 #endif
