@@ -3,6 +3,7 @@
 #pragma once
 #if defined(RXM_HAS_CUDA)
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "cuda/runtime/cuda_check.hpp"
@@ -27,7 +28,8 @@ double device_copy_bandwidth(int device, std::size_t bytes);
 // The device-level top-k (radixmesh/device/topk.cuh) of `problem` (values on `device`; its
 // outputs are allocated here) with temporary storage and outputs allocated once, timed with CUDA
 // events: what a caller that keeps its data on the GPU pays per call, as torch.topk is timed.
-bench::Stats time_device_topk(int device, device::TopkProblem problem, int warmup, int reps);
+// `path` gets the path it took (device::topk_path_name).
+bench::Stats time_device_topk(int device, device::TopkProblem problem, int warmup, int reps, std::string& path);
 
 }  // namespace radixmesh::cli
 #endif

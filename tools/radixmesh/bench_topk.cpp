@@ -167,8 +167,9 @@ BenchOutcome run_on_cuda(const TopkBenchOptions& o, Context& ctx, const std::vec
   device::TopkProblem problem;
   problem.type = o.type, problem.values = values.data(), problem.total = n, problem.rows = o.rows;
   problem.row_length = length, problem.max_row_length = length, problem.k = o.k, problem.options = o.topk;
-  c.add("radixmesh::device::topk (" + std::string(device::topk_path_name(problem, device)) + ", CUDA events)",
-        time_device_topk(device, problem, o.warmup, o.reps), true);
+  std::string path;
+  const Stats device_level = time_device_topk(device, problem, o.warmup, o.reps, path);
+  c.add("radixmesh::device::topk (" + path + ", CUDA events)", device_level, true);
   TopkResult<T> ours;
   c.add_diagnostic(
       "radixmesh topk_batched (device input, host clock, results copied to the host)",
