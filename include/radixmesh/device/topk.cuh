@@ -129,8 +129,11 @@ RXM_API const char* topk_path_name(const TopkProblem& problem, int device);
 //
 // Runs on `stream`; `temp` holds at least topk_temp_bytes(problem) bytes of device memory.
 // Arguments are checked (rxm::Error); device-resident offsets are trusted as documented. No
-// allocation and no synchronization (unless debug_checks): the call can be captured in a CUDA
-// graph and replayed with new values in the same buffers (tests/gpu/test_gpu_topk_llm.cu).
+// allocation and no synchronization (unless debug_checks). The row-stream path (batched rows of at
+// most 2^18 values, k <= 1024: LLM logits; topk_path_name says "row-stream") can be captured in a
+// CUDA graph and replayed with new values in the same buffers (tests/gpu/test_gpu_topk_llm.cu).
+// Several rows outside it order their winners with CUB's segmented sort, which cannot be captured
+// (cudaErrorStreamCaptureUnsupported).
 RXM_API void topk(void* temp, std::size_t temp_bytes, const TopkProblem& problem, cudaStream_t stream);
 
 }  // namespace radixmesh::device
