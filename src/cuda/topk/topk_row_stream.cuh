@@ -1,21 +1,21 @@
 // The row-stream path of the GPU top-k: batched rows of up to kRowStreamMaxRow values and k <=
 // kRowStreamMaxK (LLM logits, vector-search distances), one read of every value, the k best kept
-// in shared memory, sorted there, written once.
+// in shared memory, sorted there, written once. Design and measurements: docs/design/topk.md.
 //
 // A block streams one segment of one row in tiles of kStreamTile values (16-byte loads, the next
-// tile's loads issued before the current one is filtered). Every value becomes a 64-bit key
-// (rank << (64 - W) | (2^(64-W) - 1 - position)): larger is better, no two are equal, and a later
-// position loses a tie. Keys above a running threshold go to a shared buffer; when the buffer
-// holds more than `compact_above`, a radix select over it keeps exactly the k best and raises the
-// threshold to the smallest key prefix they share (a lower bound of the row's k-th key, so no
-// winner is ever dropped). The first tile seeds the threshold with the k-th best of the threads'
-// own maxima (k distinct values at least that good exist), so a random row sends about
-// k ln(n / k) keys to the buffer instead of its first tile.
+// tile's loads issued before the current one is filtered). A vector is first compared natively
+// with the running threshold's value (may_reach); only vectors that may reach it compute exact
+// ranks and 64-bit keys (StreamKey: rank, then complemented position; larger is better, no two are
+// equal, a later position loses a tie). Keys above the threshold go to a shared buffer; past
+// `compact_above` the buffer is compacted to exactly the k best and the threshold becomes the k-th
+// (or a lower bound of it: never a winner dropped). The first tile seeds the threshold: each
+// warp's ceil(k / 8)-th best of its threads' maxima, the smallest over the warps (at least k
+// distinct values reach it), so a random row sends about k ln(n / k) keys to the buffer.
 //
-// One segment per row: the block sorts its k keys (bitonic, best first or by position) and writes
-// the output. Several (few rows): each block writes its k best keys to temp, and a merge launch
-// streams those keys through the same machinery. k = 1 (greedy decoding) keeps one key per thread
-// and reduces: an argmax that returns the lowest index among equal maxima.
+// One segment per row: the block sorts what it kept (best first, or the k best by position) and
+// writes the row. Several (few rows): each block writes everything it kept to temp, and a merge
+// launch streams those keys through the same machinery. k = 1 (greedy decoding) keeps one key per
+// thread and reduces: an argmax that returns the lowest index among equal maxima.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -105,9 +105,10 @@ struct StreamBuffer {
   unsigned long long* keep;  // k_pad entries: the compaction's destination
   StreamShared& sh;
 
-  // Keeps exactly the `k` largest of keys[0, count) (count > k) in keys[0, k), in no order, sets
-  // sh.count = k and returns the new threshold: the prefix every kept key shares or exceeds, minus
-  // one (a later key is taken iff it is greater). Every thread calls it.
+  // Keeps exactly the `k` largest of keys[0, count) (count > k) in keys[0, k) (in order when
+  // sorted, else in no order), sets sh.count = k and returns the new threshold (a later key is
+  // taken iff it is greater): the k-th key after a sort, or after a radix select the prefix every
+  // kept key shares or exceeds, minus one. Every thread calls it.
   __device__ unsigned long long keep_best(unsigned count, unsigned k) {
     if (count <= kSortedKeepMax) {  // a bitonic sort is cheaper than radix passes here
       unsigned size = 1;
@@ -329,7 +330,7 @@ template <class T> struct ValueTiles {
   __device__ unsigned long long key_of(const Best& b) const { return b.top ? key.make(U(b.top - 1), b.pos) : 0ull; }
 };
 
-// A row's segment keys (segments x k, 0 where a segment had fewer than k values).
+// A row's segment keys (segments x segment_slots, 0 in the places a segment left empty).
 template <int Width> struct KeyTiles {
   static constexpr int W = Width;
   struct Regs {
