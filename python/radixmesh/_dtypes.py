@@ -18,8 +18,19 @@ def numpy():
     return np
 
 
+_known = {}  # dtype -> rxm_key_type, filled as dtypes are met (the lookup is on every call's path)
+
+
 def key_type(dtype):
     """The rxm_key_type of a NumPy dtype (bfloat16 by its name, as ml_dtypes spells it)."""
+    known = _known.get(dtype)
+    if known is not None:
+        return known
+    _known[dtype] = _key_type(dtype)
+    return _known[dtype]
+
+
+def _key_type(dtype):
     dtype = numpy().dtype(dtype)
     if dtype.name == "bfloat16":
         return BF16

@@ -1,5 +1,7 @@
 """radixmesh's operations on NumPy arrays, shaped like numpy.sort and torch.sort / torch.topk."""
 import ctypes
+import functools
+import math
 
 from . import _lib
 from ._dtypes import key_type, numpy
@@ -157,6 +159,13 @@ def argsort(x, dim=-1, descending=False, ctx=None):
     return sort(x, dim=dim, descending=descending, ctx=ctx)[1]
 
 
+@functools.lru_cache(maxsize=None)
+def _topk_options(largest, sorted, include_nan):
+    """The C options struct, made once per combination (a pointer to it is what the call takes)."""
+    options = _lib.TopkOptions(ctypes.sizeof(_lib.TopkOptions), int(largest), int(sorted), int(include_nan))
+    return options, ctypes.byref(options)
+
+
 def topk(x, k, dim=-1, largest=True, sorted=True, include_nan=False, ctx=None):
     """The k largest (largest=False: smallest) entries of x along `dim` (None: flattened), each row
     on its own, like torch.topk. Returns (values, indices) with `dim` of size k; int64 indices
@@ -165,21 +174,22 @@ def topk(x, k, dim=-1, largest=True, sorted=True, include_nan=False, ctx=None):
     (then above +inf). k > the row length is an error. Rows come from one C-contiguous copy when x
     is not already laid out so; one library call takes every row."""
     x = np.asarray(x)
-    key_type(x.dtype)
+    kt = key_type(x.dtype)
     if x.ndim == 0:
         raise Error(1, "topk of a 0-d array. fix: pass an array with at least one dimension")
     ctx = ctx or default_context()
-    data = np.ascontiguousarray(x.reshape(-1) if dim is None else np.moveaxis(x, dim, -1))
-    rows, length = (1, data.size) if dim is None else (int(np.prod(data.shape[:-1], dtype=np.int64)), data.shape[-1])
+    last = dim is not None and (dim == -1 or dim == x.ndim - 1)
+    data = np.ascontiguousarray(x.reshape(-1) if dim is None else x if last else np.moveaxis(x, dim, -1))
+    rows, length = (1, data.size) if dim is None else (math.prod(data.shape[:-1]), data.shape[-1])
     out_shape = (k,) if dim is None else data.shape[:-1] + (k,)
     if rows == 0 or length == 0:
         raise Error(1, f"topk of an empty array (shape {x.shape}). fix: pass at least one value per row")
     values = np.empty(out_shape, dtype=x.dtype)
     indices = np.empty(out_shape, dtype=np.int64)
-    options = _lib.TopkOptions(ctypes.sizeof(_lib.TopkOptions), int(largest), int(sorted), int(include_nan))
-    check(_lib.rxm_topk(ctx._handle, key_type(x.dtype), data.ctypes.data, data.size, -1, rows, None, k,
-                        ctypes.byref(options), values.ctypes.data, indices.ctypes.data, 8))
-    if dim is not None:
+    options = _topk_options(bool(largest), bool(sorted), bool(include_nan))[1]
+    check(_lib.rxm_topk(ctx._handle, kt, data.ctypes.data, data.size, -1, rows, None, k, options,
+                        values.ctypes.data, indices.ctypes.data, 8))
+    if dim is not None and not last:
         values, indices = np.moveaxis(values, -1, dim), np.moveaxis(indices, -1, dim)
     return values, indices
 
