@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "cuda/runtime/cuda_check.hpp"
+#include "harness/device_fill.cuh"
 #include "harness/device_timing.cuh"
 #include "harness/driver_main.hpp"
 #include "harness/harness.hpp"
@@ -87,23 +88,6 @@ void add_tuning_params(const rxm::device::TopkTuning& t, nlohmann::json& params)
   if (t.sample_select >= 0) params["sample_select"] = t.sample_select;
 }
 
-__device__ __forceinline__ float uniform01(std::uint64_t i, std::uint64_t seed) {
-  std::uint64_t z = i * 0x9E3779B97F4A7C15ull + seed;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return float(z >> 40) * (1.0f / 16777216.0f);
-}
-
-template <class T> __global__ void fill_uniform(T* out, std::size_t n, float lo, float hi, std::uint64_t seed) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += gridDim.x * std::size_t(blockDim.x)) {
-    const float x = lo + (hi - lo) * uniform01(i, seed);
-    if constexpr (std::is_same_v<T, __half>) out[i] = __float2half_rn(x);
-    else if constexpr (std::is_same_v<T, __nv_bfloat16>) out[i] = __float2bfloat16_rn(x);
-    else out[i] = T(x);
-  }
-}
-
 __global__ void iota_rows(std::int32_t* out, std::size_t n, std::size_t length) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += gridDim.x * std::size_t(blockDim.x))
     out[i] = std::int32_t(i % length);
@@ -134,7 +118,8 @@ void run_case(const Shape& s, const rxm::bench::RunInfo& info, cudaStream_t stre
   const std::size_t n = s.rows * s.length, places = s.rows * s.k;
   rxm::DeviceArray<T> values(0, n), out_values(0, places);
   rxm::DeviceArray<std::int64_t> out_indices(0, places);
-  fill_uniform<T><<<1024, 256, 0, stream>>>(values.data(), n, float(s.lo), float(s.hi), 42);
+  rxm::bench::fill_values<T><<<1024, 256, 0, stream>>>(values.data(), n,
+                                                    rxm::bench::UniformValues{float(s.lo), float(s.hi), 42});
   RXM_CUDA_CHECK_LAUNCH();
   if (bandwidth == 0) {
     rxm::DeviceArray<T> copy(0, n);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cuda/runtime/cuda_check.hpp"
+#include "harness/device_fill.cuh"
 #include "harness/device_timing.cuh"
 #include "harness/driver_main.hpp"
 #include "harness/harness.hpp"
@@ -42,26 +43,6 @@ struct Options {
   std::vector<std::size_t> segment = {0}, compact = {0};
   bool sweep() const { return segment.size() > 1 || compact.size() > 1 || segment[0] || compact[0]; }
 };
-
-// Logits: the sum of four uniforms (about normal, sd 1.15), deterministic per position.
-__device__ __forceinline__ float logit(std::uint64_t i) {
-  float sum = 0;
-  for (std::uint64_t j = 0; j < 4; ++j) {
-    std::uint64_t z = (i * 4 + j) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    sum += float((z ^ (z >> 31)) >> 40) * (1.0f / 16777216.0f);
-  }
-  return 2.0f * (sum - 2.0f);
-}
-
-template <class T> __global__ void fill_logits(T* out, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += gridDim.x * std::size_t(blockDim.x)) {
-    if constexpr (std::is_same_v<T, __nv_bfloat16>) out[i] = __float2bfloat16_rn(logit(i));
-    else if constexpr (std::is_same_v<T, __half>) out[i] = __float2half_rn(logit(i));
-    else out[i] = logit(i);
-  }
-}
 
 const char* torch_dtype(rxm::KeyType t) {
   return t == rxm::KeyType::bf16 ? "bfloat16" : t == rxm::KeyType::f16 ? "float16" : "float32";
@@ -92,7 +73,7 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   const std::size_t n = rows * vocab, places = rows * k;
   rxm::DeviceArray<T> logits(0, n), out_v(0, places), ref_v(0, places);
   rxm::DeviceArray<std::int32_t> out_i(0, places), ref_i(0, places);
-  fill_logits<T><<<1024, 256, 0, stream>>>(logits.data(), n);
+  rxm::bench::fill_values<T><<<1024, 256, 0, stream>>>(logits.data(), n, rxm::bench::LogitValues{});
   RXM_CUDA_CHECK_LAUNCH();
   rxm::device::TopkProblem p;
   p.type = type, p.values = logits.data(), p.total = n, p.rows = rows, p.row_length = vocab;

@@ -38,7 +38,7 @@
 extern "C" {
 #endif
 
-#define RXM_C_API_VERSION 1
+#define RXM_C_API_VERSION 2 /* 2: rxm_sort_rows_device, rxm_topk_device */
 
 typedef enum rxm_status RXM_C_ENUM_BASE {
   RXM_OK = 0,
@@ -132,6 +132,32 @@ RXM_C_API rxm_status rxm_topk_shards(rxm_context* ctx, rxm_key_type type, const 
                                      const size_t* sizes, const int* devices, size_t rows, int batched, size_t k,
                                      const rxm_topk_options* options, void* out_values, void* out_indices,
                                      size_t index_bytes);
+
+/* ---- stream-ordered calls on one CUDA device (API version 2) ----
+ * Arrays live on CUDA device `device`, one of the context's devices. The work is queued on
+ * `stream` (a cudaStream_t; NULL: the legacy default stream) and the call returns without waiting
+ * for the GPU; temporary memory comes from the context's pool for the device, taken and given back
+ * on `stream`. Errors in the arguments are found before anything is queued. */
+
+/* Sorts every row of a batch out of place: n keys in rows of row_length (n for one array) from
+ * keys_in to keys_out, each row on its own, stable. keys_in may equal keys_out (in place). Values
+ * (value_bytes 4 or 8) go from values_in to values_out; values_in NULL with values_out given
+ * writes each key's position in its row instead (int32 for value_bytes 4, int64 for 8: an
+ * argsort); both NULL with value_bytes 0 sorts keys only. options may be NULL. */
+RXM_C_API rxm_status rxm_sort_rows_device(rxm_context* ctx, rxm_key_type type, int device, const void* keys_in,
+                                          void* keys_out, const void* values_in, void* values_out,
+                                          size_t value_bytes, size_t n, size_t row_length,
+                                          const rxm_sort_options* options, void* stream);
+
+/* The top-k of each of `rows` rows of row_length values that start row_stride values apart (0:
+ * row_length, rows packed), with out_values (of the key type) and out_indices (index_bytes 4:
+ * int32, 8: int64; positions in the row) on the same device, rows * k entries each. options may be
+ * NULL. Captures in a CUDA graph for 16- and 32-bit keys, rows of at most 2^18 values and
+ * k <= 1024 (radixmesh/device/topk.cuh says which problems do). */
+RXM_C_API rxm_status rxm_topk_device(rxm_context* ctx, rxm_key_type type, int device, const void* values,
+                                     size_t rows, size_t row_length, size_t row_stride, size_t k,
+                                     const rxm_topk_options* options, void* out_values, void* out_indices,
+                                     size_t index_bytes, void* stream);
 
 /* ---- multisplit (radixmesh/multisplit.hpp, radixmesh/buckets.hpp) ---- */
 typedef enum rxm_bucket_kind RXM_C_ENUM_BASE {

@@ -109,6 +109,27 @@ RXM_API void sort_host(Context& ctx, KeyType type, void* keys, std::size_t n, vo
 // sort_rows: n keys in rows of row_length, each row sorted on its own (host memory).
 RXM_API void sort_rows_host(Context& ctx, KeyType type, void* keys, std::size_t n, std::size_t row_length,
                             void* values, std::size_t value_bytes, const SortOptions& options);
+// A batch of rows on one CUDA device of the context, sorted out of place and stream-ordered
+// (the C API's rxm_sort_rows_device, which the Python package uses on PyTorch and CuPy arrays):
+// n keys in rows of row_length from keys_in to keys_out, each row on its own, stable. Values go
+// from values_in to values_out; with positions, values_in is null and values_out receives each
+// key's position in its row (int32 for value_bytes 4, int64 for 8: an argsort). keys_in may be
+// keys_out (values_in values_out): sorted through a copy. Everything is queued on `stream` (a
+// cudaStream_t; null: the legacy default stream) with temporaries from the context's pool for the
+// device taken and given back on that stream; nothing waits for the GPU.
+struct DeviceRowsSort {
+  KeyType type = KeyType::u32;
+  int device = 0;
+  const void* keys_in = nullptr;
+  void* keys_out = nullptr;
+  const void* values_in = nullptr;
+  void* values_out = nullptr;
+  std::size_t value_bytes = 0;  // 0, 4 or 8
+  bool positions = false;
+  std::size_t n = 0, row_length = 0;
+  void* stream = nullptr;
+};
+RXM_API void sort_rows_device(Context& ctx, const DeviceRowsSort& s, const SortOptions& options);
 // Device-resident keys (and values) on the CUDA backend; the device ids come from the spans.
 RXM_API void sort_device(Context& ctx, KeyType type, void* keys, std::size_t n, int keys_device, void* values,
                  std::size_t values_n, int values_device, std::size_t value_bytes, const SortOptions& options);

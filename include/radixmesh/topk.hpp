@@ -67,14 +67,22 @@ template <class T, class Index = std::int64_t> struct TopkResult {
 // A value's rank: larger rank = better. The one definition of the order both backends select by:
 // an order-preserving encoding (keys.hpp), complemented for smallest-k, and for largest-k without
 // include_nan rotated so that the 2(2^m - 1) NaN codes at the top of the encoding wrap to the bottom.
-template <class T> RXM_HOST_DEVICE key_bits_t<T> topk_rank(T x, const TopkOptions& o) {
+// As two constants, so that kernels apply it without a branch per value:
+// rank = (encode(raw) ^ flip) + shift, and raw = decode((rank - shift) ^ flip).
+template <class T> struct TopkRankTransform {
   using U = key_bits_t<T>;
-  U e = encode_key(x);
-  if (!o.largest) return U(~e);
-  if constexpr (key_traits<T>::is_float) {
-    if (!o.include_nan) return U(e + U(2 * ((U(1) << key_traits<T>::mantissa_bits) - 1)));
+  U flip = 0, shift = 0;
+  RXM_HOST_DEVICE explicit TopkRankTransform(const TopkOptions& o) {
+    flip = o.largest ? U(0) : U(~U(0));
+    if constexpr (key_traits<T>::is_float)
+      if (o.largest && !o.include_nan) shift = U(2 * ((U(1) << key_traits<T>::mantissa_bits) - 1));
   }
-  return e;
+  RXM_HOST_DEVICE U rank_of_bits(U raw) const { return U((key_traits<T>::encode_bits(raw) ^ flip) + shift); }
+  RXM_HOST_DEVICE U raw_of(U rank) const { return key_traits<T>::decode_bits(U(U(rank - shift) ^ flip)); }
+};
+
+template <class T> RXM_HOST_DEVICE key_bits_t<T> topk_rank(T x, const TopkOptions& o) {
+  return TopkRankTransform<T>(o).rank_of_bits(to_bits(x));
 }
 
 namespace detail {
@@ -101,6 +109,24 @@ struct TopkRequest {
   std::int64_t index_base = 0;
 };
 RXM_API void topk_host(Context& ctx, const TopkRequest& request);
+
+// The top-k of `rows` rows of row_length values, row_stride apart (0: row_length), on one CUDA
+// device of the context, with the outputs (rows * k each) on that device: the C API's
+// rxm_topk_device, which the Python package uses on PyTorch and CuPy arrays. Stream-ordered like
+// rxm::device::topk (queued on `stream`, a cudaStream_t; null: the legacy default stream), with
+// its temporary storage from the context's pool for the device, taken and given back on `stream`.
+struct DeviceRowsTopk {
+  KeyType type = KeyType::f32;
+  int device = 0;
+  const void* values = nullptr;
+  std::size_t rows = 1, row_length = 0, row_stride = 0, k = 0;
+  TopkOptions options;
+  std::size_t index_bytes = 8;  // 4 or 8
+  void* out_values = nullptr;
+  void* out_indices = nullptr;
+  void* stream = nullptr;
+};
+RXM_API void topk_rows_device(Context& ctx, const DeviceRowsTopk& request);
 
 template <class T, class Index>
 TopkResult<T, Index> run_topk(Context& ctx, KeyType type, const void* values, std::size_t n, int device, Rows rows,

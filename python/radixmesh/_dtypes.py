@@ -38,3 +38,13 @@ def _key_type(dtype):
         return _KEY_TYPES[dtype.name]
     raise Error(1, f"dtype {dtype} is not a radixmesh key type. fix: use uint8/16/32/64, int8/16/32/64, "
                    "float16, bfloat16, float32 or float64 (native byte order)")
+
+
+def key_type_of_name(name):
+    """The rxm_key_type of a dtype named as NumPy and PyTorch name them ("float32", "bfloat16")."""
+    if name == "bfloat16":
+        return BF16
+    if name in _KEY_TYPES:
+        return _KEY_TYPES[name]
+    raise Error(1, f"dtype {name} is not a radixmesh key type. fix: use uint8/16/32/64, int8/16/32/64, "
+                   "float16, bfloat16, float32 or float64")

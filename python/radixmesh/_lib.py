@@ -86,6 +86,10 @@ rxm_sort_rows = _proto("rxm_sort_rows", c_int, ctx_p, c_int, c_void, c_size, c_s
                        ctypes.POINTER(SortOptions))
 rxm_topk = _proto("rxm_topk", c_int, ctx_p, c_int, c_void, c_size, c_int, c_size, c_void, c_size,
                   ctypes.POINTER(TopkOptions), c_void, c_void, c_size)
+rxm_sort_rows_device = _proto("rxm_sort_rows_device", c_int, ctx_p, c_int, c_int, c_void, c_void, c_void, c_void, c_size,
+                              c_size, c_size, ctypes.POINTER(SortOptions), c_void)
+rxm_topk_device = _proto("rxm_topk_device", c_int, ctx_p, c_int, c_int, c_void, c_size, c_size, c_size, c_size,
+                         ctypes.POINTER(TopkOptions), c_void, c_void, c_size, c_void)
 rxm_topk_shards = _proto("rxm_topk_shards", c_int, ctx_p, c_int, ctypes.POINTER(c_void), ctypes.POINTER(c_size),
                          ctypes.POINTER(c_int), c_size, c_int, c_size, ctypes.POINTER(TopkOptions), c_void, c_void,
                          c_size)

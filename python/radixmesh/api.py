@@ -4,6 +4,7 @@ import functools
 import math
 
 from . import _lib
+from ._arrays import adapter
 from ._dtypes import key_type, numpy
 
 
@@ -95,62 +96,79 @@ def default_context():
 
 def _host_contiguous(x):
     if not isinstance(x, np.ndarray) or x.dtype == object:
-        raise Error(1, f"{type(x).__name__} is not a NumPy array. fix: pass a numpy.ndarray "
-                       "(PyTorch and CuPy arrays are not supported yet)")
+        raise Error(1, f"{type(x).__name__} is not a NumPy array: topk_shards takes host shards. fix: pass "
+                       "numpy.ndarray shards (x.cpu().numpy() for a tensor)")
     key_type(x.dtype)
     return np.ascontiguousarray(x)
 
 
-def _rows_view(x, dim):
-    """x with `dim` moved last, as a C-contiguous (rows, length) copy, and how to shape results back."""
-    if dim is None:
-        flat = np.ascontiguousarray(x).reshape(-1).copy()
-        return flat.reshape(1, -1), lambda r: r.reshape(-1)
-    moved = np.moveaxis(x, dim, -1)
-    shape = moved.shape
-    rows = np.ascontiguousarray(moved).reshape(-1, shape[-1]).copy()
-    return rows, lambda r: np.moveaxis(r.reshape(shape[:-1] + (r.shape[-1],)), -1, dim)
-
-
-def _sort_rows(rows, indices, descending, ctx):
-    """Sorts every row of a C-contiguous (rows, length) array in place, indices moving along."""
+@functools.lru_cache(maxsize=None)
+def _sort_options(descending):
+    """The C options struct, made once per order (a pointer to it is what the calls take)."""
     options = _lib.SortOptions(ctypes.sizeof(_lib.SortOptions), int(descending), 0, -1)
-    check(_lib.rxm_sort_rows(ctx._handle, key_type(rows.dtype), rows.ctypes.data, rows.size, rows.shape[-1],
-                             indices.ctypes.data if indices is not None else None, 8 if indices is not None else 0,
-                             ctypes.byref(options)))
+    return options, ctypes.byref(options)
+
+
+def _sort_rows(ctx, kt, a, keys, values, descending):
+    """Sorts every row of a C-contiguous (..., length) host array in place, int64 values moving along."""
+    check(_lib.rxm_sort_rows(ctx._handle, kt, a.ptr(keys), math.prod(keys.shape), keys.shape[-1],
+                             a.ptr(values) if values is not None else None, 8 if values is not None else 0,
+                             _sort_options(bool(descending))[1]))
 
 
 def sort(x, dim=-1, descending=False, stable=True, ctx=None):
-    """Sorts x along `dim` (None: flattened), each row on its own, like torch.sort. Returns
-    (values, indices): new arrays, int64 indices into the row. Always stable (`stable` is taken
-    for compatibility). Order: radixmesh's total order: every NaN after +inf (as numpy.sort does;
-    positive NaNs first, then those with the sign bit set), and -0.0 before +0.0 (numpy.sort keeps
-    them in input order). One library call sorts every row (rxm::sort_rows: on the CPU, one thread
-    per row). The input is copied (the copy is sorted), so any layout is accepted."""
-    x = np.asarray(x)
-    key_type(x.dtype)
+    """Sorts x along `dim` (None: flattened), each row on its own, like torch.sort. x is a NumPy
+    array, a PyTorch tensor (CPU or CUDA) or a CuPy array; the results are of x's type on x's
+    device. Returns (values, indices): new arrays, int64 indices into the row. Always stable
+    (`stable` is taken for compatibility). Order: radixmesh's total order: every NaN after +inf
+    (as numpy.sort does; positive NaNs first, then those with the sign bit set), and -0.0 before
+    +0.0 (numpy.sort keeps them in input order). One library call sorts every row. On a GPU it
+    is queued on the current stream (PyTorch's or CuPy's) and reads x in place when `dim` is its
+    last, contiguous dimension (else from a contiguous copy); host arrays are copied, and the copy
+    is sorted."""
+    a, x = adapter(x)
+    kt = a.key_type(x)
     if x.ndim == 0:
-        return x.copy(), np.zeros((), dtype=np.int64)
-    if x.size == 0:
-        shape = (0,) if dim is None else x.shape
-        return x.reshape(shape).copy(), np.zeros(shape, dtype=np.int64)
+        indices = a.empty(x, (), index=True)
+        indices[...] = 0
+        return a.copy(x), indices
     ctx = ctx or default_context()
-    rows, back = _rows_view(x, dim)
-    indices = np.broadcast_to(np.arange(rows.shape[1], dtype=np.int64), rows.shape).copy()
-    _sort_rows(rows, indices, descending, ctx)
-    return back(rows), back(indices)
+    data = a.rows(x, dim)
+    shape = tuple(data.shape)
+    n = math.prod(shape)
+    if n == 0:
+        return a.back(a.copy(data), dim), a.back(a.empty(data, shape, index=True), dim)
+    device = a.device(data)
+    if device >= 0:
+        values, indices = a.empty(data, shape), a.empty(data, shape, index=True)
+        check(_lib.rxm_sort_rows_device(ctx._handle, kt, device, a.ptr(data), a.ptr(values), None, a.ptr(indices), 8,
+                                        n, shape[-1], _sort_options(bool(descending))[1], a.stream(data)))
+    else:
+        values = a.copy(data)
+        indices = a.positions(values, shape)
+        _sort_rows(ctx, kt, a, values, indices, descending)
+    return a.back(values, dim), a.back(indices, dim)
 
 
 def sort_(x, descending=False, ctx=None):
-    """Sorts a C-contiguous, writable NumPy array in place along its last dimension (each row on
-    its own; a 1-D array as a whole) and returns it. Zero copy: the library sorts x's own memory.
-    Anything else is an error, not a silent copy."""
-    if not isinstance(x, np.ndarray) or not x.flags.c_contiguous or not x.flags.writeable:
-        raise Error(1, "sort_ needs a C-contiguous, writable numpy.ndarray. fix: use sort(), which copies")
-    key_type(x.dtype)
-    if x.ndim == 0 or x.size == 0:
+    """Sorts a C-contiguous, writable array in place along its last dimension (each row on its
+    own; a 1-D array as a whole) and returns it: a NumPy array, a PyTorch tensor or a CuPy array.
+    Zero copy: the library sorts x's own memory (on a GPU, queued on the current stream, through a
+    temporary copy in the library's pool). Anything else is an error, not a silent copy."""
+    a, x = adapter(x)
+    if not a.contiguous(x) or not a.writable(x):
+        raise Error(1, "sort_ needs a C-contiguous, writable array. fix: use sort(), which copies")
+    kt = a.key_type(x)
+    if x.ndim == 0 or math.prod(x.shape) == 0:
         return x
-    _sort_rows(x.reshape(-1, x.shape[-1]), None, descending, ctx or default_context())
+    ctx = ctx or default_context()
+    device = a.device(x)
+    if device >= 0:
+        check(_lib.rxm_sort_rows_device(ctx._handle, kt, device, a.ptr(x), a.ptr(x), None, None, 0,
+                                        math.prod(x.shape), x.shape[-1], _sort_options(bool(descending))[1],
+                                        a.stream(x)))
+    else:
+        _sort_rows(ctx, kt, a, x, None, descending)
     return x
 
 
@@ -168,30 +186,36 @@ def _topk_options(largest, sorted, include_nan):
 
 def topk(x, k, dim=-1, largest=True, sorted=True, include_nan=False, ctx=None):
     """The k largest (largest=False: smallest) entries of x along `dim` (None: flattened), each row
-    on its own, like torch.topk. Returns (values, indices) with `dim` of size k; int64 indices
-    into the row. sorted=True: best first, equal values by ascending index; sorted=False:
-    ascending index. Ties go to the lower index. NaN ranks below every number unless include_nan
-    (then above +inf). k > the row length is an error. Rows come from one C-contiguous copy when x
-    is not already laid out so; one library call takes every row."""
-    x = np.asarray(x)
-    kt = key_type(x.dtype)
+    on its own, like torch.topk. x is a NumPy array, a PyTorch tensor (CPU or CUDA) or a CuPy
+    array; the results are of x's type on x's device. Returns (values, indices) with `dim` of
+    size k; int64 indices into the row. sorted=True: best first, equal values by ascending index;
+    sorted=False: ascending index. Ties go to the lower index. NaN ranks below every number unless
+    include_nan (then above +inf). k > the row length is an error. One library call takes every
+    row; x is read in place when `dim` is its last, contiguous dimension, else from a contiguous
+    copy. On a GPU the call is queued on the current stream (PyTorch's or CuPy's), allocates only
+    the results, and never waits for the GPU."""
+    a, x = adapter(x)
+    kt = a.key_type(x)
     if x.ndim == 0:
         raise Error(1, "topk of a 0-d array. fix: pass an array with at least one dimension")
     ctx = ctx or default_context()
-    last = dim is not None and (dim == -1 or dim == x.ndim - 1)
-    data = np.ascontiguousarray(x.reshape(-1) if dim is None else x if last else np.moveaxis(x, dim, -1))
-    rows, length = (1, data.size) if dim is None else (math.prod(data.shape[:-1]), data.shape[-1])
-    out_shape = (k,) if dim is None else data.shape[:-1] + (k,)
+    data = a.rows(x, dim)
+    shape = tuple(data.shape)
+    length = shape[-1]
+    rows = math.prod(shape[:-1])
     if rows == 0 or length == 0:
-        raise Error(1, f"topk of an empty array (shape {x.shape}). fix: pass at least one value per row")
-    values = np.empty(out_shape, dtype=x.dtype)
-    indices = np.empty(out_shape, dtype=np.int64)
+        raise Error(1, f"topk of an empty array (shape {tuple(x.shape)}). fix: pass at least one value per row")
+    out_shape = shape[:-1] + (k,)
+    values, indices = a.empty(data, out_shape), a.empty(data, out_shape, index=True)
     options = _topk_options(bool(largest), bool(sorted), bool(include_nan))[1]
-    check(_lib.rxm_topk(ctx._handle, kt, data.ctypes.data, data.size, -1, rows, None, k, options,
-                        values.ctypes.data, indices.ctypes.data, 8))
-    if dim is not None and not last:
-        values, indices = np.moveaxis(values, -1, dim), np.moveaxis(indices, -1, dim)
-    return values, indices
+    device = a.device(data)
+    if device >= 0:
+        check(_lib.rxm_topk_device(ctx._handle, kt, device, a.ptr(data), rows, length, 0, k, options, a.ptr(values),
+                                   a.ptr(indices), 8, a.stream(data)))
+    else:
+        check(_lib.rxm_topk(ctx._handle, kt, a.ptr(data), rows * length, -1, rows, None, k, options, a.ptr(values),
+                            a.ptr(indices), 8))
+    return a.back(values, dim), a.back(indices, dim)
 
 
 def _bucket_spec(buckets):
@@ -214,23 +238,31 @@ def multisplit(x, buckets, values=None, ctx=None):
     """Stable multisplit of a 1-D array by bucket: 'radix:SHIFT:BITS' (the digit of the key's
     order-preserving encoding), 'hash:M' or 'identity:M' (integer keys below M). Returns (out,
     offsets), or (out, out_values, offsets) with values (4- or 8-byte per key): bucket b holds
-    out[offsets[b]:offsets[b + 1]], keys in input order; offsets has M + 1 int64 entries."""
-    x = _host_contiguous(np.asarray(x))
+    out[offsets[b]:offsets[b + 1]], keys in input order; offsets has M + 1 int64 entries. All of
+    x's type on x's device. On a GPU the call waits for the current stream first and returns
+    once the split is done (the offsets are read on the host)."""
+    a, x = adapter(x)
     if x.ndim != 1:
         raise Error(1, f"multisplit of a {x.ndim}-d array. fix: pass a 1-D array (x.reshape(-1))")
+    kt = a.key_type(x)
+    x = a.rows(x, -1)
     spec, m = _bucket_spec(buckets)
-    out = np.empty_like(x)
+    out = a.empty(x, tuple(x.shape))
     offsets = np.zeros(max(m, 0) + 1, dtype=np.uint64)
     v_in = v_out = None
+    itemsize = 0
     if values is not None:
-        v_in = np.ascontiguousarray(values)
-        if v_in.shape != x.shape or v_in.itemsize not in (4, 8):
-            raise Error(1, "values must be one 4- or 8-byte entry per key. fix: pass values of x's shape")
-        v_out = np.empty_like(v_in)
-    check(_lib.rxm_multisplit(ctx._handle if ctx else default_context()._handle, key_type(x.dtype), x.ctypes.data,
-                              out.ctypes.data, v_in.ctypes.data if v_in is not None else None,
-                              v_out.ctypes.data if v_out is not None else None,
-                              v_in.itemsize if v_in is not None else 0, x.size, -1, ctypes.byref(spec),
-                              offsets.ctypes.data_as(ctypes.POINTER(ctypes.c_size_t)), offsets.size))
-    offsets = offsets.astype(np.int64)
+        va, v_in = adapter(values)
+        v_in = va.rows(v_in, -1)
+        itemsize = v_in.element_size() if a.name == "torch" else v_in.itemsize
+        if va is not a or tuple(v_in.shape) != tuple(x.shape) or itemsize not in (4, 8):
+            raise Error(1, "values must be one 4- or 8-byte entry per key, of x's type. fix: pass values of x's shape")
+        v_out = a.empty(v_in, tuple(v_in.shape))
+    a.synchronize(x)
+    check(_lib.rxm_multisplit(ctx._handle if ctx else default_context()._handle, kt, a.ptr(x), a.ptr(out),
+                              a.ptr(v_in) if v_in is not None else None, a.ptr(v_out) if v_out is not None else None,
+                              itemsize, math.prod(x.shape), a.device(x),
+                              ctypes.byref(spec), offsets.ctypes.data_as(ctypes.POINTER(ctypes.c_size_t)),
+                              offsets.size))
+    offsets = a.from_host(x, offsets.astype(np.int64))
     return (out, offsets) if values is None else (out, v_out, offsets)

@@ -1,7 +1,7 @@
 """Benchmarks from Python: radixmesh.sort and radixmesh.topk on NumPy arrays beside NumPy in the
 same run, and the Python layer's cost per call on a small array.
 
-  python3 -m radixmesh.bench [--out FILE] [--reps N] [--quick]
+  python3 -m radixmesh.bench [--out FILE] [--reps N] [--quick] [--gpu]
 
 - sort: radixmesh.sort(x) (values and int64 indices, stable) against numpy.argsort(kind="stable")
   plus the gather of the values (the same result), with numpy.sort(kind="stable") (values only)
@@ -11,7 +11,14 @@ same run, and the Python layer's cost per call on a small array.
 - overhead: the same calls on 1024 values against the bare C API call with its arguments prepared
   once (ctypes' own call cost stays in the bare figure); the difference is the Python layer.
 
-Every result is checked against NumPy's. Lines in the benchmark harness's JSON format (ours and
+--gpu: the same on CUDA tensors (PyTorch; CuPy beside it where installed), against torch.sort,
+torch.topk and cupy.sort / cupy.argsort in the same run: sort of 2^28 int32 with indices, of
+(4096, 32768) and (64, 2^20) float32 rows; top-k of 2^28 float32 with k = 1024 and of
+(4096, 128256) bfloat16 with k = 50; times from CUDA events around each call. The overhead
+case times the Python layer on a 1024-value CUDA tensor against the bare C call (host time per
+call, calls back to back, the GPU kept busy behind them).
+
+Every result is checked against NumPy's (--gpu: against torch's, where the orders agree). Lines in the benchmark harness's JSON format (ours and
 each peer, median / min / max ms) are appended to $RXM_RESULTS_DIR/python.jsonl (default
 bench/results/ under the working directory) unless --out says otherwise; RXM_COMMIT names the
 commit when set, else git does.
@@ -102,7 +109,7 @@ class Case:
         for name, stats, is_ours, diagnostic in self.entries:
             ratio = stats["median_ms"] / ours["median_ms"] if ours and ours["median_ms"] > 0 else 0
             tag = "  (ours)" if is_ours else ("  (diagnostic)" if diagnostic else "")
-            print(f"  {name:<58} {stats['median_ms']:10.4f} ms  min {stats['min_ms']:10.4f}  {ratio:6.2f}x{tag}")
+            print(f"  {name:<72} {stats['median_ms']:10.4f} ms  min {stats['min_ms']:10.4f}  {ratio:6.2f}x{tag}")
 
 
 def _check(ok, what):
@@ -163,12 +170,18 @@ def overhead_cases(np, reps, rng):
     cases = []
     # sort: the bare call sorts a prepared copy in place, indices moving along (what sort() does
     # after its copies).
-    rows, idx = x.copy(), np.arange(n, dtype=np.int64)
+    rows, idx, iota = x.copy(), np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64)
     options = _lib.SortOptions(ctypes.sizeof(_lib.SortOptions), 0, 0, -1)
     args = (ctx._handle, kt, rows.ctypes.data, n, n, idx.ctypes.data, 8, ctypes.byref(options))
+
+    def bare_sort():  # the same work as sort(): fresh keys and positions, then the call
+        np.copyto(rows, x)
+        np.copyto(idx, iota)
+        _lib.rxm_sort_rows(*args)
+
     c = Case("python_overhead", {"call": "sort", "n": n, "type": "f32", "backend": ctx.backend}, n, "keys")
     c.add("radixmesh.sort (Python layer + C call)", _time(lambda: sort(x), reps), ours=True)
-    c.add("bare rxm_sort_rows through ctypes (arguments prepared)", _time(lambda: _lib.rxm_sort_rows(*args), reps),
+    c.add("bare rxm_sort_rows through ctypes (arguments prepared, input restored)", _time(bare_sort, reps),
           diagnostic=True)
     cases.append(c)
     values, indices = np.empty(k, dtype=np.float32), np.empty(k, dtype=np.int64)
@@ -183,11 +196,112 @@ def overhead_cases(np, reps, rng):
     return cases
 
 
+def _time_cuda(torch, run, reps, warmup=2):
+    """Milliseconds per call from CUDA events around each call (the GPU idle before it)."""
+    for _ in range(warmup):
+        run()
+    times = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return _stats(times)
+
+
+def _time_per_call(torch, run, reps, calls=200):
+    """Host milliseconds per call of `calls` calls back to back (what the Python layer costs
+    while the GPU runs behind it), one figure per rep."""
+    run()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter_ns()
+        for _ in range(calls):
+            run()
+        times.append((time.perf_counter_ns() - start) / 1e6 / calls)
+        torch.cuda.synchronize()
+    return _stats(times)
+
+
+def _cupy():
+    try:
+        import cupy
+        return cupy if cupy.cuda.runtime.getDeviceCount() > 0 else None
+    except Exception:  # not installed, or no usable driver
+        return None
+
+
+def gpu_cases(torch, reps, quick):
+    """radixmesh on CUDA tensors against torch (and cupy) in the same run."""
+    cp = _cupy()
+    dev = torch.device("cuda", torch.cuda.current_device())
+    cases = []
+    sort_shapes = [((1 << 20,), "int32"), ((64, 4096), "float32")] if quick else \
+        [((1 << 28,), "int32"), ((4096, 32768), "float32"), ((64, 1 << 20), "float32")]
+    for shape, dtype in sort_shapes:
+        t = getattr(torch, dtype)
+        x = torch.randint(-(1 << 30), 1 << 30, shape, dtype=t, device=dev) if dtype == "int32" else \
+            torch.rand(shape, dtype=t, device=dev)
+        got, want = sort(x), torch.sort(x, stable=True)
+        _check(torch.equal(got[0], want[0]) and torch.equal(got[1], want[1]), f"gpu sort of shape {shape}")
+        c = Case("python_gpu_sort", {"shape": list(shape), "type": dtype, "distribution": "uniform"}, x.numel(), "keys")
+        c.add("radixmesh.sort (values, indices)", _time_cuda(torch, lambda: sort(x), reps), ours=True)
+        c.add("torch.sort(stable=True) (values, indices)", _time_cuda(torch, lambda: torch.sort(x, stable=True), reps))
+        if cp is not None:
+            y = cp.asarray(x)
+            c.add("cupy.argsort + take_along_axis (values, indices)",
+                  _time_cuda(torch, lambda: cp.take_along_axis(y, cp.argsort(y, axis=-1), -1), reps))
+            c.add("cupy.sort, values only", _time_cuda(torch, lambda: cp.sort(y, axis=-1), reps), diagnostic=True)
+        cases.append(c)
+        del x, got, want
+    topk_shapes = [((1 << 20,), 1024, "float32"), ((64, 32000), 50, "bfloat16")] if quick else \
+        [((1 << 28,), 1024, "float32"), ((4096, 128256), 50, "bfloat16")]
+    for shape, k, dtype in topk_shapes:
+        x = torch.randn(shape, dtype=getattr(torch, dtype), device=dev)
+        got, want = topk(x, k), torch.topk(x, k)
+        _check(torch.equal(got[0], want[0]), f"gpu topk values of shape {shape}")
+        c = Case("python_gpu_topk", {"shape": list(shape), "k": k, "type": dtype, "sorted": True,
+                                     "distribution": "normal"}, x.numel(), "values")
+        c.add("radixmesh.topk (sorted)", _time_cuda(torch, lambda: topk(x, k), reps), ours=True)
+        c.add("torch.topk (sorted)", _time_cuda(torch, lambda: torch.topk(x, k), reps))
+        cases.append(c)
+        del x, got, want
+    # The Python layer on a small CUDA tensor, against the bare C call with everything prepared.
+    ctx = default_context()
+    n, k = 1024, 8
+    x = torch.rand(n, device=dev)
+    stream = torch.cuda.current_stream(dev).cuda_stream
+    values, indices = torch.empty(k, device=dev), torch.empty(k, dtype=torch.int64, device=dev)
+    options = _lib.TopkOptions(ctypes.sizeof(_lib.TopkOptions), 1, 1, 0)
+    targs = (ctx._handle, key_type(numpy().dtype("float32")), dev.index, x.data_ptr(), 1, n, 0, k,
+             ctypes.byref(options), values.data_ptr(), indices.data_ptr(), 8, stream)
+    c = Case("python_overhead", {"call": "topk", "n": n, "k": k, "type": "f32", "backend": "cuda tensor"}, n, "values")
+    c.add("radixmesh.topk (Python layer + C call)", _time_per_call(torch, lambda: topk(x, k), reps), ours=True)
+    c.add("bare rxm_topk_device through ctypes (arguments prepared)",
+          _time_per_call(torch, lambda: _lib.rxm_topk_device(*targs), reps), diagnostic=True)
+    cases.append(c)
+    sv, si = torch.empty(n, device=dev), torch.empty(n, dtype=torch.int64, device=dev)
+    sopts = _lib.SortOptions(ctypes.sizeof(_lib.SortOptions), 0, 0, -1)
+    sargs = (ctx._handle, key_type(numpy().dtype("float32")), dev.index, x.data_ptr(), sv.data_ptr(), None,
+             si.data_ptr(), 8, n, n, ctypes.byref(sopts), stream)
+    c = Case("python_overhead", {"call": "sort", "n": n, "type": "f32", "backend": "cuda tensor"}, n, "keys")
+    c.add("radixmesh.sort (Python layer + C call)", _time_per_call(torch, lambda: sort(x), reps), ours=True)
+    c.add("bare rxm_sort_rows_device through ctypes (arguments prepared)",
+          _time_per_call(torch, lambda: _lib.rxm_sort_rows_device(*sargs), reps), diagnostic=True)
+    cases.append(c)
+    return cases
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python3 -m radixmesh.bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--out", help="JSON lines file (default: bench/results/python.jsonl of the source tree)")
     p.add_argument("--reps", type=int, default=7)
     p.add_argument("--quick", action="store_true", help="small shapes (a smoke test)")
+    p.add_argument("--gpu", action="store_true", help="CUDA tensors against torch / cupy (needs PyTorch and a GPU)")
     a = p.parse_args(argv)
     out = a.out or os.path.join(os.environ.get("RXM_RESULTS_DIR", os.path.join("bench", "results")), "python.jsonl")
     if not os.path.isdir(os.path.dirname(out) or "."):
@@ -200,8 +314,18 @@ def main(argv=None):
             "host_cpu": _cpu_name(), "command": "python3 -m radixmesh.bench " + " ".join(argv or sys.argv[1:]),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "python": platform.python_version(), "numpy": np.__version__}
-    cases = sort_cases(np, a.reps, a.quick, rng) + topk_cases(np, a.reps, a.quick, rng) + \
-        overhead_cases(np, max(a.reps, 101), rng)
+    if a.gpu:
+        try:
+            import torch
+        except ImportError:
+            raise SystemExit("radixmesh.bench --gpu: PyTorch is not installed. fix: run it where torch is") from None
+        if not torch.cuda.is_available() or ctx.backend != "cuda":
+            raise SystemExit("radixmesh.bench --gpu: no usable GPU. fix: run it on a GPU machine")
+        info.update(device=torch.cuda.get_device_name(), torch=torch.__version__)
+        cases = gpu_cases(torch, a.reps, a.quick)
+    else:
+        cases = sort_cases(np, a.reps, a.quick, rng) + topk_cases(np, a.reps, a.quick, rng) + \
+            overhead_cases(np, max(a.reps, 101), rng)
     for c in cases:
         c.print()
     for c in cases:

@@ -133,6 +133,48 @@ rxm_status rxm_topk(rxm_context* c, rxm_key_type type, const void* values, size_
   });
 }
 
+rxm_status rxm_sort_rows_device(rxm_context* c, rxm_key_type type, int device, const void* keys_in, void* keys_out,
+                                const void* values_in, void* values_out, size_t value_bytes, size_t n,
+                                size_t row_length, const rxm_sort_options* options, void* stream) {
+  return rc::guarded([&] {
+    rxm::Context& ctx = rc::context_of(c);
+    rxm::detail::DeviceRowsSort s;
+    s.type = rc::key_type_of(type);
+    require_value_bytes(value_bytes, values_out);
+    rxm::require(device >= 0, "device is " + std::to_string(device), "pass the CUDA ordinal the arrays live on");
+    s.device = device;
+    s.keys_in = keys_in;
+    s.keys_out = keys_out;
+    s.values_in = values_in;
+    s.values_out = values_out;
+    s.value_bytes = value_bytes;
+    s.positions = values_out != nullptr && values_in == nullptr;
+    s.n = n;
+    s.row_length = row_length;
+    s.stream = stream;
+    rxm::detail::sort_rows_device(ctx, s, sort_options(options));
+  });
+}
+
+rxm_status rxm_topk_device(rxm_context* c, rxm_key_type type, int device, const void* values, size_t rows,
+                           size_t row_length, size_t row_stride, size_t k, const rxm_topk_options* options,
+                           void* out_values, void* out_indices, size_t index_bytes, void* stream) {
+  return rc::guarded([&] {
+    rxm::Context& ctx = rc::context_of(c);
+    rxm::require(device >= 0, "device is " + std::to_string(device), "pass the CUDA ordinal the values live on");
+    rxm::detail::DeviceRowsTopk t;
+    t.type = rc::key_type_of(type);
+    t.device = device;
+    t.values = values;
+    t.rows = rows;
+    t.row_length = row_length;
+    t.row_stride = row_stride;
+    set_topk_outputs(t, k, options, index_bytes, out_values, out_indices);
+    t.stream = stream;
+    rxm::detail::topk_rows_device(ctx, t);
+  });
+}
+
 rxm_status rxm_topk_shards(rxm_context* c, rxm_key_type type, const void* const* shards, const size_t* sizes,
                            const int* devices, size_t rows, int batched, size_t k, const rxm_topk_options* options,
                            void* out_values, void* out_indices, size_t index_bytes) {

@@ -31,6 +31,8 @@ void cuda_sort_host(Context& ctx, const SortPlan& plan, void* keys, void* values
 // src/cuda: `rows` host-resident rows of row_plan.n keys (and values), each sorted on its own by one
 // segmented sort on the context's first GPU; false (nothing done) where that path does not take them.
 bool cuda_sort_rows_host(Context& ctx, const SortPlan& row_plan, void* keys, std::size_t rows, void* values);
+// src/cuda: sort_rows_device (radixmesh/sort.hpp), validated; row_plan.n is the row length.
+void cuda_sort_rows_device(Context& ctx, const SortPlan& row_plan, const DeviceRowsSort& s, const SortOptions& options);
 // src/mesh: host-resident input on a context of several mesh devices (sort_shards over even slices,
 // or this rank's shard of an MPI context); checks its arguments on every rank together.
 void mesh_sort_host(Context& ctx, KeyType type, void* keys, std::size_t n, void* values, std::size_t value_bytes,

@@ -48,6 +48,8 @@ BadBucket cuda_multisplit(Context&, const MultisplitArgs&, const BucketSpec&) { 
 // Top-k's CUDA entry points: only device-resident offsets or a CUDA context could reach them.
 std::vector<std::uint64_t> copy_offsets_to_host(const std::uint64_t*, std::size_t) { no_cuda(); }
 void cuda_topk_host(Context&, const TopkPlan&, const TopkRequest&) { no_cuda(); }
+void cuda_topk_rows_device(Context&, const DeviceRowsTopk&) { no_cuda(); }
+void cuda_sort_rows_device(Context&, const SortPlan&, const DeviceRowsSort&, const SortOptions&) { no_cuda(); }
 LinkReport cuda_link_report(const Context&, bool) { no_cuda(); }
 LinkReport cuda_exchange_report(const Context&, const std::vector<std::uint64_t>&) { no_cuda(); }
 

@@ -1,6 +1,7 @@
 // rxm::sort_rows: every row of a host-resident batch sorted on its own (radixmesh/sort.hpp).
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <exception>
 #include <string>
 #include <thread>
@@ -59,6 +60,32 @@ void sort_rows_host(Context& ctx, KeyType type, void* keys, std::size_t n, std::
     worker();
   }
   if (failed) std::rethrow_exception(failed);
+}
+
+void sort_rows_device(Context& ctx, const DeviceRowsSort& s, const SortOptions& options) {
+  require(ctx.backend() == Backend::cuda,
+          "sort_rows: the keys are on CUDA device " + std::to_string(s.device) + " but the context is on the CPU backend",
+          "use a CUDA context (Context::local()) for device-resident keys");
+  require(s.row_length > 0 || s.n == 0, "sort_rows: rows of length 0 for " + std::to_string(s.n) + " keys",
+          "pass the row length (n / rows)");
+  require(s.n == 0 || s.n % s.row_length == 0,
+          "sort_rows: " + std::to_string(s.n) + " keys are not a whole number of rows of " +
+              std::to_string(s.row_length),
+          "pass n = rows x row_length keys");
+  const SortPlan plan = validate_sort(s.type, s.row_length, s.value_bytes, options);
+  require(s.n == 0 || (s.keys_in != nullptr && s.keys_out != nullptr), "sort_rows: a key pointer is null",
+          "pass the keys' device storage");
+  require(s.value_bytes == 0 || s.n == 0 || s.values_out != nullptr, "sort_rows: values_out is null",
+          "pass storage for the values (or the positions)");
+  require(!s.positions || s.values_in == nullptr, "sort_rows: positions asked for with values_in given",
+          "pass values_in = null to get each key's position in its row");
+  require(s.positions || s.value_bytes == 0 || s.n == 0 || s.values_in != nullptr, "sort_rows: values_in is null",
+          "pass the values, or ask for positions");
+  require(!s.positions || s.value_bytes == 8 || s.row_length <= std::size_t(INT32_MAX),
+          "sort_rows: positions in rows of " + std::to_string(s.row_length) + " keys need 8-byte values",
+          "pass value_bytes = 8 (int64 positions)");
+  if (s.n == 0) return;
+  cuda_sort_rows_device(ctx, plan, s, options);
 }
 
 }  // namespace radixmesh::detail

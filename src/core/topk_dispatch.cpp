@@ -84,4 +84,11 @@ void topk_host(Context& ctx, const TopkRequest& rq) {
   }
 }
 
+void topk_rows_device(Context& ctx, const DeviceRowsTopk& t) {
+  require(ctx.backend() == Backend::cuda, "topk: the values are on CUDA device " + str(t.device) +
+                                              " but the context is on the CPU backend",
+          "use a CUDA context (Context::local()) for device-resident input");
+  cuda_topk_rows_device(ctx, t);
+}
+
 }  // namespace radixmesh::detail

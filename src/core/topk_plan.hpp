@@ -34,6 +34,8 @@ void cpu_topk(const TopkPlan& plan, const void* values, const void* input_indice
               void* out_indices, unsigned threads);
 // src/cuda/topk: values on `device` (or the host, staged through the context's first device).
 void cuda_topk_host(Context& ctx, const TopkPlan& plan, const TopkRequest& request);
+// src/cuda/topk/topk_host.cpp: topk_rows_device on the CUDA backend.
+void cuda_topk_rows_device(Context& ctx, const DeviceRowsTopk& request);
 
 }  // namespace radixmesh::detail
 

@@ -135,6 +135,17 @@ static void topk_and_multisplit(rxm_context* ctx) {
         "identity buckets over floats");
   CHECK(rxm_multisplit(ctx, RXM_U32, keys, out, NULL, NULL, 0, 1000, -1, &ident, offsets, 5) == RXM_INVALID_ARGUMENT,
         "keys above m with checked identity buckets");
+  /* The stream-ordered device calls refuse a CPU context before touching any pointer. */
+  CHECK(rxm_topk_device(ctx, RXM_F32, 0, x, 1, 10, 0, 1, NULL, top, where, 8, NULL) == RXM_INVALID_ARGUMENT,
+        "device top-k on a CPU context");
+  CHECK(strstr(rxm_last_error(), "context is on the CPU backend") != NULL, "message: %s", rxm_last_error());
+  CHECK(rxm_sort_rows_device(ctx, RXM_U32, 0, keys, out, NULL, NULL, 0, 1000, 100, NULL, NULL) ==
+            RXM_INVALID_ARGUMENT,
+        "device sort on a CPU context");
+  CHECK(strstr(rxm_last_error(), "context is on the CPU backend") != NULL, "message: %s", rxm_last_error());
+  CHECK(rxm_sort_rows_device(ctx, RXM_U32, -1, keys, out, NULL, NULL, 0, 1000, 100, NULL, NULL) ==
+            RXM_INVALID_ARGUMENT,
+        "device -1");
   free(x);
 }
 

@@ -157,8 +157,31 @@ TEST(GpuTopkLlm, UnalignedAndShortRowsFromOffsets) {
     }
 }
 
+namespace {
+
+// The paths a padded batch can take, each by the tuning that selects it (topk_path_name says which).
+struct PathTuning {
+  const char* name;
+  rxm::device::TopkTuning tuning;
+};
+std::vector<PathTuning> padded_row_paths() {
+  std::vector<PathTuning> paths(5);
+  paths[0].name = "automatic (row-stream)";
+  paths[1].name = "delegates";
+  paths[1].tuning.row_stream = 0;
+  paths[2].name = "raw radix select";
+  paths[2].tuning.row_stream = 0, paths[2].tuning.delegate_log2 = 0;
+  paths[3].name = "block select";
+  paths[3].tuning.row_stream = 0, paths[3].tuning.block_select = 1;
+  paths[4].name = "multi-block passes";
+  paths[4].tuning.row_stream = 0, paths[4].tuning.block_select = 0, paths[4].tuning.delegate_block_select = 0;
+  return paths;
+}
+
+}  // namespace
+
 // Padded rows (TopkProblem::row_stride), caller indices, 32- and 64-bit indices, through the
-// device-level entry; the reference is the CPU on the rows without their padding.
+// device-level entry on every path; the reference is the CPU on the rows without their padding.
 TEST(GpuTopkLlm, PaddedRowsCallerIndicesAndIndexWidths) {
   RXM_REQUIRE_GPU();
   const std::size_t rows = 6, vocab = 50257, stride = 50304, k = 50;
@@ -176,10 +199,11 @@ TEST(GpuTopkLlm, PaddedRowsCallerIndicesAndIndexWidths) {
   rxm::DeviceArray<std::int64_t> out_i(0, rows * k);
   RXM_CUDA_CHECK(cudaMemcpy(d.data(), padded.data(), padded.size() * sizeof(float), cudaMemcpyHostToDevice));
   RXM_CUDA_CHECK(cudaMemcpy(d_caller.data(), caller.data(), caller.size() * 4, cudaMemcpyHostToDevice));
+  for (const PathTuning& path : padded_row_paths())
   for (const auto& o : llm_options)
     for (int index_bytes : {4, 8})
       for (bool with_caller : {false, true}) {
-        SCOPED_TRACE(describe("f32 padded index_bytes=" + std::to_string(index_bytes) +
+        SCOPED_TRACE(describe(std::string("f32 padded, ") + path.name + ", index_bytes=" + std::to_string(index_bytes) +
                                   " caller=" + std::to_string(with_caller),
                               vocab, k, o));
         if (with_caller && index_bytes == 8) continue;  // caller indices are of the output's width
@@ -189,6 +213,7 @@ TEST(GpuTopkLlm, PaddedRowsCallerIndicesAndIndexWidths) {
         p.index_bytes = std::size_t(index_bytes);
         p.input_indices = with_caller ? d_caller.data() : nullptr;
         p.out_values = out_v.data(), p.out_indices = out_i.data();
+        p.tuning = path.tuning;
         RXM_CUDA_CHECK(cudaMemset(out_v.data(), 0xA5, rows * k * sizeof(float)));
         RXM_CUDA_CHECK(cudaMemset(out_i.data(), 0xA5, rows * k * 8));
         const std::size_t bytes = rxm::device::topk_temp_bytes(p, 0);
@@ -214,6 +239,42 @@ TEST(GpuTopkLlm, PaddedRowsCallerIndicesAndIndexWidths) {
           ASSERT_EQ(rxm::to_bits(got_v[i]), rxm::to_bits(want.values[i])) << "place " << i;
         }
       }
+}
+
+// Bad padded rows: a stride shorter than the row, rows that run past the values, k above the
+// row length, and a stride given with row offsets (which place the rows themselves).
+TEST(GpuTopkLlm, PaddedRowsBadInput) {
+  RXM_REQUIRE_GPU();
+  rxm::DeviceArray<float> d(0, 1000), out_v(0, 64);
+  rxm::DeviceArray<std::int64_t> out_i(0, 64);
+  rxm::DeviceArray<std::uint64_t> offsets(0, 3);
+  auto problem = [&] {
+    rxm::device::TopkProblem p;
+    p.type = rxm::KeyType::f32, p.values = d.data(), p.total = 1000, p.rows = 3, p.row_length = 300;
+    p.row_stride = 320, p.max_row_length = 300, p.k = 8, p.out_values = out_v.data(), p.out_indices = out_i.data();
+    return p;
+  };
+  auto expect_error = [](const rxm::device::TopkProblem& p, const std::string& names) {
+    try {
+      (void)rxm::device::topk_temp_bytes(p, 0);
+      ADD_FAILURE() << "no error for " << names;
+    } catch (const rxm::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(names), std::string::npos) << e.what();
+    }
+  };
+  EXPECT_GT(rxm::device::topk_temp_bytes(problem(), 0), 0u);  // the good problem
+  auto p = problem();
+  p.row_stride = 299;
+  expect_error(p, "row_stride 299 is shorter than row_length 300");
+  p = problem();
+  p.rows = 4;  // 3 * 320 + 300 = 1260 > 1000
+  expect_error(p, "span 1260 values, total is 1000");
+  p = problem();
+  p.k = 301;
+  expect_error(p, "k = 301 is larger than the row length 300");
+  p = problem();
+  p.row_offsets = offsets.data();
+  expect_error(p, "row_stride 320 with row_offsets");
 }
 
 // Long rows forced onto the path (many segments and a merge) and forced off, both exact.

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "core/context_state.hpp"
@@ -36,6 +37,12 @@ void enable_peer_access(const Topology& topology);
 // checks the pool's own out-of-memory error (no public call reaches it: rxm::sort checks the free
 // memory first).
 RXM_API CudaResources& cuda_resources(const Context& ctx);
+
+// The context's entry for CUDA ordinal `device` (the first, where logical devices share it);
+// throws invalid_argument naming `what`, the device and the context's devices when the context
+// does not use it. A copy with `stream` set to the caller's stream queues a call's work and its
+// ScratchBuffers there (the C API's stream-ordered calls).
+const CudaResources::PerDevice& context_device(const Context& ctx, int device, const std::string& what);
 
 // Makes `device` current and restores the previous one on scope exit.
 class RXM_API DeviceGuard {  // exported for the GPU tests and mesh benchmarks

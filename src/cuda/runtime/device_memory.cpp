@@ -31,6 +31,17 @@ CudaResources::PerDevice& CudaResources::of_device(int device) {
               "report this as a bug: the call should have checked the device against the context");
 }
 
+const CudaResources::PerDevice& context_device(const Context& ctx, int device, const std::string& what) {
+  for (const auto& d : cuda_resources(ctx).devices)
+    if (d.device == device) return d;
+  std::string used;
+  for (const auto& d : cuda_resources(ctx).devices) used += (used.empty() ? "" : ", ") + std::to_string(d.device);
+  throw_error(ErrorCode::invalid_argument,
+              what + " on CUDA device " + std::to_string(device) + ", which this context does not use (it uses " +
+                  used + ")",
+              "make the context with that device, or move the data to one of the context's devices");
+}
+
 std::shared_ptr<CudaResources> make_cuda_resources(const Topology& topology) {
   auto r = std::make_shared<CudaResources>();
   for (const auto& info : topology.devices) {

@@ -105,16 +105,7 @@ template <class U> __device__ __forceinline__ U rank_of(U raw, KeyType t, const 
 }
 
 template <class U> __device__ __forceinline__ U raw_of_rank(U rank, KeyType t, const TopkOptions& o) {
-  return with_type<U>(t, [&](auto tag) -> U {
-    using T = decltype(tag);
-    U e = rank;
-    if (!o.largest) {
-      e = U(~rank);
-    } else if constexpr (key_traits<T>::is_float) {
-      if (!o.include_nan) e = U(rank - U(2 * ((U(1) << key_traits<T>::mantissa_bits) - 1)));
-    }
-    return U(key_traits<T>::decode_bits(e));
-  });
+  return with_type<U>(t, [&](auto tag) -> U { return U(TopkRankTransform<decltype(tag)>(o).raw_of(rank)); });
 }
 
 

@@ -584,28 +584,28 @@ void check_problem(const TopkProblem& pr) {
   require(pr.k > 0, "device::topk: k = 0 (n = " + std::to_string(pr.total) + ")", "ask for 1 <= k <= n");
   require(pr.index_bytes == 4 || pr.index_bytes == 8, "device::topk: indices must be 4 or 8 bytes",
           "set index_bytes to 4 or 8");
-  if (!pr.row_offsets && pr.row_stride) {
-    require(pr.row_stride >= pr.row_length,
+  if (pr.row_offsets) {
+    require(pr.row_stride == 0,
+            "device::topk: row_stride " + std::to_string(pr.row_stride) + " with row_offsets (offsets place every row)",
+            "pass row_stride = 0 with row_offsets, or uniform rows (row_length, row_stride) without offsets");
+    require(pr.max_row_length <= pr.total, "device::topk: max_row_length exceeds the values",
+            "pass the longest row's length");
+  } else {
+    const std::size_t stride = pr.row_stride ? pr.row_stride : pr.row_length;
+    require(stride >= pr.row_length,
             "device::topk: row_stride " + std::to_string(pr.row_stride) + " is shorter than row_length " +
                 std::to_string(pr.row_length),
             "pass row_stride >= row_length (0 for rows without padding)");
-    require(pr.row_length > 0 && (pr.rows - 1) * pr.row_stride + pr.row_length <= pr.total,
+    const std::size_t spanned = (pr.rows - 1) * stride + pr.row_length;
+    require(pr.row_length > 0 && (pr.row_stride ? spanned <= pr.total : spanned == pr.total),
             "device::topk: " + std::to_string(pr.rows) + " rows of " + std::to_string(pr.row_length) + " values " +
-                std::to_string(pr.row_stride) + " apart need " +
-                std::to_string((pr.rows - 1) * pr.row_stride + pr.row_length) + " values, total is " +
+                std::to_string(stride) + " apart span " + std::to_string(spanned) + " values, total is " +
                 std::to_string(pr.total),
-            "pass total >= (rows - 1) * row_stride + row_length");
-  } else if (!pr.row_offsets) {
-    require(pr.row_length > 0 && pr.rows * pr.row_length == pr.total,
-            "device::topk: " + std::to_string(pr.rows) + " rows of " + std::to_string(pr.row_length) +
-                " values do not cover the " + std::to_string(pr.total) + " values",
-            "pass rows * row_length == total");
+            pr.row_stride ? "pass total >= (rows - 1) * row_stride + row_length" : "pass rows * row_length == total");
     require(pr.k <= pr.row_length,
-            "device::topk: k = " + std::to_string(pr.k) + " is larger than n = " + std::to_string(pr.row_length),
-            "ask for k <= n");
-  } else {
-    require(pr.max_row_length <= pr.total, "device::topk: max_row_length exceeds the values",
-            "pass the longest row's length");
+            "device::topk: k = " + std::to_string(pr.k) + " is larger than the row length " +
+                std::to_string(pr.row_length),
+            "ask for k <= row_length");
   }
   const std::size_t longest = pr.row_offsets ? pr.max_row_length : pr.row_length;
   require(pr.index_bytes == 8 || longest <= std::size_t(INT32_MAX),
@@ -619,6 +619,13 @@ void check_problem(const TopkProblem& pr) {
           "use it with f32 or f64 keys, or another TopkStart");
   require(pr.values && pr.out_values && pr.out_indices, "device::topk: a pointer is null",
           "pass device memory for values and both outputs");
+}
+
+void require_temp(std::size_t given, std::size_t needed) {
+  require(given >= needed,
+          "device::topk: " + std::to_string(given) + " bytes of temporary storage, " + std::to_string(needed) +
+              " needed",
+          "size it with device::topk_temp_bytes");
 }
 }  // namespace
 
@@ -642,18 +649,12 @@ void topk(void* temp, std::size_t temp_bytes, const TopkProblem& problem, cudaSt
   RXM_CUDA_CHECK(cudaGetDevice(&device));
   if (detail::topk_gpu::takes_row_stream(problem)) {
     const auto s = detail::topk_gpu::plan_row_stream(problem, device);
-    require(temp_bytes >= s.temp_bytes,
-            "device::topk: " + std::to_string(temp_bytes) + " bytes of temporary storage, " +
-                std::to_string(s.temp_bytes) + " needed",
-            "size it with device::topk_temp_bytes");
+    require_temp(temp_bytes, s.temp_bytes);
     detail::topk_gpu::launch_row_stream(s, temp, problem, stream);
     return;
   }
   const auto g = detail::topk_gpu::plan_gpu(problem, device);
-  require(temp_bytes >= g.temp_bytes,
-          "device::topk: " + std::to_string(temp_bytes) + " bytes of temporary storage, " +
-              std::to_string(g.temp_bytes) + " needed",
-          "size it with device::topk_temp_bytes");
+  require_temp(temp_bytes, g.temp_bytes);
   switch (g.W) {
     case 16: detail::topk_gpu::launch<std::uint16_t>(g, temp, problem, stream); break;
     case 32: detail::topk_gpu::launch<std::uint32_t>(g, temp, problem, stream); break;

@@ -49,17 +49,32 @@ std::vector<std::uint64_t> copy_offsets_to_host(const std::uint64_t* device_offs
 }
 
 void cuda_topk_host(Context& ctx, const TopkPlan& plan, const TopkRequest& rq) {
-  auto& resources = cuda_resources(ctx);
-  const CudaResources::PerDevice* dev = &resources.devices.front();
-  if (rq.values_device >= 0) {
-    dev = nullptr;
-    for (const auto& d : resources.devices)
-      if (d.device == rq.values_device) dev = &d;
-    require(dev != nullptr, "topk: the values live on device " + std::to_string(rq.values_device) +
-                                ", which this context does not use",
-            "make the context with that device, or copy the values");
-  }
-  cuda_topk_on(*dev, plan, rq, false);
+  cuda_topk_on(rq.values_device >= 0 ? context_device(ctx, rq.values_device, "topk: the values live")
+                                     : cuda_resources(ctx).devices.front(),
+               plan, rq, false);
+}
+
+void cuda_topk_rows_device(Context& ctx, const DeviceRowsTopk& t) {
+  CudaResources::PerDevice dev = context_device(ctx, t.device, "topk: the values live");
+  dev.stream = static_cast<cudaStream_t>(t.stream);
+  DeviceGuard guard(dev.device);
+  const std::size_t stride = t.row_stride ? t.row_stride : t.row_length;
+  device::TopkProblem p;
+  p.type = t.type;
+  p.values = t.values;
+  p.total = t.rows == 0 ? 0 : (t.rows - 1) * stride + t.row_length;
+  p.rows = t.rows;
+  p.row_length = t.row_length;
+  p.row_stride = t.row_stride;
+  p.max_row_length = t.row_length;
+  p.k = t.k;
+  p.options = t.options;
+  p.index_bytes = t.index_bytes;
+  p.out_values = t.out_values;
+  p.out_indices = t.out_indices;
+  const std::size_t bytes = device::topk_temp_bytes(p, dev.device);
+  ScratchBuffer temp(dev, bytes);  // given back on the caller's stream after the launches
+  device::topk(temp.data(), bytes, p, dev.stream);
 }
 
 void cuda_topk_on(const CudaResources::PerDevice& participant, const TopkPlan& plan, const TopkRequest& rq,

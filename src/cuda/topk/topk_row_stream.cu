@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/topk/topk_row_stream.cuh"
@@ -59,17 +62,21 @@ template <class T> void allow_shared(int device) {
   if (device >= 0 && device < kMaxDevices) done[device].store(true, std::memory_order_release);
 }
 
-// Blocks of row_stream resident on `device` at once with this shared memory (occupancy API),
-// asked once per (device, key width, k_pad): the host work of every call counts.
-std::uint64_t resident_stream_blocks(int device, KeyType type, unsigned k_pad, bool argmax, std::size_t shared) {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int> cache[kMaxDevices][2][12] = {};
-  const int width = size_of(type) == 2 ? 0 : 1, slot_k = argmax ? 11 : std::min(10, int(std::bit_width(k_pad)) - 1);
-  std::atomic<int>* slot = device >= 0 && device < kMaxDevices ? &cache[device][width][slot_k] : nullptr;
-  if (slot && slot->load(std::memory_order_relaxed) > 0) return std::uint64_t(slot->load(std::memory_order_relaxed));
+// Blocks of row_stream resident on `device` at once with this shared memory (occupancy API).
+// Occupancy depends on the kernel (key width, argmax) and the shared bytes only, so the answer is
+// kept under exactly that key: the host work of every call counts.
+std::uint64_t resident_stream_blocks(int device, KeyType type, bool argmax, std::size_t shared) {
+  static std::mutex guard;
+  static std::map<std::tuple<int, int, bool, std::size_t>, int> known;
+  const int width = int(size_of(type));
+  const auto key = std::make_tuple(device, width, argmax, shared);
+  {
+    std::lock_guard lock(guard);
+    if (auto it = known.find(key); it != known.end()) return std::uint64_t(it->second);
+  }
   int sms = 0, per_sm = 0;
   RXM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  with_stream_type(size_of(type) == 2 ? KeyType::bf16 : KeyType::f32, [&](auto tag) {
+  with_stream_type(width == 2 ? KeyType::bf16 : KeyType::f32, [&](auto tag) {
     using T = decltype(tag);
     allow_shared<T>(device);
     if (argmax)
@@ -78,7 +85,8 @@ std::uint64_t resident_stream_blocks(int device, KeyType type, unsigned k_pad, b
       RXM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, row_stream<T, false>, kStreamThreads, shared));
   });
   const int blocks = std::max(1, sms) * std::max(1, per_sm);
-  if (slot) slot->store(blocks, std::memory_order_relaxed);
+  std::lock_guard lock(guard);
+  known.emplace(key, blocks);
   return std::uint64_t(blocks);
 }
 
@@ -120,7 +128,7 @@ RowStreamPlan plan_row_stream(const device::TopkProblem& pr, int device) {
                 "report this with the problem's k and row length");
   // Segments: enough blocks for one wave of the device when rows are few, each segment at least a
   // tile and (k > 1) at least 16 k values, so the merge reads at most 1/16 of the row again.
-  const std::uint64_t resident = resident_stream_blocks(device, pr.type, g.k_pad, argmax, g.shared_bytes);
+  const std::uint64_t resident = resident_stream_blocks(device, pr.type, argmax, g.shared_bytes);
   std::uint64_t min_segment = argmax ? std::uint64_t(kStreamTile) : std::max<std::uint64_t>(kStreamTile, 16 * pr.k);
   if (pr.tuning.row_stream_segment > 0) min_segment = std::uint64_t(pr.tuning.row_stream_segment);
   // Rounded down: a second, partial wave would double the time of the whole launch.

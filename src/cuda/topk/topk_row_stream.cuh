@@ -52,19 +52,11 @@ template <int W> struct StreamKey {
   __device__ unsigned long long by_position(unsigned long long key) const { return (key >> pos_shift) & pos_mask; }
 };
 
-// topk_rank without a branch per value: rank = (encode(x) ^ flip) + shift, where smallest-k flips
-// every bit and largest-k of floats without include_nan rotates the NaN codes below every number.
-template <class T> struct StreamRank {
+// topk_rank without a branch per value (topk.hpp's TopkRankTransform), on raw bits.
+template <class T> struct StreamRank : TopkRankTransform<T> {
   using U = key_bits_t<T>;
-  U flip, shift;
-  __device__ explicit StreamRank(const TopkOptions& o) {
-    flip = o.largest ? U(0) : U(~U(0));
-    shift = U(0);
-    if constexpr (key_traits<T>::is_float)
-      if (o.largest && !o.include_nan) shift = U(2 * ((U(1) << key_traits<T>::mantissa_bits) - 1));
-  }
-  __device__ U operator()(U raw) const { return U((key_traits<T>::encode_bits(raw) ^ flip) + shift); }
-  __device__ U raw_of(U rank) const { return key_traits<T>::decode_bits(U(U(rank - shift) ^ flip)); }
+  using TopkRankTransform<T>::TopkRankTransform;
+  __device__ U operator()(U raw) const { return this->rank_of_bits(raw); }
 };
 
 // Everything the row-stream kernels read, by value.
