@@ -1,5 +1,6 @@
 // bench_sort: the sort benchmark from the command line (bench/sort_benchmark.hpp).
 //   bench_sort --n 100000000 --type u32 --dist zipf --zipf-s 1.0 --values 0 --reps 5
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -17,7 +18,8 @@ namespace {
 const char* usage =
     "usage: bench_sort [--n N] [--type u32] [--dist uniform] [--zipf-s 1.0] [--special-fraction 0] [--values 0|4|8]\n"
     "                  [--order asc|desc] [--reps 5] [--warmup 1] [--seed 42] [--threads T]\n"
-    "                  [--backend cpu] [--no-verify] [--no-results] [--results-file sort.jsonl]\n";
+    "                  [--backend cpu] [--no-verify] [--no-results] [--results-file sort.jsonl]\n"
+    "                  [--peers std::sort,spreadsort,block_indirect_sort|none] [--previous]   (CPU)\n";
 
 [[noreturn]] void bad_flag(const std::string& problem) { rxm::bench::driver_argument_error("bench_sort", problem); }
 
@@ -62,6 +64,19 @@ int run(int argc, char** argv) {
     else if (flag == "--threads") threads = unsigned(parse_number(flag, value()));
     else if (flag == "--backend") backend = value();
     else if (flag == "--no-verify") options.verify = false;
+    else if (flag == "--previous") options.previous = true;
+    else if (flag == "--peers") {
+      options.cpu_peers.clear();
+      std::string list = value();
+      for (std::size_t at = 0; list != "none" && at <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        options.cpu_peers.push_back(list.substr(at, comma - at));
+        at = comma + 1;
+        const std::string& wanted = options.cpu_peers.back();
+        if (wanted != "std::sort" && wanted != "spreadsort" && wanted != "block_indirect_sort")
+          bad_flag("--peers takes std::sort, spreadsort, block_indirect_sort (comma-separated) or none");
+      }
+    }
     else if (flag == "--no-results") options.write_results = false;
     else if (flag == "--results-file") options.results_file = value();
     else bad_flag("unknown flag '" + std::string(flag) + "'");

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/backends.hpp"
 #include "cpu/radix_sort_digits.hpp"
 #include "peers/cpu_sort_peers.hpp"
 #include "radixmesh/error.hpp"
@@ -47,14 +48,50 @@ std::uint64_t value_at(const Bytes& values, std::size_t value_bytes, std::size_t
   return v;
 }
 
+// Without std::sort's keys to compare with: every neighbour in order under the encoding, and the
+// same keys as the input by two order-independent sums of a mixing of each key's bits (a
+// different multiset passes with probability about 2^-64 per sum).
+bool sorted_same_keys(KeyType type, Order order, const Bytes& input_keys, const Bytes& keys, std::size_t n) {
+  return visit_key_type(type, [&](auto tag) {
+    using T = decltype(tag);
+    using U = key_bits_t<T>;
+    auto bits = [](const Bytes& b, std::size_t i) {
+      U u;
+      std::memcpy(&u, &b[i * sizeof(U)], sizeof(U));
+      return u;
+    };
+    auto mix = [](std::uint64_t z) {
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      return z ^ (z >> 31);
+    };
+    std::uint64_t in_sum = 0, out_sum = 0, in_sq = 0, out_sq = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t a = mix(std::uint64_t(bits(input_keys, i)) + 1), b = mix(std::uint64_t(bits(keys, i)) + 1);
+      in_sum += a, out_sum += b, in_sq += mix(a), out_sq += mix(b);
+      if (i > 0 && encode_key(from_bits<T>(bits(keys, i)), order) < encode_key(from_bits<T>(bits(keys, i - 1)), order)) {
+        std::fprintf(stderr, "verification failed: keys %zu and %zu are out of order\n", i - 1, i);
+        return false;
+      }
+    }
+    if (in_sum != out_sum || in_sq != out_sq) {
+      std::fprintf(stderr, "verification failed: the sorted keys are not the input's keys\n");
+      return false;
+    }
+    return true;
+  });
+}
+
 // Sorted keys under key_less are unique bit for bit (the encoding is a bijection), so ours must
 // equal std::sort's keys exactly. For pairs the stable order is then pinned down by: each value
 // is the index of an input key equal to the key beside it, every index appears once, and
 // indices rise within each run of equal keys -- which is exactly std::stable_sort's result.
-bool verify(KeyType type, std::size_t value_bytes, const Bytes& input_keys, const Bytes& reference_keys,
+bool verify(KeyType type, Order order, std::size_t value_bytes, const Bytes& input_keys, const Bytes& reference_keys,
             const Bytes& keys, const Bytes& values, std::size_t n) {
   const std::size_t key_bytes = size_of(type);
-  if (keys != reference_keys) {
+  if (reference_keys.empty()) {  // no std::sort run: sorted, and the same multiset of keys
+    if (!sorted_same_keys(type, order, input_keys, keys, n)) return false;
+  } else if (keys != reference_keys) {
     for (std::size_t i = 0; i < n; ++i)
       if (std::memcmp(&keys[i * key_bytes], &reference_keys[i * key_bytes], key_bytes) != 0) {
         std::fprintf(stderr, "verification failed: key %zu differs from std::sort's\n", i);
@@ -152,10 +189,30 @@ SortBenchResult run_cpu_sort_benchmark(const SortBenchOptions& options, const Ru
       },
       options.warmup, options.reps);
   result.table.add("radixmesh-cpu (" + std::to_string(threads) + " threads)", ours, true);
+  if (options.previous) {  // the version before the last change of the algorithm, same input
+    const detail::SortPlan plan = detail::validate_sort(options.type, n, value_bytes, sort_options);
+    Bytes previous_keys(n * key_bytes), previous_values(n * value_bytes);
+    const Stats previous = time_host(
+        [&] {
+          std::memcpy(previous_keys.data(), input_keys.data(), previous_keys.size());
+          if (!previous_values.empty()) std::memcpy(previous_values.data(), input_values.data(), previous_values.size());
+        },
+        [&] {
+          detail::cpu_sort_variant(plan, previous_keys.data(), value_bytes ? previous_values.data() : nullptr,
+                                   threads, detail::CpuSortVariant::previous());
+        },
+        options.warmup, options.reps);
+    require(previous_keys == keys && previous_values == values, "bench sort: the previous version's result differs",
+            "report this as a bug");
+    result.table.add_diagnostic("radixmesh-cpu, previous version (in-cache splits into 2048 buckets)", previous);
+  }
 
   // Peers, each on records made fresh from the input before every run.
   Bytes records(n * record_bytes), reference_keys;
   for (CpuSortPeer peer : all_cpu_sort_peers) {
+    if (std::none_of(options.cpu_peers.begin(), options.cpu_peers.end(),
+                     [&](const std::string& wanted) { return name_of(peer).ends_with(wanted); }))
+      continue;
     Stats s = time_host(
         [&] {
           make_cpu_peer_records(options.type, value_bytes, input_keys.data(), input_values.data(), n, records.data());
@@ -172,7 +229,7 @@ SortBenchResult run_cpu_sort_benchmark(const SortBenchOptions& options, const Ru
   }
   records = Bytes();
 
-  result.verified = options.verify && verify(options.type, value_bytes, input_keys, reference_keys, keys, values, n);
+  result.verified = options.verify && verify(options.type, options.order, value_bytes, input_keys, reference_keys, keys, values, n);
 
   const int passes = needed_passes(options.type, options.order, input_keys, n);
   const double bandwidth = measured_host_copy_bandwidth();

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "harness/harness.hpp"
 #include "radixmesh/context.hpp"
@@ -28,6 +29,11 @@ struct SortBenchOptions {
   bool write_results = true;          // append JSON lines under bench/results/
   std::string results_file = "sort.jsonl";
   bool quiet = false;                 // no table on stdout (the CLI's --json prints its own)
+  // CPU only: the peers to time (std::sort, spreadsort, block_indirect_sort by name; empty: none,
+  // and ours is verified on its own: sorted, the same keys, stable), and the previous version of
+  // ours as a same-run diagnostic line (detail::CpuSortVariant::previous()).
+  std::vector<std::string> cpu_peers = {"std::sort", "spreadsort", "block_indirect_sort"};
+  bool previous = false;
 };
 
 struct SortBenchResult {

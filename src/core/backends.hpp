@@ -22,10 +22,22 @@ struct SortPlan {
   int end_bit;
   HostStagingPlan host_plan = HostStagingPlan::automatic;
 };
-SortPlan validate_sort(KeyType type, std::size_t n, std::size_t value_bytes, const SortOptions& options);
+RXM_API SortPlan validate_sort(KeyType type, std::size_t n, std::size_t value_bytes, const SortOptions& options);
+
+// The choices that set the CPU sort apart from its previous version, so that a benchmark can time
+// both in one run (bench_sort --previous): how many buckets a split of a range that already sits
+// in cache makes (2^in_cache_digit_bits; src/cpu/radix_sort.cpp). The previous version split such
+// ranges like any other, into up to 2^11 (docs/design/sort.md has both measured).
+struct CpuSortVariant {
+  int in_cache_digit_bits = 9;
+  static CpuSortVariant previous() { return {11}; }
+};
 
 // src/cpu: host threads.
 void cpu_sort(const SortPlan& plan, void* keys, void* values, unsigned threads);
+// The same with a given version's choices; exported for the benchmark, as validate_sort is.
+RXM_API void cpu_sort_variant(const SortPlan& plan, void* keys, void* values, unsigned threads,
+                              const CpuSortVariant& variant);
 // src/cuda: host-resident input staged through the context's first device.
 void cuda_sort_host(Context& ctx, const SortPlan& plan, void* keys, void* values);
 // src/cuda: `rows` host-resident rows of row_plan.n keys (and values), each sorted on its own by one

@@ -86,17 +86,17 @@ constexpr int in_cache_lsd_bits = 2 * max_digit_bits;
 // Every split but the last consumes at least 4 bits, so a 64-bit key is split at most 16 times.
 constexpr int max_depth = 17;
 
-// A range in cache splits into at most 512 buckets: its keys then take one more in-cache level
-// before insertion sort instead of an insertion sort of ~24 keys each. On the 2-core development
-// machine (`bench_sort --n 100000000 --type u64 --dist uniform|zipf --reps 3 --threads 2`, 2
-// threads): uniform 800 ms against 1092 with 2048 buckets, Zipf(1.0) 766 against 786
-// (docs/design/sort.md). u32 keys' in-cache ranges have at most 22 bits left and take the LSD path.
-constexpr int in_cache_digit_bits = 9;
-
+// A range in cache splits into at most 2^CpuSortVariant::in_cache_digit_bits = 512 buckets: its keys
+// then take one more in-cache level before insertion sort instead of an insertion sort of ~24
+// keys each. On the 2-core development machine (`bench_sort --n 100000000 --type u64 --dist
+// uniform|zipf --reps 3 --threads 2`, 2 threads): uniform 800 ms against 1092 with 2048 buckets,
+// Zipf(1.0) 766 against 786 (docs/design/sort.md); `bench_sort --previous` times both in one run.
+// u32 keys' in-cache ranges have at most 22 bits left and take the LSD path.
+//
 // A split aims at about eight keys per bucket (few enough for insertion sort to finish them
 // cheaply), with at most 2048 buckets so that counters and line buffers stay in L1/L2, and at
-// most 512 for a range that already sits in cache (above).
-inline int digit_bits_for_range(std::size_t n, std::size_t key_bytes) {
+// most 2^in_cache_digit_bits for a range that already sits in cache (above).
+inline int digit_bits_for_range(std::size_t n, std::size_t key_bytes, int in_cache_digit_bits) {
   const int cap = n * key_bytes <= direct_scatter_bytes ? in_cache_digit_bits : max_digit_bits;
   return std::clamp(int(std::bit_width(n)) - 3, 4, cap);
 }
@@ -139,7 +139,8 @@ template <class T, class V> class RadixSort {
   using U = key_bits_t<T>;
 
  public:
-  RadixSort(const SortPlan& plan, void* keys, void* values, unsigned threads) : plan_(plan) {
+  RadixSort(const SortPlan& plan, void* keys, void* values, unsigned threads, CpuSortVariant variant)
+      : plan_(plan), variant_(variant) {
     workers_ = unsigned(std::clamp<std::size_t>(threads, 1, std::max<std::size_t>(1, plan.n / min_keys_per_thread)));
     const std::size_t value_bytes = has_values_v<V> ? sizeof(V) : 0;
     require_host_memory(plan.n * (sizeof(U) + value_bytes), "cpu sort: the ping-pong buffer");
@@ -188,7 +189,7 @@ template <class T, class V> class RadixSort {
   // The parallel first split of the whole input, thread t's share.
   void work(unsigned t, std::barrier<>& sync) {
     const std::size_t n = plan_.n, lo = n * t / workers_, hi = n * (t + 1) / workers_;
-    const int begin_bit = plan_.begin_bit, end_bit = plan_.end_bit, digit_bits = digit_bits_for_range(n, sizeof(U));
+    const int begin_bit = plan_.begin_bit, end_bit = plan_.end_bit, digit_bits = digit_bits_for_range(n, sizeof(U), variant_.in_cache_digit_bits);
     ThreadScratch<U, V>& mine = scratch_[t];
     const EncodeKeys<T> encode{plan_.order};
     // Guess that the top digit varies (count it while finding which bits vary); recount if not.
@@ -244,7 +245,7 @@ template <class T, class V> class RadixSort {
       else insertion_sort<U, V>(keys_[from], values_[from], lo, hi, EncodeKeys<T>{plan_.order}, begin_bit, end_bit);
       return finish_range(from, encoded, lo, hi);
     }
-    const int digit_bits = digit_bits_for_range(n, sizeof(U));
+    const int digit_bits = digit_bits_for_range(n, sizeof(U), variant_.in_cache_digit_bits);
     int shift = std::max(begin_bit, end_bit - digit_bits), bits = end_bit - shift;
     auto count = [&] {
       return encoded ? count_digit<U>(keys_[from], lo, hi, KeepBits<U>{}, shift, bits, std::size_t(1) << bits,
@@ -340,6 +341,7 @@ template <class T, class V> class RadixSort {
   }
 
   SortPlan plan_;
+  CpuSortVariant variant_;
   unsigned workers_ = 1;
   AlignedBytes key_buffer_, value_buffer_;
   void* keys_[2] = {};    // [0] the caller's keys, [1] the buffer
@@ -349,24 +351,30 @@ template <class T, class V> class RadixSort {
   std::atomic<std::size_t> next_bucket_{0};
 };
 
-template <class T, class V> void sort_typed(const SortPlan& plan, void* keys, void* values, unsigned threads) {
+template <class T, class V>
+void sort_typed(const SortPlan& plan, void* keys, void* values, unsigned threads, CpuSortVariant variant) {
   if (plan.n < insertion_sort_below)
     return insertion_sort<key_bits_t<T>, V>(keys, values, 0, plan.n, EncodeKeys<T>{plan.order}, plan.begin_bit,
                                             plan.end_bit);
-  RadixSort<T, V>(plan, keys, values, threads).run();
+  RadixSort<T, V>(plan, keys, values, threads, variant).run();
 }
 
 }  // namespace
 }  // namespace cpu_radix
 
 void cpu_sort(const SortPlan& plan, void* keys, void* values, unsigned threads) {
+  cpu_sort_variant(plan, keys, values, threads, {});
+}
+
+void cpu_sort_variant(const SortPlan& plan, void* keys, void* values, unsigned threads,
+                      const CpuSortVariant& variant) {
   if (plan.n <= 1 || plan.begin_bit >= plan.end_bit) return;
   visit_key_type(plan.type, [&](auto tag) {
     using T = decltype(tag);
     switch (plan.value_bytes) {
-      case 0: return cpu_radix::sort_typed<T, cpu_radix::NoValues>(plan, keys, values, threads);
-      case 4: return cpu_radix::sort_typed<T, std::uint32_t>(plan, keys, values, threads);
-      case 8: return cpu_radix::sort_typed<T, std::uint64_t>(plan, keys, values, threads);
+      case 0: return cpu_radix::sort_typed<T, cpu_radix::NoValues>(plan, keys, values, threads, variant);
+      case 4: return cpu_radix::sort_typed<T, std::uint32_t>(plan, keys, values, threads, variant);
+      case 8: return cpu_radix::sort_typed<T, std::uint64_t>(plan, keys, values, threads, variant);
       default:
         throw_error(ErrorCode::invalid_argument,
                     "sort: values are " + std::to_string(plan.value_bytes) + " bytes wide",
