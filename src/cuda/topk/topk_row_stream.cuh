@@ -183,12 +183,17 @@ struct StreamBuffer {
   }
 
   // Keys [0, count) sorted descending by `order(key)` over `size` places (a power of two; places
-  // past count hold 0, which sorts last).
+  // past count hold 0, which sorts last). Bitonic: the steps whose pairs lie 32 or more places
+  // apart go through shared memory with a barrier each; the rest of each merge stage runs in
+  // registers, a warp per 32 keys exchanging by shuffles, with one barrier for all of them
+  // (1024 keys: 21 barriers instead of 55; 128 keys: 6 instead of 28).
   template <class Order> __device__ void sort(unsigned count, unsigned size, Order order) {
     for (unsigned i = count + threadIdx.x; i < size; i += blockDim.x) keys[i] = 0;
     __syncthreads();
-    for (unsigned block = 2; block <= size; block *= 2)
-      for (unsigned stride = block / 2; stride > 0; stride /= 2) {
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    for (unsigned block = 2; block <= size; block *= 2) {
+      unsigned stride = block / 2;
+      for (; stride >= 32; stride /= 2) {
         for (unsigned t = threadIdx.x; t < size / 2; t += blockDim.x) {
           const unsigned a = 2 * t - (t & (stride - 1)), b = a + stride;
           const unsigned long long x = keys[a], y = keys[b];
@@ -197,6 +202,22 @@ struct StreamBuffer {
         }
         __syncthreads();
       }
+      // Strides below 32: every pair lies inside one aligned group of 32 places. Lanes past
+      // `size` (size < 32) only lend their shuffles and write nothing back.
+      for (unsigned g = warp; g * 32 < size; g += warps) {
+        const unsigned at = g * 32 + lane;
+        unsigned long long x = at < size ? keys[at] : 0ull;
+        const bool descending = (at & block) == 0;
+        for (unsigned s = stride; s > 0; s /= 2) {
+          const unsigned long long y = __shfl_xor_sync(0xffffffffu, x, s);
+          const bool first = (lane & s) == 0;  // the pair's lower place: takes the better key when descending
+          const bool y_before = order(y) > order(x);
+          if (first == descending ? y_before : order(y) < order(x)) x = y;
+        }
+        if (at < size) keys[at] = x;
+      }
+      __syncthreads();
+    }
   }
 };
 
