@@ -183,17 +183,21 @@ struct StreamBuffer {
   }
 
   // Keys [0, count) sorted descending by `order(key)` over `size` places (a power of two; places
-  // past count hold 0, which sorts last). Bitonic: the steps whose pairs lie 32 or more places
-  // apart go through shared memory with a barrier each; the rest of each merge stage runs in
-  // registers, a warp per 32 keys exchanging by shuffles, with one barrier for all of them
-  // (1024 keys: 21 barriers instead of 55; 128 keys: 6 instead of 28).
+  // past count hold 0, which sorts last). Bitonic. Up to one key per thread, the steps whose pairs
+  // lie 32 or more places apart go through shared memory with a barrier each and the rest of each
+  // merge stage runs in registers, a warp per 32 keys exchanging by shuffles, with one barrier for
+  // all of them (128 keys: 6 barriers instead of 28). Larger sorts keep a barrier per step: there
+  // each thread would compute both sides of several pairs, and on a full GPU (4096 rows, k = 1024)
+  // the extra instructions cost more than the barriers save (call AK: 929 against 753 us at
+  // 4096 x 32000 bf16, while 1 x 128256 bf16 k = 50 went from 21 to 17 us).
   template <class Order> __device__ void sort(unsigned count, unsigned size, Order order) {
     for (unsigned i = count + threadIdx.x; i < size; i += blockDim.x) keys[i] = 0;
     __syncthreads();
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const unsigned shuffled_below = size <= blockDim.x ? 32 : 1;  // strides below this use shuffles
     for (unsigned block = 2; block <= size; block *= 2) {
       unsigned stride = block / 2;
-      for (; stride >= 32; stride /= 2) {
+      for (; stride >= shuffled_below; stride /= 2) {
         for (unsigned t = threadIdx.x; t < size / 2; t += blockDim.x) {
           const unsigned a = 2 * t - (t & (stride - 1)), b = a + stride;
           const unsigned long long x = keys[a], y = keys[b];
@@ -204,6 +208,7 @@ struct StreamBuffer {
       }
       // Strides below 32: every pair lies inside one aligned group of 32 places. Lanes past
       // `size` (size < 32) only lend their shuffles and write nothing back.
+      if (stride == 0) continue;  // every step went through shared memory
       for (unsigned g = warp; g * 32 < size; g += warps) {
         const unsigned at = g * 32 + lane;
         unsigned long long x = at < size ? keys[at] : 0ull;
