@@ -3,7 +3,8 @@ found, the prototypes of its calls, and the check that turns a failed call into 
 
 Found as, in order: the file named by the environment variable RXM_C_LIBRARY; the library installed
 beside this package (the package lives in <prefix>/lib/radixmesh/python/radixmesh, the library in
-<prefix>/lib); the loader's own search (LD_LIBRARY_PATH, ldconfig)."""
+<prefix>/lib); the loader's own search (LD_LIBRARY_PATH, ldconfig). Where none loads, the package
+still imports (the plots need no library) and every call raises Error naming the paths tried."""
 import ctypes
 import os
 
@@ -40,7 +41,11 @@ def _load():
                 ". fix: install radixmesh (cmake --install), or set RXM_C_LIBRARY to the library's path")
 
 
-lib = _load()
+try:
+    lib = _load()
+    _missing = None
+except Error as e:  # `import radixmesh` still works (plots, `python3 -m radixmesh info`); calls raise
+    lib, _missing = None, e
 
 c_size = ctypes.c_size_t
 c_void = ctypes.c_void_p
@@ -62,6 +67,10 @@ class Buckets(ctypes.Structure):
 
 
 def _proto(name, restype, *argtypes):
+    if lib is None:
+        def unavailable(*args):
+            raise _missing
+        return unavailable
     f = getattr(lib, name)
     f.restype = restype
     f.argtypes = list(argtypes)
