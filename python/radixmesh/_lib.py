@@ -91,6 +91,8 @@ rxm_context_local_count = _proto("rxm_context_local_count", c_int, ctx_p)
 rxm_context_backend = _proto("rxm_context_backend", c_int, ctx_p)
 rxm_sort = _proto("rxm_sort", c_int, ctx_p, c_int, c_void, c_size, c_int, c_void, c_size,
                   ctypes.POINTER(SortOptions))
+rxm_sort_shards = _proto("rxm_sort_shards", c_int, ctx_p, c_int, ctypes.POINTER(c_void), ctypes.POINTER(c_size),
+                         ctypes.POINTER(c_int), ctypes.POINTER(c_void), c_size, ctypes.POINTER(SortOptions))
 rxm_sort_rows = _proto("rxm_sort_rows", c_int, ctx_p, c_int, c_void, c_size, c_size, c_void, c_size,
                        ctypes.POINTER(SortOptions))
 rxm_topk = _proto("rxm_topk", c_int, ctx_p, c_int, c_void, c_size, c_int, c_size, c_void, c_size,

@@ -83,6 +83,40 @@ class Context:
         return (values[0], indices[0]) if rows is None else (values, indices)
 
 
+    def sort_shards(self, shards, values=None, descending=False):
+        """Sorts one 1-D NumPy shard per local mesh device in place, together: afterwards every
+        key of shard i is <= every key of shard i + 1 (>= when descending), each shard keeps its
+        length, and the shards read in order equal a stable sort of their concatenation. values:
+        one array of 4- or 8-byte entries per shard, the same lengths, moved with their keys.
+        Shards must be C-contiguous and writable (they are sorted where they are). Returns
+        shards (and values)."""
+        if len(shards) != self.local_count:
+            raise Error(1, f"{len(shards)} shards for {self.local_count} local mesh devices. "
+                           "fix: pass one shard per local mesh device (Context.local_count)")
+        arrays = list(shards) + (list(values) if values is not None else [])
+        for a in arrays:
+            if not isinstance(a, np.ndarray) or a.ndim != 1 or not a.flags.c_contiguous or not a.flags.writeable:
+                raise Error(1, "sort_shards needs 1-D, C-contiguous, writable numpy arrays. fix: pass "
+                               "np.ascontiguousarray copies (the shards are sorted in place)")
+        dtype = shards[0].dtype if shards else np.dtype(np.uint32)
+        if any(a.dtype != dtype for a in shards):
+            raise Error(1, "the shards have different dtypes. fix: give every shard the same dtype")
+        count = len(shards)
+        pointers = (ctypes.c_void_p * count)(*[a.ctypes.data for a in shards])
+        sizes = (ctypes.c_size_t * count)(*[a.size for a in shards])
+        value_pointers, value_bytes = None, 0
+        if values is not None:
+            if len(values) != count or any(v.size != a.size for v, a in zip(values, shards)):
+                raise Error(1, "values must be one array per shard, of its shard's length. fix: pass matching values")
+            value_bytes = values[0].itemsize if count else 0
+            if any(v.itemsize != value_bytes for v in values) or (count and value_bytes not in (4, 8)):
+                raise Error(1, "values must all be 4- or 8-byte entries. fix: use e.g. int32/uint32 or int64/float64")
+            value_pointers = (ctypes.c_void_p * count)(*[v.ctypes.data for v in values])
+        check(_lib.rxm_sort_shards(self._handle, key_type(dtype), pointers, sizes, None, value_pointers, value_bytes,
+                                   _sort_options(bool(descending))[1]))
+        return shards if values is None else (shards, values)
+
+
 _default = None
 
 
@@ -122,7 +156,8 @@ def sort(x, dim=-1, descending=False, stable=True, ctx=None):
     device. Returns (values, indices): new arrays, int64 indices into the row. Always stable
     (`stable` is taken for compatibility). Order: radixmesh's total order: every NaN after +inf
     (as numpy.sort does; positive NaNs first, then those with the sign bit set), and -0.0 before
-    +0.0 (numpy.sort keeps them in input order). One library call sorts every row. On a GPU it
+    +0.0 (numpy.sort keeps them in input order). One library call sorts every row; a 1-D host
+    array on a Context of several mesh devices is sorted by all of them together. On a GPU it
     is queued on the current stream (PyTorch's or CuPy's) and reads x in place when `dim` is its
     last, contiguous dimension (else from a contiguous copy); host arrays are copied, and the copy
     is sorted."""
@@ -146,7 +181,11 @@ def sort(x, dim=-1, descending=False, stable=True, ctx=None):
     else:
         values = a.copy(data)
         indices = a.positions(values, shape)
-        _sort_rows(ctx, kt, a, values, indices, descending)
+        if len(shape) == 1 and ctx.mesh_size > 1:  # one array on a mesh: its devices sort it together
+            check(_lib.rxm_sort(ctx._handle, kt, a.ptr(values), n, -1, a.ptr(indices), 8,
+                                _sort_options(bool(descending))[1]))
+        else:
+            _sort_rows(ctx, kt, a, values, indices, descending)
     return a.back(values, dim), a.back(indices, dim)
 
 

@@ -166,6 +166,26 @@ def test_topk_over_the_shards_of_a_cpu_mesh():
         mesh.topk_shards(shards[:2], 5)
 
 
+def test_sort_shards_and_sort_on_a_cpu_mesh():
+    mesh = radixmesh.Context(cpu_mesh=3)
+    for dtype in (np.uint32, np.float64, np.int16):
+        for descending in (False, True):
+            whole = sample(dtype, 5000, 50)
+            shards = [whole[:1000].copy(), whole[1000:1000].copy(), whole[1000:].copy()]
+            values = [np.arange(s.size, dtype=np.int64) + off for s, off in zip(shards, (0, 1000, 1000))]
+            mesh.sort_shards(shards, values, descending=descending)
+            order = expected_order(whole, descending)
+            assert [s.size for s in shards] == [1000, 0, 4000]
+            assert np.array_equal(np.concatenate(shards), whole[order]), (dtype, descending)
+            assert np.array_equal(np.concatenate(values), order), (dtype, descending)
+            got_v, got_i = radixmesh.sort(whole, descending=descending, ctx=mesh)
+            assert np.array_equal(got_v, whole[order]) and np.array_equal(got_i, order), (dtype, descending)
+    with pytest.raises(radixmesh.Error, match="2 shards for 3 local mesh devices"):
+        mesh.sort_shards([np.zeros(3, np.uint32)] * 2)
+    with pytest.raises(radixmesh.Error, match="C-contiguous, writable"):
+        mesh.sort_shards([np.zeros(6, np.uint32)[::2], np.zeros(3, np.uint32), np.zeros(3, np.uint32)])
+
+
 def test_version_and_context_errors():
     assert radixmesh.version() == "0.1.0"
     with pytest.raises(radixmesh.Error, match="not a radixmesh key type"):
