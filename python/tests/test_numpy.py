@@ -186,6 +186,25 @@ def test_sort_shards_and_sort_on_a_cpu_mesh():
         mesh.sort_shards([np.zeros(6, np.uint32)[::2], np.zeros(3, np.uint32), np.zeros(3, np.uint32)])
 
 
+def test_other_dlpack_producers_come_in_through_numpy():
+    class Producer:  # an array type radixmesh does not know, speaking DLPack on the host
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, stream=None):
+            return self.a.__dlpack__()
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+    x = sample(np.float32, (7, 300))
+    values, indices = radixmesh.sort(Producer(x))
+    assert isinstance(values, np.ndarray)
+    assert np.array_equal(indices, np.argsort(x, axis=-1, kind="stable"))
+    values, indices = radixmesh.topk(Producer(x), 5)
+    assert np.array_equal(values, -np.sort(-x, axis=-1)[:, :5])
+
+
 def test_version_and_context_errors():
     assert radixmesh.version() == "0.1.0"
     with pytest.raises(radixmesh.Error, match="not a radixmesh key type"):

@@ -141,6 +141,8 @@ rxm_status rxm_sort_rows_device(rxm_context* c, rxm_key_type type, int device, c
     rxm::detail::DeviceRowsSort s;
     s.type = rc::key_type_of(type);
     require_value_bytes(value_bytes, values_out);
+    rxm::require(values_in == nullptr || values_out != nullptr, "values_in given with values_out NULL",
+                 "pass values_out (and value_bytes 4 or 8) to move values with their keys, or NULL for both");
     rxm::require(device >= 0, "device is " + std::to_string(device), "pass the CUDA ordinal the arrays live on");
     s.device = device;
     s.keys_in = keys_in;

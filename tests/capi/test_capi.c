@@ -146,6 +146,10 @@ static void topk_and_multisplit(rxm_context* ctx) {
   CHECK(rxm_sort_rows_device(ctx, RXM_U32, -1, keys, out, NULL, NULL, 0, 1000, 100, NULL, NULL) ==
             RXM_INVALID_ARGUMENT,
         "device -1");
+  CHECK(rxm_sort_rows_device(ctx, RXM_U32, 0, keys, out, keys, NULL, 0, 1000, 100, NULL, NULL) ==
+            RXM_INVALID_ARGUMENT,
+        "values_in without values_out");
+  CHECK(strstr(rxm_last_error(), "values_in given with values_out NULL") != NULL, "message: %s", rxm_last_error());
   free(x);
 }
 
