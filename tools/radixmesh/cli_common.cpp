@@ -309,7 +309,7 @@ constexpr double progress_delay_s = 2.0;  // phases shorter than this print noth
 constexpr auto progress_interval = std::chrono::milliseconds(250);
 }  // namespace
 
-ProgressLine::ProgressLine(bool forced) : enabled_(forced || ::isatty(STDERR_FILENO) == 1) {
+ProgressLine::ProgressLine(bool forced, bool shown) : enabled_(shown && (forced || ::isatty(STDERR_FILENO) == 1)) {
   if (enabled_) ticker_ = std::thread([this] { tick_until_stopped(); });
 }
 

@@ -124,8 +124,9 @@ class StagedOutputs {
 // longer than ~2 s, so short runs and pipelines stay quiet.
 class ProgressLine {
  public:
-  // Shown when `forced` (--progress) or when stderr is a terminal.
-  explicit ProgressLine(bool forced);
+  // Shown when `forced` (--progress) or when stderr is a terminal, and never where `shown` is
+  // false (the ranks of an MPI job other than 0, whose terminals are often rank 0's).
+  explicit ProgressLine(bool forced, bool shown = true);
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
   ~ProgressLine();

@@ -160,7 +160,7 @@ void run_sort_ranks(const SortFlags& flags) {
   std::optional<Context> ctx;
   on_every_rank("joining the mesh", [&] { ctx = mpi_world_context(parse_backend(flags.backend)); });
 
-  ProgressLine progress(flags.output.progress && rank == 0);
+  ProgressLine progress(flags.output.progress, rank == 0);
   auto start = std::chrono::steady_clock::now();
   progress.phase("reading " + flags.in);
   HostArray keys, values;
