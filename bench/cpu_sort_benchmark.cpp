@@ -11,6 +11,7 @@
 #include "core/backends.hpp"
 #include "cpu/radix_sort_digits.hpp"
 #include "peers/cpu_sort_peers.hpp"
+#include "radixmesh/buckets.hpp"
 #include "radixmesh/error.hpp"
 #include "radixmesh/sort.hpp"
 #include "sort_benchmark.hpp"
@@ -60,11 +61,7 @@ bool sorted_same_keys(KeyType type, Order order, const Bytes& input_keys, const 
       std::memcpy(&u, &b[i * sizeof(U)], sizeof(U));
       return u;
     };
-    auto mix = [](std::uint64_t z) {
-      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-      return z ^ (z >> 31);
-    };
+    const auto mix = buckets::hash::mix;  // splitmix64's finalizer
     std::uint64_t in_sum = 0, out_sum = 0, in_sq = 0, out_sq = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint64_t a = mix(std::uint64_t(bits(input_keys, i)) + 1), b = mix(std::uint64_t(bits(keys, i)) + 1);
@@ -174,34 +171,28 @@ SortBenchResult run_cpu_sort_benchmark(const SortBenchOptions& options, const Ru
   result.device = info.device.empty() ? cpu_model_name() : info.device;
   result.table = Case("sort", parameters, double(n));
 
-  // Ours.
+  // Ours, and the previous version of ours: each sorts a fresh copy of the input into its arrays.
   Context ctx = Context::cpu(threads);
-  Bytes keys(n * key_bytes), values(n * value_bytes);
   const SortOptions sort_options{options.order};
-  Stats ours = time_host(
-      [&] {
-        std::memcpy(keys.data(), input_keys.data(), keys.size());
-        if (!values.empty()) std::memcpy(values.data(), input_values.data(), values.size());  // keys only: no buffer
-      },
-      [&] {
-        detail::sort_host(ctx, options.type, keys.data(), n, value_bytes ? values.data() : nullptr, value_bytes,
-                          sort_options);
-      },
-      options.warmup, options.reps);
+  auto time_ours = [&](Bytes& out_keys, Bytes& out_values, const auto& sort) {
+    return time_host(
+        [&] {
+          std::memcpy(out_keys.data(), input_keys.data(), out_keys.size());
+          if (!out_values.empty()) std::memcpy(out_values.data(), input_values.data(), out_values.size());
+        },
+        [&] { sort(out_keys.data(), value_bytes ? out_values.data() : nullptr); }, options.warmup, options.reps);
+  };
+  Bytes keys(n * key_bytes), values(n * value_bytes);
+  const Stats ours = time_ours(keys, values, [&](void* k, void* v) {
+    detail::sort_host(ctx, options.type, k, n, v, value_bytes, sort_options);
+  });
   result.table.add("radixmesh-cpu (" + std::to_string(threads) + " threads)", ours, true);
   if (options.previous) {  // the version before the last change of the algorithm, same input
     const detail::SortPlan plan = detail::validate_sort(options.type, n, value_bytes, sort_options);
     Bytes previous_keys(n * key_bytes), previous_values(n * value_bytes);
-    const Stats previous = time_host(
-        [&] {
-          std::memcpy(previous_keys.data(), input_keys.data(), previous_keys.size());
-          if (!previous_values.empty()) std::memcpy(previous_values.data(), input_values.data(), previous_values.size());
-        },
-        [&] {
-          detail::cpu_sort_variant(plan, previous_keys.data(), value_bytes ? previous_values.data() : nullptr,
-                                   threads, detail::CpuSortVariant::previous());
-        },
-        options.warmup, options.reps);
+    const Stats previous = time_ours(previous_keys, previous_values, [&](void* k, void* v) {
+      detail::cpu_sort_variant(plan, k, v, threads, detail::CpuSortVariant::previous());
+    });
     require(previous_keys == keys && previous_values == values, "bench sort: the previous version's result differs",
             "report this as a bug");
     result.table.add_diagnostic("radixmesh-cpu, previous version (in-cache splits into 2048 buckets)", previous);

@@ -16,14 +16,36 @@ from ._lib import Error
 _torch_key_types = {}  # torch dtype -> rxm_key_type
 
 
-class _Numpy:
-    name = "numpy"
+class _NumpyLike:
+    """What NumPy and CuPy arrays share: the same array API under another module (`xp`)."""
 
-    def __init__(self, np):
-        self.np = np
+    def __init__(self, xp):
+        self.xp = xp
 
     def key_type(self, x):
         return key_type(x.dtype)
+
+    def rows(self, x, dim):
+        """x with `dim` last (None: flattened), C-contiguous (a copy only where needed)."""
+        xp = self.xp
+        if dim is None:
+            return xp.ascontiguousarray(x).reshape(-1)
+        if dim != -1 and dim != x.ndim - 1:
+            x = xp.moveaxis(x, dim, -1)
+        return xp.ascontiguousarray(x)
+
+    def back(self, r, dim):
+        return r if dim is None or dim == -1 or dim == r.ndim - 1 else self.xp.moveaxis(r, -1, dim)
+
+    def copy(self, x):
+        return x.copy()
+
+    def contiguous(self, x):
+        return x.flags.c_contiguous
+
+
+class _Numpy(_NumpyLike):
+    name = "numpy"
 
     def device(self, x):
         return -1
@@ -34,31 +56,13 @@ class _Numpy:
     def stream(self, x):
         return None
 
-    def rows(self, x, dim):
-        """x with `dim` last (None: flattened), C-contiguous (a copy only where needed)."""
-        np = self.np
-        if dim is None:
-            return np.ascontiguousarray(x).reshape(-1)
-        if dim != -1 and dim != x.ndim - 1:
-            x = np.moveaxis(x, dim, -1)
-        return np.ascontiguousarray(x)
-
-    def back(self, r, dim):
-        return r if dim is None or dim == -1 or dim == r.ndim - 1 else self.np.moveaxis(r, -1, dim)
-
     def empty(self, like, shape, index=False):
-        return self.np.empty(shape, dtype=self.np.int64 if index else like.dtype)
-
-    def copy(self, x):
-        return x.copy()
+        return self.xp.empty(shape, dtype=self.xp.int64 if index else like.dtype)
 
     def positions(self, like, shape):
         """int64 positions along the last dimension, of `shape`."""
-        np = self.np
-        return np.broadcast_to(np.arange(shape[-1], dtype=np.int64), shape).copy()
-
-    def contiguous(self, x):
-        return x.flags.c_contiguous
+        xp = self.xp
+        return xp.broadcast_to(xp.arange(shape[-1], dtype=xp.int64), shape).copy()
 
     def writable(self, x):
         return x.flags.writeable
@@ -124,14 +128,8 @@ class _Torch:
         return self.torch.as_tensor(array, device=like.device)
 
 
-class _Cupy:
+class _Cupy(_NumpyLike):
     name = "cupy"
-
-    def __init__(self, cupy):
-        self.cupy = cupy
-
-    def key_type(self, x):
-        return key_type(x.dtype)
 
     def device(self, x):
         return x.device.id
@@ -140,43 +138,26 @@ class _Cupy:
         return x.data.ptr
 
     def stream(self, x):
-        return self.cupy.cuda.get_current_stream().ptr
-
-    def rows(self, x, dim):
-        cp = self.cupy
-        if dim is None:
-            return cp.ascontiguousarray(x).reshape(-1)
-        if dim != -1 and dim != x.ndim - 1:
-            x = cp.moveaxis(x, dim, -1)
-        return cp.ascontiguousarray(x)
-
-    def back(self, r, dim):
-        return r if dim is None or dim == -1 or dim == r.ndim - 1 else self.cupy.moveaxis(r, -1, dim)
+        return self.xp.cuda.get_current_stream().ptr
 
     def empty(self, like, shape, index=False):
         with like.device:
-            return self.cupy.empty(shape, dtype=self.cupy.int64 if index else like.dtype)
-
-    def copy(self, x):
-        return x.copy()
+            return self.xp.empty(shape, dtype=self.xp.int64 if index else like.dtype)
 
     def positions(self, like, shape):
-        cp = self.cupy
+        xp = self.xp
         with like.device:
-            return cp.ascontiguousarray(cp.broadcast_to(cp.arange(shape[-1], dtype=cp.int64), shape))
-
-    def contiguous(self, x):
-        return x.flags.c_contiguous
+            return xp.ascontiguousarray(xp.broadcast_to(xp.arange(shape[-1], dtype=xp.int64), shape))
 
     def writable(self, x):
         return True
 
     def synchronize(self, x):
-        self.cupy.cuda.get_current_stream().synchronize()
+        self.xp.cuda.get_current_stream().synchronize()
 
     def from_host(self, like, array):
         with like.device:
-            return self.cupy.asarray(array)
+            return self.xp.asarray(array)
 
 
 _adapters = {}  # by type: the lookup is on every call's path

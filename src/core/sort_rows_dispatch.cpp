@@ -12,16 +12,23 @@
 
 namespace radixmesh::detail {
 
-void sort_rows_host(Context& ctx, KeyType type, void* keys, std::size_t n, std::size_t row_length, void* values,
-                    std::size_t value_bytes, const SortOptions& options) {
-  require(ctx.mesh_size() == 1,
-          "sort_rows: a context of " + std::to_string(ctx.mesh_size()) + " mesh devices",
-          "sort rows on a context of one device (each row is sorted on one device)");
+namespace {
+// n keys make whole rows of row_length (rows of length 0 only when there are no keys).
+void require_whole_rows(std::size_t n, std::size_t row_length) {
   require(row_length > 0 || n == 0, "sort_rows: rows of length 0 for " + std::to_string(n) + " keys",
           "pass the row length (n / rows)");
   require(n == 0 || n % row_length == 0,
           "sort_rows: " + std::to_string(n) + " keys are not a whole number of rows of " + std::to_string(row_length),
           "pass n = rows x row_length keys");
+}
+}  // namespace
+
+void sort_rows_host(Context& ctx, KeyType type, void* keys, std::size_t n, std::size_t row_length, void* values,
+                    std::size_t value_bytes, const SortOptions& options) {
+  require(ctx.mesh_size() == 1,
+          "sort_rows: a context of " + std::to_string(ctx.mesh_size()) + " mesh devices",
+          "sort rows on a context of one device (each row is sorted on one device)");
+  require_whole_rows(n, row_length);
   const SortPlan plan = validate_sort(type, row_length, value_bytes, options);
   require(n == 0 || keys != nullptr, "sort_rows: keys is null", "pass the keys' storage");
   require(value_bytes == 0 || n == 0 || values != nullptr, "sort_rows: values is null", "pass the values' storage");
@@ -66,12 +73,7 @@ void sort_rows_device(Context& ctx, const DeviceRowsSort& s, const SortOptions& 
   require(ctx.backend() == Backend::cuda,
           "sort_rows: the keys are on CUDA device " + std::to_string(s.device) + " but the context is on the CPU backend",
           "use a CUDA context (Context::local()) for device-resident keys");
-  require(s.row_length > 0 || s.n == 0, "sort_rows: rows of length 0 for " + std::to_string(s.n) + " keys",
-          "pass the row length (n / rows)");
-  require(s.n == 0 || s.n % s.row_length == 0,
-          "sort_rows: " + std::to_string(s.n) + " keys are not a whole number of rows of " +
-              std::to_string(s.row_length),
-          "pass n = rows x row_length keys");
+  require_whole_rows(s.n, s.row_length);
   const SortPlan plan = validate_sort(s.type, s.row_length, s.value_bytes, options);
   require(s.n == 0 || (s.keys_in != nullptr && s.keys_out != nullptr), "sort_rows: a key pointer is null",
           "pass the keys' device storage");
