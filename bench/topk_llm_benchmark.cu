@@ -1,10 +1,11 @@
 // bench_topk_llm: the top-k of LLM sampling, sorted (best first, ties by lowest index), on the
 // device-level entry captured in a CUDA graph of `calls` calls, beside torch.topk(sorted=True)
 // captured the same way (bench/peers/torch_topk_grid.py, one process for the whole grid). Per
-// shape: ours sorted (the figure), ours unsorted (the cost of sorting) and the path before the
-// row-stream one (row_stream = 0), both diagnostics; the floor is one read of the logits over the
-// device-to-device copy bandwidth measured in the run. Ours sorted is checked against the CPU
-// backend (every index and value), and the previous path against ours.
+// shape: ours sorted (the figure), ours unsorted (the cost of sorting), the path before the
+// row-stream one (row_stream = 0) and the row-stream family's other variant (row_cluster), all
+// diagnostics; the floor is one read of the logits over the device-to-device copy bandwidth
+// measured in the run. Ours sorted is checked against the CPU backend (every index and value),
+// and the previous path and the other variant against ours.
 //
 //   bench_topk_llm [--rows 1,8,64,256,4096] [--vocab 32000,128256,256000] [--k 1,50,1024]
 //                  [--dtype bf16,f32] [--calls 20] [--reps 10] [--no-torch] [--no-verify]
@@ -100,6 +101,23 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   previous.tuning.row_stream = 0;
   previous.out_values = ref_v.data(), previous.out_indices = ref_i.data();
   const Stats old_path = peers ? timed(previous, false) : Stats{};
+  // The row-stream family's other variant at this shape (blocks that keep k, or a cluster per
+  // row: TopkTuning::row_cluster), timed and compared with ours the same way.
+  rxm::device::TopkProblem variant = previous;
+  variant.tuning = p.tuning;
+  const bool cluster = std::string(rxm::device::topk_path_name(p, 0)) == "row-cluster";
+  variant.tuning.row_cluster = cluster ? 0 : 1;
+  const bool has_variant = peers && k > 1 && std::string(rxm::device::topk_path_name(variant, 0)) != rxm::device::topk_path_name(p, 0);
+  std::vector<Host> variant_v;
+  std::vector<std::int32_t> variant_i;
+  Stats variant_time;
+  if (has_variant) {
+    variant_time = timed(variant, true);
+    RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    variant_v.resize(places), variant_i.resize(places);
+    RXM_CUDA_CHECK(cudaMemcpy(variant_v.data(), ref_v.data(), places * sizeof(T), cudaMemcpyDeviceToHost));
+    RXM_CUDA_CHECK(cudaMemcpy(variant_i.data(), ref_i.data(), places * 4, cudaMemcpyDeviceToHost));
+  }
   const Stats ours = timed(p, true);  // last: out_v / out_i hold its result
   RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
 
@@ -111,6 +129,9 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   RXM_CUDA_CHECK(cudaMemcpy(prev_i.data(), ref_i.data(), places * 4, cudaMemcpyDeviceToHost));
   bool same_as_previous =
       !peers || (got_i == prev_i && std::memcmp(got_v.data(), prev_v.data(), places * sizeof(T)) == 0);
+  if (has_variant)
+    same_as_previous = same_as_previous && got_i == variant_i &&
+                       std::memcmp(got_v.data(), variant_v.data(), places * sizeof(T)) == 0;
   std::string verified = "skipped";
   if (o.verify) {
     std::vector<Host> host(n);
@@ -133,13 +154,17 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   if (peers) {
     c.add_diagnostic("radixmesh unsorted (the cost of sorting)", ours_unsorted);
     c.add_diagnostic("radixmesh sorted, the path before row-stream (row_stream = 0; stream launches)", old_path);
+    if (has_variant)
+      c.add_diagnostic(cluster ? "radixmesh sorted, row-stream blocks (row_cluster = 0)"
+                               : "radixmesh sorted, a cluster per row (row_cluster = 1)",
+                       variant_time);
   }
   if (auto t = torch.find(shape_key(rows, vocab, k, type)); peers && t != torch.end())
     c.add(t->second.value("what", std::string("torch.topk")) + " (torch " + t->second.value("torch", std::string("?")) + ")",
           rxm::bench::stats_from_json(t->second));
   c.set_floor(double(n) * sizeof(T), bandwidth, "one read of the logits over the D2D copy bandwidth measured here");
   c.print();
-  std::printf("  sorted / unsorted = %.3f / %.3f = %.2fx; verified: %s; previous path's result identical: %s\n",
+  std::printf("  sorted / unsorted = %.3f / %.3f = %.2fx; verified: %s; other paths' results identical: %s\n",
               ours.median_ms, ours_unsorted.median_ms, ours.median_ms / ours_unsorted.median_ms, verified.c_str(),
               same_as_previous ? "yes" : "NO");
   if (verified == "NO" || !same_as_previous) std::printf("MISMATCH %s\n", shape_key(rows, vocab, k, type).c_str());

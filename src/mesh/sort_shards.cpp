@@ -13,6 +13,7 @@
 #include "core/backends.hpp"
 #include "mesh/device_backend.hpp"
 #include "mesh/digit_source.hpp"
+#include "mesh/every_local.hpp"
 #include "mesh/exchange_layout.hpp"
 #include "mesh/local_errors.hpp"
 #include "mesh/phase_clock.hpp"
@@ -157,16 +158,15 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
   // The sorted-input shortcut: every device's smallest and largest sort key, gathered. Where the
   // devices' ranges already ascend in device order and every device keeps its count, each device
   // sorts its own keys and nothing moves (one read of the keys instead of the partition passes and
-  // the exchange).
+  // the exchange). The devices read at once (each range waits on its own device's stream).
   std::vector<std::uint64_t> own_ranges(std::size_t(locals) * 3, 0), all_ranges(std::size_t(size) * 3, 0);
-  for (int i = 0; i < locals; ++i)
-    errors.run(first + i, [&] {
-      const std::size_t ii = std::size_t(i);
-      SortPlan plan = plans[ii];
-      plan.n = a.in.sizes[ii];
-      backend->key_range(i, plan, work[ii].keys, &own_ranges[ii * 3]);
-      own_ranges[ii * 3 + 2] = plan.n;
-    });
+  mesh::on_every_local(*backend, errors, first, locals, [&](int i) {
+    const std::size_t ii = std::size_t(i);
+    SortPlan plan = plans[ii];
+    plan.n = a.in.sizes[ii];
+    backend->key_range(i, plan, work[ii].keys, &own_ranges[ii * 3]);
+    own_ranges[ii * 3 + 2] = plan.n;
+  });
   std::vector<std::span<const std::byte>> range_bytes;
   for (int i = 0; i < locals; ++i)
     range_bytes.push_back(std::as_bytes(std::span(own_ranges).subspan(std::size_t(i) * 3, 3)));

@@ -1,8 +1,6 @@
 #include "mesh/topk_steps.hpp"
 
-#include <exception>
 #include <string>
-#include <thread>
 
 #include "core/topk_plan.hpp"
 #include "radixmesh/error.hpp"
@@ -49,29 +47,6 @@ void topk_of_entries(const Context& ctx, DeviceBackend& backend, const detail::S
   else
     detail::cpu_topk(detail::validate_topk(r, nullptr), r.values, r.input_indices, r.out_values, r.out_indices,
                      ctx.cpu_threads());
-}
-
-void on_every_local(DeviceBackend& backend, LocalErrors& errors, int first, int locals,
-                    const std::function<void(int)>& step) {
-  if (locals <= 1 || !backend.concurrent_local_calls() || errors.any()) {
-    for (int i = 0; i < locals; ++i) errors.run(first + i, [&] { step(i); });
-    return;
-  }
-  std::vector<std::exception_ptr> failed(static_cast<std::size_t>(locals));
-  std::vector<std::thread> threads;
-  for (int i = 0; i < locals; ++i)
-    threads.emplace_back([&, i] {
-      try {
-        step(i);
-      } catch (...) {
-        failed[std::size_t(i)] = std::current_exception();
-      }
-    });
-  for (auto& t : threads) t.join();
-  for (int i = 0; i < locals; ++i)
-    errors.run(first + i, [&] {
-      if (failed[std::size_t(i)]) std::rethrow_exception(failed[std::size_t(i)]);
-    });
 }
 
 detail::TopkRequest local_candidates(const detail::ShardTopkRequest& rq, std::size_t i, std::uint64_t columns,

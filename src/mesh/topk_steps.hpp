@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "mesh/device_backend.hpp"
+#include "mesh/every_local.hpp"
 #include "mesh/local_errors.hpp"
 #include "radixmesh/communicator.hpp"
 #include "radixmesh/topk_shards.hpp"
@@ -52,12 +53,6 @@ class GatheredSlots {
 // output come out as one device's.
 void topk_of_entries(const Context& ctx, DeviceBackend& backend, const detail::ShardTopkRequest& rq, std::size_t rows,
                      std::size_t per_row, const std::byte* values, const std::int64_t* indices);
-
-// Runs step(i) for every local device i, recording a failure against its mesh device: at once
-// from host threads where the backend allows it (GPU devices, each waiting on its own stream),
-// else one after another.
-void on_every_local(DeviceBackend& backend, LocalErrors& errors, int first, int locals,
-                    const std::function<void(int)>& step);
 
 // Local device i's candidates: the top-min(k, columns) of each of its rows, unsorted (ascending
 // index), indices shifted by the shard's global offset, into out_values and out_indices (of

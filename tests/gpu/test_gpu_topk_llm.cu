@@ -1,9 +1,10 @@
-// The top-k at LLM-sampling shapes (the row-stream path, topk_row_stream.cuh) against the CPU
+// The top-k at LLM-sampling shapes (the row-stream path, topk_row_stream.cuh, and its cluster
+// variant for few rows with a large k, topk_row_cluster.cuh) against the CPU
 // reference: vocabularies of 1,000 to 256,000, k = 1 (argmax), 50 and 1024, sorted and unsorted,
 // f32 / f16 / bf16; masked (-inf) rows, NaN, ties, rows with fewer than k finite values, rows
 // shorter than k, unaligned and padded rows, 32- and 64-bit indices with caller indices, forced
-// segments; and the device-level entry captured in a CUDA graph and replayed 1000 times with new
-// logits, every replay checked.
+// segments and slices; and the device-level entry captured in a CUDA graph and replayed 1000 times
+// with new logits (both variants), every replay checked.
 #include <cuda_bf16.h>
 #include <gtest/gtest.h>
 
@@ -55,7 +56,8 @@ template <class T> void check_grid() {
       const auto v = rxm::testing::make_topk_input<T>(input, s.rows * s.vocab);
       for (std::size_t k : {std::size_t(1), std::size_t(50), std::size_t(1024)}) {
         if (k > s.vocab) continue;
-        EXPECT_EQ(path_of(rxm::key_type_v<T>, s.rows, s.vocab, k), "row-stream");
+        // Few rows with a large k take a cluster per row (TopkTuning::row_cluster's rule).
+        EXPECT_EQ(path_of(rxm::key_type_v<T>, s.rows, s.vocab, k), k > 128 && s.rows <= 64 ? "row-cluster" : "row-stream");
         for (const auto& o : llm_options) {
           SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + input.name + " rows=" +
                                     std::to_string(s.rows),
@@ -165,8 +167,10 @@ struct PathTuning {
   rxm::device::TopkTuning tuning;
 };
 std::vector<PathTuning> padded_row_paths() {
-  std::vector<PathTuning> paths(5);
+  std::vector<PathTuning> paths(6);
   paths[0].name = "automatic (row-stream)";
+  paths[5].name = "row-cluster";
+  paths[5].tuning.row_cluster = 1;
   paths[1].name = "delegates";
   paths[1].tuning.row_stream = 0;
   paths[2].name = "raw radix select";
@@ -292,6 +296,70 @@ TEST(GpuTopkLlm, ForcedOnLongRowsAndOff) {
       }
 }
 
+// The row-cluster variant forced (TopkTuning::row_cluster = 1) on every shape it takes: key types
+// of 16 and 32 bits, the adversarial inputs and masked logits, k from 2 to 1024, one block per
+// row up to 16 (a forced slice of 1000 values spreads short rows over many blocks), unaligned and
+// short rows from offsets with caller indices of both widths.
+TEST(GpuTopkLlm, RowClusterPath) {
+  RXM_REQUIRE_GPU();
+  const GridShape shapes[] = {{1, 1000}, {3, 32000}, {2, 128256}, {1, 262144}, {4, 4097}};
+  const std::size_t ks[] = {2, 50, 129, 1000, 1024};
+  auto check = [&](auto tag, const std::string& name, const auto& v, const GridShape& s, int slice) {
+    using T = decltype(tag);
+    for (std::size_t k : ks) {
+      if (k > s.vocab) continue;
+      for (const auto& o : llm_options) {
+        SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + name + " rows=" +
+                                  std::to_string(s.rows) + " slice=" + std::to_string(slice),
+                              s.vocab, k, o));
+        rxm::testing::DeviceRun run;
+        run.tuning.row_cluster = 1, run.tuning.row_stream_segment = slice;
+        expect_equal(rxm::testing::device_topk<T>(v, s.rows, {}, k, o, run),
+                     rxm::topk_batched(cpu(), std::span<const T>(v), rxm::Rows::uniform(s.rows, s.vocab), k, o));
+      }
+    }
+  };
+  auto every_input = [&](auto tag) {
+    using T = decltype(tag);
+    for (const auto& input : rxm::testing::topk_inputs(test_seed())) {
+      if (input.name == "U[0.6,0.7]" || input.name == "reverse" || input.name == "zipf(1.1)") continue;
+      for (const GridShape& s : shapes)
+        check(tag, input.name, rxm::testing::make_topk_input<T>(input, s.rows * s.vocab), s, 0);
+    }
+    if constexpr (!std::is_integral_v<T>)
+      for (std::size_t vocab : {std::size_t(1000), std::size_t(32000)})
+        check(tag, "masked", masked_logits<T>(10, vocab, test_seed()), GridShape{10, vocab}, 0);
+    check(tag, "normal", rxm::testing::make_topk_input<T>(rxm::testing::topk_inputs(test_seed())[3], 3 * 32000),
+          GridShape{3, 32000}, 1000);
+  };
+  every_input(float{}), every_input(rxm::bfloat16_t{}), every_input(rxm::half_t{});
+  every_input(std::int32_t{}), every_input(std::uint16_t{});
+
+  const std::vector<std::uint64_t> offsets = {0, 50257, 50257 + 7, 50257 + 7, 100521, 100521 + 1023, 100521 + 1023 + 200003};
+  auto v = rxm::testing::make_topk_input<rxm::bfloat16_t>(rxm::testing::topk_inputs(test_seed())[3], offsets.back() + 1);
+  std::vector<std::int32_t> caller32(offsets.back());
+  std::vector<std::int64_t> caller64(offsets.back());
+  for (std::size_t i = 0; i < caller32.size(); ++i) caller32[i] = std::int32_t(3 * i + 1), caller64[i] = 3 * std::int64_t(i) + 1;
+  const std::vector<rxm::bfloat16_t> packed(v.begin() + 1, v.end());
+  for (std::size_t k : {std::size_t(50), std::size_t(1024)})
+    for (const auto& o : llm_options) {
+      SCOPED_TRACE(describe("bf16 offsets, one value in (unaligned), row-cluster", offsets.back(), k, o));
+      rxm::testing::DeviceRun run;
+      run.tuning.row_cluster = 1, run.skip = 1;
+      const auto rows = rxm::Rows::from_offsets(std::span<const std::uint64_t>(offsets));
+      auto want32 = rxm::topk_batched<rxm::bfloat16_t, std::int32_t>(cpu(), std::span<const rxm::bfloat16_t>(packed), rows, k, o);
+      auto want64 = rxm::topk_batched<rxm::bfloat16_t, std::int64_t>(cpu(), std::span<const rxm::bfloat16_t>(packed), rows, k, o);
+      expect_equal(rxm::testing::device_topk<rxm::bfloat16_t, std::int64_t>(v, offsets.size() - 1, offsets, k, o, run), want64);
+      for (std::size_t i = 0; i < want32.indices.size(); ++i) {
+        const std::size_t r = i / k;
+        if (want32.indices[i] >= 0) want32.indices[i] = caller32[offsets[r] + std::size_t(want32.indices[i])];
+        if (want64.indices[i] >= 0) want64.indices[i] = caller64[offsets[r] + std::size_t(want64.indices[i])];
+      }
+      expect_equal(rxm::testing::device_topk<rxm::bfloat16_t, std::int32_t>(v, offsets.size() - 1, offsets, k, o, run, caller32), want32);
+      expect_equal(rxm::testing::device_topk<rxm::bfloat16_t, std::int64_t>(v, offsets.size() - 1, offsets, k, o, run, caller64), want64);
+    }
+}
+
 namespace {
 
 // Replay r's logit i: a multiple of 1/16 in [-8, 8) (exact in bf16: ties are common), -inf at
@@ -311,9 +379,9 @@ __global__ void fill_replay(__nv_bfloat16* out, const std::uint64_t* replay, std
 
 }  // namespace
 
-TEST(GpuTopkLlm, GraphCaptureReplaysWithNewLogits) {
-  RXM_REQUIRE_GPU();
-  const std::size_t rows = 4, vocab = 32000, k = 50, replays = 1000;
+// k = 50 takes the row-stream blocks, k = 1024 a cluster per row (four rows: few).
+static void replay_in_graph(std::size_t k, const char* path) {
+  const std::size_t rows = 4, vocab = 32000, replays = 1000;
   rxm::DeviceArray<rxm::bfloat16_t> logits(0, rows * vocab), out_v(0, rows * k);
   rxm::DeviceArray<std::int32_t> out_i(0, rows * k);
   rxm::DeviceArray<std::uint64_t> replay_id(0, 1);
@@ -321,7 +389,7 @@ TEST(GpuTopkLlm, GraphCaptureReplaysWithNewLogits) {
   p.type = rxm::KeyType::bf16, p.values = logits.data(), p.total = rows * vocab, p.rows = rows;
   p.row_length = vocab, p.max_row_length = vocab, p.k = k, p.options = {.largest = true, .sorted = true};
   p.index_bytes = 4, p.out_values = out_v.data(), p.out_indices = out_i.data();
-  ASSERT_STREQ(rxm::device::topk_path_name(p, 0), "row-stream");
+  ASSERT_STREQ(rxm::device::topk_path_name(p, 0), path);
   const std::size_t bytes = rxm::device::topk_temp_bytes(p, 0);
   rxm::DeviceBuffer temp(0, bytes);
   cudaStream_t stream;
@@ -352,11 +420,17 @@ TEST(GpuTopkLlm, GraphCaptureReplaysWithNewLogits) {
     const auto want = rxm::topk_batched<rxm::bfloat16_t, std::int32_t>(
         cpu(), std::span<const rxm::bfloat16_t>(host), rxm::Rows::uniform(rows, vocab), k, p.options);
     for (std::size_t i = 0; i < rows * k; ++i) {
-      ASSERT_EQ(got_i[i], want.indices[i]) << "replay " << replay << " place " << i;
+      ASSERT_EQ(got_i[i], want.indices[i]) << path << " replay " << replay << " place " << i;
       ASSERT_EQ(rxm::to_bits(got_v[i]), rxm::to_bits(want.values[i])) << "replay " << replay << " place " << i;
     }
   }
   RXM_CUDA_CHECK(cudaGraphExecDestroy(exec));
   RXM_CUDA_CHECK(cudaGraphDestroy(graph));
   RXM_CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+TEST(GpuTopkLlm, GraphCaptureReplaysWithNewLogits) {
+  RXM_REQUIRE_GPU();
+  replay_in_graph(50, "row-stream");
+  replay_in_graph(1024, "row-cluster");
 }

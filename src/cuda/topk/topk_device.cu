@@ -15,6 +15,7 @@
 #include "cuda/topk/topk_debug.hpp"
 #include "cuda/topk/topk_kernels.cuh"
 #include "cuda/topk/topk_plan_gpu.hpp"
+#include "cuda/topk/topk_row_cluster.hpp"
 #include "cuda/topk/topk_row_stream.hpp"
 #include "radixmesh/device/topk.cuh"
 
@@ -631,14 +632,17 @@ void require_temp(std::size_t given, std::size_t needed) {
 
 std::size_t topk_temp_bytes(const TopkProblem& problem, int device) {
   check_problem(problem);
-  if (detail::topk_gpu::takes_row_stream(problem))
+  if (detail::topk_gpu::takes_row_stream(problem)) {
+    if (detail::topk_gpu::takes_row_cluster(problem, device)) return 1;  // no temporary storage
     return std::max<std::size_t>(1, detail::topk_gpu::plan_row_stream(problem, device).temp_bytes);
+  }
   return detail::topk_gpu::plan_gpu(problem, device).temp_bytes;
 }
 
 const char* topk_path_name(const TopkProblem& problem, int device) {
   check_problem(problem);
-  if (detail::topk_gpu::takes_row_stream(problem)) return "row-stream";
+  if (detail::topk_gpu::takes_row_stream(problem))
+    return detail::topk_gpu::takes_row_cluster(problem, device) ? "row-cluster" : "row-stream";
   const auto g = detail::topk_gpu::plan_gpu(problem, device);
   return g.sample ? "sample-select" : g.alpha ? "delegates" : "raw";
 }
@@ -647,6 +651,10 @@ void topk(void* temp, std::size_t temp_bytes, const TopkProblem& problem, cudaSt
   check_problem(problem);
   int device = 0;
   RXM_CUDA_CHECK(cudaGetDevice(&device));
+  if (detail::topk_gpu::takes_row_stream(problem) && detail::topk_gpu::takes_row_cluster(problem, device)) {
+    detail::topk_gpu::launch_row_cluster(detail::topk_gpu::plan_row_cluster(problem, device), problem, stream);
+    return;
+  }
   if (detail::topk_gpu::takes_row_stream(problem)) {
     const auto s = detail::topk_gpu::plan_row_stream(problem, device);
     require_temp(temp_bytes, s.temp_bytes);

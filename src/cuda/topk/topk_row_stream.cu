@@ -29,19 +29,6 @@ bool other_knobs_automatic(const device::TopkTuning& t) {
          t.start == d.start && t.delegate_beta == d.delegate_beta;
 }
 
-// Calls f(T{}) with the key type (16- and 32-bit types only).
-template <class F> void with_stream_type(KeyType type, F&& f) {
-  switch (type) {
-    case KeyType::f32: f(float{}); break;
-    case KeyType::i32: f(std::int32_t{}); break;
-    case KeyType::u32: f(std::uint32_t{}); break;
-    case KeyType::f16: f(half_t{}); break;
-    case KeyType::bf16: f(bfloat16_t{}); break;
-    case KeyType::i16: f(std::int16_t{}); break;
-    default: f(std::uint16_t{}); break;
-  }
-}
-
 // The most dynamic shared memory a row-stream block takes (k = 1024): the buffer and the
 // compaction's destination.
 constexpr std::size_t kMaxStreamShared =

@@ -59,6 +59,19 @@ template <class T> struct StreamRank : TopkRankTransform<T> {
   __device__ U operator()(U raw) const { return this->rank_of_bits(raw); }
 };
 
+// Calls f(T{}) with the key type (16- and 32-bit types only).
+template <class F> inline void with_stream_type(KeyType type, F&& f) {
+  switch (type) {
+    case KeyType::f32: f(float{}); break;
+    case KeyType::i32: f(std::int32_t{}); break;
+    case KeyType::u32: f(std::uint32_t{}); break;
+    case KeyType::f16: f(half_t{}); break;
+    case KeyType::bf16: f(bfloat16_t{}); break;
+    case KeyType::i16: f(std::int16_t{}); break;
+    default: f(std::uint16_t{}); break;
+  }
+}
+
 // Everything the row-stream kernels read, by value.
 template <class T> struct StreamParams {
   const key_bits_t<T>* values;
@@ -86,6 +99,30 @@ struct StreamShared {
   unsigned long long all, any, seed;
   unsigned long long warp_best[kStreamThreads / 32];
 };
+
+// Warp 0 of a block: the digit of a 256-bin histogram that holds the need-th best key, counted
+// from the top (need <= the histogram's total), with the keys in the digits above it and in it,
+// into sh.digit, sh.above and sh.bucket.
+__device__ inline void find_digit(const unsigned* hist, unsigned need, StreamShared& sh) {
+  const int lane = threadIdx.x;
+  unsigned sum = 0;
+  for (int j = 0; j < 8; ++j) sum += hist[255 - 8 * lane - j];
+  unsigned inclusive = sum;
+  for (int d = 1; d < 32; d *= 2) {
+    const unsigned up = __shfl_up_sync(0xffffffffu, inclusive, d);
+    if (lane >= d) inclusive += up;
+  }
+  unsigned before = inclusive - sum;
+  if (before < need && need <= inclusive)
+    for (int j = 0; j < 8; ++j) {
+      const unsigned b = 255 - 8 * lane - j, c = hist[b];
+      if (before + c >= need) {
+        sh.digit = b, sh.above = before, sh.bucket = c;
+        break;
+      }
+      before += c;
+    }
+}
 
 // Compactions of at most this many keys sort them (bitonic: ~45 barrier-separated steps at 1024)
 // instead of radix-selecting (up to 8 passes of 4 barriers and contended shared atomics each).
@@ -137,26 +174,7 @@ struct StreamBuffer {
           atomicAdd(&sh.hist[unsigned(key >> shift) & ((1u << width) - 1)], 1u);
       }
       __syncthreads();
-      if (threadIdx.x < 32) {  // the digit holding the need-th best, counted from the top
-        const int lane = threadIdx.x;
-        unsigned sum = 0;
-        for (int j = 0; j < 8; ++j) sum += sh.hist[255 - 8 * lane - j];
-        unsigned inclusive = sum;
-        for (int d = 1; d < 32; d *= 2) {
-          const unsigned up = __shfl_up_sync(0xffffffffu, inclusive, d);
-          if (lane >= d) inclusive += up;
-        }
-        unsigned before = inclusive - sum;
-        if (before < need && need <= inclusive)
-          for (int j = 0; j < 8; ++j) {
-            const unsigned b = 255 - 8 * lane - j, c = sh.hist[b];
-            if (before + c >= need) {
-              sh.digit = b, sh.above = before, sh.bucket = c;
-              break;
-            }
-            before += c;
-          }
-      }
+      if (threadIdx.x < 32) find_digit(sh.hist, need, sh);
       __syncthreads();
       const unsigned digit = sh.digit, above = sh.above, bucket = sh.bucket;
       need -= above;

@@ -1,0 +1,155 @@
+// The row-cluster path of the GPU top-k: which problems take it, its cluster size and shared
+// memory, and its launch (the kernel is in topk_row_cluster.cuh).
+#include "cuda/topk/topk_row_cluster.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "cuda/runtime/cuda_check.hpp"
+#include "cuda/topk/topk_row_cluster.cuh"
+#include "cuda/topk/topk_row_stream.hpp"
+
+namespace radixmesh::detail::topk_gpu {
+
+namespace {
+
+constexpr std::size_t kMaxChunkRowsCluster = 65535;  // grid.y
+// Values a block's slice aims at: 16 per thread (one pass over them is a few hundred cycles).
+constexpr std::uint64_t kClusterSliceTarget = 8192;
+constexpr unsigned kMaxClusterBlocks = 16;  // non-portable above 8 (Hopper allows 16)
+
+// The most dynamic shared memory a block takes: the largest list and a slice of the longest
+// automatic row of 32-bit keys over 8 blocks.
+constexpr std::size_t kMaxClusterShared =
+    std::size_t(kRowStreamMaxK) * sizeof(unsigned long long) + ((kRowStreamMaxRow / 8) + 16) * 4;
+
+std::size_t shared_bytes_of(unsigned list, std::uint64_t slice, std::size_t value_bytes) {
+  return (std::size_t(list) * sizeof(unsigned long long) + (slice + 16) * value_bytes + 15) / 16 * 16;
+}
+
+// Per device, once: whether it launches clusters, and the kernels' attributes (the same values
+// every time, so a launch in flight on another thread never sees them lowered).
+template <class T> bool prepare(int device) {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> state[kMaxDevices] = {};  // 0 unknown, 1 yes, 2 no
+  if (device >= 0 && device < kMaxDevices)
+    if (const int s = state[device].load(std::memory_order_acquire)) return s == 1;
+  int cluster = 0;
+  RXM_CUDA_CHECK(cudaDeviceGetAttribute(&cluster, cudaDevAttrClusterLaunch, device));
+  if (cluster) {
+    RXM_CUDA_CHECK(cudaFuncSetAttribute(row_cluster<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        int(kMaxClusterShared)));
+    RXM_CUDA_CHECK(cudaFuncSetAttribute(row_cluster<T>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  }
+  if (device >= 0 && device < kMaxDevices) state[device].store(cluster ? 1 : 2, std::memory_order_release);
+  return cluster != 0;
+}
+
+bool prepared(const device::TopkProblem& pr, int device) {
+  bool ok = false;
+  with_stream_type(pr.type, [&](auto tag) { ok = prepare<decltype(tag)>(device); });
+  return ok;
+}
+
+// Whether clusters of `blocks` blocks with this shared memory can run on the device at all
+// (cudaOccupancyMaxActiveClusters: a cluster's blocks must fit in one GPC at once), once per
+// (device, key width, blocks, shared bytes).
+bool clusters_fit(const device::TopkProblem& pr, int device, unsigned blocks, std::size_t shared) {
+  static std::mutex guard;
+  static std::map<std::tuple<int, std::size_t, unsigned, std::size_t>, bool> known;
+  const auto key = std::make_tuple(device, size_of(pr.type), blocks, shared);
+  {
+    std::lock_guard lock(guard);
+    if (auto it = known.find(key); it != known.end()) return it->second;
+  }
+  int clusters = 0;
+  with_stream_type(pr.type, [&](auto tag) {
+    cudaLaunchAttribute cluster{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = blocks, cluster.val.clusterDim.y = 1, cluster.val.clusterDim.z = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(blocks, 1);
+    config.blockDim = dim3(kClusterThreads);
+    config.dynamicSmemBytes = shared;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    RXM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, row_cluster<decltype(tag)>, &config));
+  });
+  std::lock_guard lock(guard);
+  known.emplace(key, clusters > 0);
+  return clusters > 0;
+}
+
+}  // namespace
+
+RowClusterPlan plan_row_cluster(const device::TopkProblem& pr, int device) {
+  RowClusterPlan g;
+  const std::uint64_t longest = std::max<std::uint64_t>(1, pr.row_offsets ? pr.max_row_length : pr.row_length);
+  g.k_pad = unsigned(std::bit_ceil(pr.k));
+  g.list = (g.k_pad + 1) / 2 * 2;
+  g.index_bits = int(std::bit_width(longest));
+  const std::uint64_t target =
+      pr.tuning.row_stream_segment > 0 ? std::uint64_t(pr.tuning.row_stream_segment) : kClusterSliceTarget;
+  auto shape = [&](std::uint64_t blocks) {
+    g.blocks = unsigned(blocks);
+    g.slice = ((longest + blocks - 1) / blocks + 15) / 16 * 16;
+    g.shared_bytes = shared_bytes_of(g.list, g.slice, size_of(pr.type));
+  };
+  shape(std::clamp<std::uint64_t>((longest + target - 1) / target, 1, kMaxClusterBlocks));
+  // Above 8 blocks (non-portable), only where such clusters fit the device.
+  if (g.blocks > 8 && (!prepared(pr, device) || !clusters_fit(pr, device, g.blocks, g.shared_bytes))) shape(8);
+  return g;
+}
+
+bool takes_row_cluster(const device::TopkProblem& pr, int device) {
+  const int choice = pr.tuning.row_cluster;
+  if (choice == 0 || pr.k < 2) return false;  // k = 1: the row-stream argmax
+  const RowClusterPlan g = plan_row_cluster(pr, device);
+  if (g.shared_bytes > kMaxClusterShared || !prepared(pr, device) ||
+      !clusters_fit(pr, device, g.blocks, g.shared_bytes))
+    return false;
+  return choice == 1 || (pr.k > 128 && pr.rows <= 64);
+}
+
+void launch_row_cluster(const RowClusterPlan& g, const device::TopkProblem& pr, cudaStream_t stream) {
+  with_stream_type(pr.type, [&](auto tag) {
+    using T = decltype(tag);
+    using U = key_bits_t<T>;
+    int device = 0;
+    RXM_CUDA_CHECK(cudaGetDevice(&device));
+    prepare<T>(device);
+    StreamParams<T> p{};
+    p.values = static_cast<const U*>(pr.values);
+    const std::uint64_t stride = pr.row_stride ? pr.row_stride : pr.row_length;
+    p.rows = {pr.row_offsets, pr.row_offsets ? 0 : pr.row_length, pr.row_offsets ? 0 : stride};
+    p.k = unsigned(pr.k), p.k_pad = g.k_pad, p.capacity = g.list;
+    p.segments = g.blocks, p.segment_length = g.slice;
+    p.index_bits = g.index_bits;
+    p.options = pr.options;
+    p.out_values = static_cast<U*>(pr.out_values);
+    p.out_indices = pr.out_indices;
+    p.input_indices = pr.input_indices;
+    p.index64 = pr.index_bytes == 8;
+    cudaLaunchAttribute cluster{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = g.blocks, cluster.val.clusterDim.y = 1, cluster.val.clusterDim.z = 1;
+    for (std::size_t r0 = 0; r0 < pr.rows; r0 += kMaxChunkRowsCluster) {
+      p.row0 = r0;
+      cudaLaunchConfig_t config{};
+      config.gridDim = dim3(g.blocks, unsigned(std::min(kMaxChunkRowsCluster, pr.rows - r0)));
+      config.blockDim = dim3(kClusterThreads);
+      config.dynamicSmemBytes = g.shared_bytes;
+      config.stream = stream;
+      config.attrs = &cluster;
+      config.numAttrs = 1;
+      RXM_CUDA_CHECK(cudaLaunchKernelEx(&config, row_cluster<T>, p));
+    }
+    if (pr.debug_checks) RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  });
+}
+
+}  // namespace radixmesh::detail::topk_gpu

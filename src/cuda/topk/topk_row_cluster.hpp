@@ -1,0 +1,27 @@
+// The row-cluster path's plan and launch (topk_row_cluster.cuh): few rows with a large k, one
+// thread-block cluster per row, for 16- and 32-bit keys.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "radixmesh/device/topk.cuh"
+
+namespace radixmesh::detail::topk_gpu {
+
+struct RowClusterPlan {
+  unsigned blocks = 1;               // the cluster's size: blocks per row
+  std::uint64_t slice = 0;           // values per block
+  unsigned k_pad = 1, list = 2;      // the sort's size; block 0's list (keys, a multiple of 2)
+  int index_bits = 1;                // StreamKey's position bits
+  std::size_t shared_bytes = 0;      // dynamic shared memory per block
+};
+
+// Whether a problem that takes the row-stream family takes its cluster variant
+// (TopkTuning::row_cluster; the device must launch clusters).
+bool takes_row_cluster(const device::TopkProblem& problem, int device);
+RowClusterPlan plan_row_cluster(const device::TopkProblem& problem, int device);
+void launch_row_cluster(const RowClusterPlan& plan, const device::TopkProblem& problem, cudaStream_t stream);
+
+}  // namespace radixmesh::detail::topk_gpu
