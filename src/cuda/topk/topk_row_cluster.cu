@@ -18,18 +18,18 @@ namespace radixmesh::detail::topk_gpu {
 namespace {
 
 constexpr std::size_t kMaxChunkRowsCluster = 65535;  // grid.y
-// Values a block's slice aims at: 16 per thread (one pass over them is a few hundred cycles).
-constexpr std::uint64_t kClusterSliceTarget = 8192;
-constexpr unsigned kMaxClusterBlocks = 16;  // non-portable above 8 (Hopper allows 16)
+// Values a block's slice aims at: 2 per thread; more blocks per row shorten every pass (the
+// passes' time follows a block's values: call AO).
+constexpr std::uint64_t kClusterSliceTarget = 2048;
 
-// The most dynamic shared memory a block takes: the largest list and a slice of the longest
-// automatic row of 32-bit keys over 8 blocks.
-constexpr std::size_t kMaxClusterShared =
-    std::size_t(kRowStreamMaxK) * sizeof(unsigned long long) + ((kRowStreamMaxRow / 8) + 16) * 4;
-
-std::size_t shared_bytes_of(unsigned list, std::uint64_t slice, std::size_t value_bytes) {
-  return (std::size_t(list) * sizeof(unsigned long long) + (slice + 16) * value_bytes + 15) / 16 * 16;
+// Dynamic shared memory of a block: the inbox, its run and every block's runs (`list` keys
+// each), then its slice.
+constexpr std::size_t shared_bytes_of(unsigned list, std::uint64_t slice, std::size_t value_bytes) {
+  return kClusterInboxBytes + 2 * std::size_t(list) * sizeof(unsigned long long) + (slice + 16) * value_bytes;
 }
+// The most a block takes: the largest lists and a slice of the longest automatic row of 32-bit
+// keys over 8 blocks (about 176 KiB, besides the kernel's static 18 KiB).
+constexpr std::size_t kMaxClusterShared = shared_bytes_of(kRowStreamMaxK, kRowStreamMaxRow / 8, 4);
 
 // Per device, once: whether it launches clusters, and the kernels' attributes (the same values
 // every time, so a launch in flight on another thread never sees them lowered).

@@ -4,9 +4,13 @@
 // keys (rank, complemented position; StreamKey) on those copies, 8 bits a pass, the blocks' digit
 // histograms summed through distributed shared memory, every block taking the same decision from
 // the same sums. The select stops at the first digit whose bucket holds exactly the places left
-// (real logits: two or three passes); the winners then go to block 0's shared memory, which sorts
-// them and writes the row (write_row, as the row-stream path does). Design and measurements:
+// (real logits: two or three passes). Each block sorts its winners; every block then holds every
+// block's sorted run and writes its own keys at their merge ranks. Design and measurements:
 // docs/design/topk.md.
+//
+// The kernel is bound by its barriers (a pass is a few hundred cycles of work), so every exchange
+// between blocks is a remote store before a cluster barrier, never a remote load after one, and a
+// pass takes three block barriers and one cluster barrier.
 #pragma once
 #include <cooperative_groups.h>
 
@@ -14,10 +18,15 @@
 
 namespace radixmesh::detail::topk_gpu {
 
-constexpr int kClusterThreads = 512;
+constexpr int kClusterThreads = 1024;
 constexpr int kClusterWarps = kClusterThreads / 32;
 constexpr int kClusterDigitBits = 8;
 constexpr int kClusterBins = 1 << kClusterDigitBits;
+constexpr int kClusterHistCopies = 8;       // a histogram per 4 warps: fewer same-address atomics
+constexpr unsigned kMaxClusterBlocks = 16;  // non-portable above 8 (Hopper allows 16)
+// Dynamic shared memory ahead of a block's lists and slice: every block's counts of a pass, by
+// pass parity (ClusterInbox).
+constexpr std::size_t kClusterInboxBytes = 2 * kMaxClusterBlocks * kClusterBins * sizeof(unsigned);
 
 // A block's slice of the row in shared memory: slot s holds the row's value at position
 // `origin + s`, where origin is the slice's first position rounded down to a 16-byte boundary of
@@ -44,18 +53,21 @@ template <class T> struct ClusterSlice {
   }
 };
 
-// Shared state of a cluster block besides its slice (dynamic shared memory) and block 0's list.
+// Shared state of a cluster block besides its dynamic shared memory (the inbox, its run and every
+// block's runs, then its slice).
 struct ClusterShared {
-  unsigned warp_hist[kClusterWarps][kClusterBins];  // each warp's counts of the pass's digit
-  unsigned block_hist[2][kClusterBins];             // the block's, read by every block (by pass parity)
-  unsigned total[kClusterBins];                     // the cluster's
-  unsigned listed;                                  // block 0: winners placed in its list
-  StreamShared stream;                              // find_digit's decision; block 0's sort and write
+  unsigned hist[2][kClusterHistCopies][kClusterBins];  // the block's counts of a pass's digit, by parity
+  unsigned warp_sum[kClusterBins / 32];                // the digit scan's warp totals
+  unsigned digit, above, bucket;                       // the pass's decision
+  unsigned listed;                                     // the block's winners (its run)
+  unsigned run_count[kMaxClusterBlocks];               // every block's, pushed by each
+  unsigned run_start[kMaxClusterBlocks + 1];           // their places among all the winners
+  StreamShared stream;                                 // the run's sort
 };
 
 // One cluster (gridDim.x blocks) per row of the launch chunk: the row's min(k, length) best keys,
-// sorted and written as the row's output. p.segment_length is a block's slice; the dynamic shared
-// memory holds block 0's list (p.capacity keys: k_pad, rounded up to 16 bytes), then the slice.
+// sorted (best first, or by position) and written as the row's output. p.segment_length is a
+// block's slice; p.capacity the keys of each of the two lists (k_pad, rounded up to 16 bytes).
 template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p) {
   using U = key_bits_t<T>;
   constexpr int W = 8 * sizeof(U);
@@ -63,18 +75,21 @@ template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluste
   cg::cluster_group cluster = cg::this_cluster();
   extern __shared__ __align__(16) unsigned char cluster_bytes[];
   __shared__ ClusterShared sh;
-  unsigned long long* list = reinterpret_cast<unsigned long long*>(cluster_bytes);  // p.capacity keys
+  auto* inbox = reinterpret_cast<unsigned(*)[kMaxClusterBlocks][kClusterBins]>(cluster_bytes);  // [parity][block][bin]
+  unsigned long long* run = reinterpret_cast<unsigned long long*>(cluster_bytes + kClusterInboxBytes);
+  unsigned long long* all = run + p.capacity;  // every block's run, in block order
   const unsigned me = cluster.block_rank(), blocks = cluster.num_blocks();
+  const unsigned t = threadIdx.x, lane = t & 31, warp = t >> 5;
   const std::size_t r = p.row0 + blockIdx.y;
   const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
-  ClusterSlice<T> slice{reinterpret_cast<U*>(list + p.capacity), 0, 0, 0};
+  ClusterSlice<T> slice{reinterpret_cast<U*>(all + p.capacity), 0, 0, 0};
   slice.first = std::min<std::uint64_t>(length, me * p.segment_length);
   slice.last = std::min<std::uint64_t>(length, slice.first + p.segment_length);
   slice.load(p.values + begin);
-  if (threadIdx.x == 0) sh.listed = 0;
+  if (t == 0) sh.listed = 0;
+  for (unsigned b = t; b < kClusterHistCopies * kClusterBins; b += blockDim.x) sh.hist[0][0][b] = 0;
   const StreamKey<W> key(p.index_bits);
   const StreamRank<T> rank(p.options);
-  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const std::uint64_t mine = slice.last - slice.first;
   auto key_at = [&](std::uint64_t i) {  // i < mine
     const std::uint64_t pos = slice.first + i;
@@ -91,66 +106,123 @@ template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluste
   unsigned need = wanted;
   for (int pass = 0; need > 0 && high > low; ++pass) {
     const int shift = high - kClusterDigitBits > low ? high - kClusterDigitBits : low, width = high - shift;
-    for (int b = lane; b < kClusterBins; b += 32) sh.warp_hist[warp][b] = 0;
-    __syncwarp();
-    // Whole-warp rounds, so that lanes with the same digit add once (logits crowd a few digits).
-    for (std::uint64_t base = 0; base < mine; base += blockDim.x) {
-      const std::uint64_t i = base + threadIdx.x;
-      unsigned digit = kClusterBins;  // none
-      if (i < mine) {
-        const unsigned long long k = key_at(i);
-        if (high == 64 || (k >> high) == prefix) digit = unsigned(k >> shift) & ((1u << width) - 1);
-      }
-      const unsigned same = __match_any_sync(0xffffffffu, digit);
-      if (digit < kClusterBins && lane == unsigned(__ffs(same) - 1))
-        atomicAdd(&sh.warp_hist[warp][digit], unsigned(__popc(same)));
+    const unsigned parity = unsigned(pass) & 1;
+    unsigned* counts = sh.hist[parity][warp % kClusterHistCopies];
+    for (std::uint64_t i = t; i < mine; i += blockDim.x) {
+      const unsigned long long k = key_at(i);
+      if (high == 64 || (k >> high) == prefix) atomicAdd(&counts[unsigned(k >> shift) & ((1u << width) - 1)], 1u);
     }
     __syncthreads();
-    unsigned* mine_hist = sh.block_hist[pass & 1];
-    for (int b = threadIdx.x; b < kClusterBins; b += blockDim.x) {
+    // The block's counts into every block's inbox; the other parity's copies zeroed for the next
+    // pass (last read before the barrier above).
+    if (t < kClusterBins) {
       unsigned sum = 0;
-      for (int w = 0; w < kClusterWarps; ++w) sum += sh.warp_hist[w][b];
-      mine_hist[b] = sum;
+      for (int c = 0; c < kClusterHistCopies; ++c) sum += sh.hist[parity][c][t];
+      for (unsigned c = 0; c < blocks; ++c) cluster.map_shared_rank(&inbox[parity][me][0], c)[t] = sum;
+    } else {
+      for (unsigned b = t - kClusterBins; b < kClusterHistCopies * kClusterBins; b += blockDim.x - kClusterBins)
+        sh.hist[parity ^ 1][0][b] = 0;
     }
-    // Every block's histogram is complete. The other parity's buffer is rewritten only after the
-    // next sync, which every block reaches after reading this one.
+    // Every inbox is complete. This parity's is written again two passes on, after the next
+    // cluster barrier, which every block reaches only after reading it.
     cluster.sync();
-    for (int b = threadIdx.x; b < kClusterBins; b += blockDim.x) {
-      unsigned sum = 0;
-      for (unsigned c = 0; c < blocks; ++c) sum += cluster.map_shared_rank(mine_hist, c)[b];
-      sh.total[b] = sum;
+    // The digit holding the need-th best key, counted from the top: thread i takes digit 255 - i.
+    unsigned count = 0, inclusive = 0;
+    if (t < kClusterBins) {
+      for (unsigned c = 0; c < blocks; ++c) count += inbox[parity][c][kClusterBins - 1 - t];
+      inclusive = count;
+      for (int d = 1; d < 32; d *= 2) {
+        const unsigned up = __shfl_up_sync(0xffffffffu, inclusive, d);
+        if (lane >= unsigned(d)) inclusive += up;
+      }
+      if (lane == 31) sh.warp_sum[warp] = inclusive;
     }
     __syncthreads();
-    if (threadIdx.x < 32) find_digit(sh.total, need, sh.stream);
+    if (t < kClusterBins) {
+      unsigned before = inclusive - count;
+      for (unsigned w = 0; w < warp; ++w) before += sh.warp_sum[w];
+      if (before < need && need <= before + count)
+        sh.digit = kClusterBins - 1 - t, sh.above = before, sh.bucket = count;
+    }
     __syncthreads();
-    const unsigned digit = sh.stream.digit, above = sh.stream.above, bucket = sh.stream.bucket;
+    const unsigned digit = sh.digit, above = sh.above, bucket = sh.bucket;
     need -= above;
     prefix = (high == 64 ? 0ull : prefix << width) | digit;
     high = shift;
     if (bucket == need) break;  // every key of this bucket wins
   }
 
-  // The winners, exactly `wanted` keys: those whose top bits reach the prefix, into block 0's list
-  // (a warp reserves its places with one remote atomic).
-  if (wanted > 0) {
-    unsigned long long* list0 = cluster.map_shared_rank(list, 0);
-    unsigned* listed0 = cluster.map_shared_rank(&sh.listed, 0);
-    for (std::uint64_t base = 0; base < mine; base += blockDim.x) {
-      const std::uint64_t i = base + threadIdx.x;
-      unsigned long long k = 0;
-      const bool wins = i < mine && ((k = key_at(i)) >> high) >= prefix;
-      const unsigned ballot = __ballot_sync(0xffffffffu, wins);
-      if (!ballot) continue;
-      unsigned at = 0;
-      if (lane == 0) at = atomicAdd(listed0, unsigned(__popc(ballot)));
-      at = __shfl_sync(0xffffffffu, at, 0) + unsigned(__popc(ballot & ((1u << lane) - 1)));
-      if (wins && at < p.k_pad) list0[at] = k;
+  // The winners, exactly `wanted` keys: those whose top bits reach the prefix. Each block lists
+  // its own (a warp reserves its places with one shared atomic) and sorts them in the output's
+  // order: its run. Every block then holds every run in block order, and places each key of its
+  // own run at its merge rank (binary searches of the other runs, 16 lanes a key). By position,
+  // the runs in block order are the output already: the slices ascend.
+  if (wanted == 0) {
+    if (me == 0)
+      for (unsigned q = t; q < p.k; q += blockDim.x) write_place(p, r, begin, q, 0ull);
+    return;
+  }
+  for (std::uint64_t base = 0; base < mine; base += blockDim.x) {  // whole-warp rounds
+    const std::uint64_t i = base + t;
+    unsigned long long k = 0;
+    const bool wins = i < mine && ((k = key_at(i)) >> high) >= prefix;
+    const unsigned ballot = __ballot_sync(0xffffffffu, wins);
+    if (!ballot) continue;
+    unsigned at = 0;
+    if (lane == 0) at = atomicAdd(&sh.listed, unsigned(__popc(ballot)));
+    at = __shfl_sync(0xffffffffu, at, 0) + unsigned(__popc(ballot & ((1u << lane) - 1)));
+    if (wins && at < p.k_pad) run[at] = k;
+  }
+  __syncthreads();
+  const unsigned listed = sh.listed < p.k_pad ? sh.listed : p.k_pad;
+  if (t < blocks) cluster.map_shared_rank(sh.run_count, t)[me] = listed;
+  const bool by_rank = p.options.sorted;
+  auto order = [&](unsigned long long k) { return by_rank ? k : key.by_position(k); };
+  if (listed > 1) {
+    unsigned size = 1;
+    while (size < listed) size *= 2;
+    StreamBuffer{run, run, sh.stream}.sort(listed, size, order);
+  }
+  cluster.sync();  // every block's count is here
+  if (t <= blocks) {
+    unsigned at = 0;
+    for (unsigned c = 0; c < t; ++c) at += sh.run_count[c];
+    sh.run_start[t] = at;
+  }
+  __syncthreads();
+  const unsigned start = sh.run_start[me];
+  if (by_rank)
+    for (unsigned i = t; i < blocks * listed; i += blockDim.x)
+      cluster.map_shared_rank(all, i / listed)[start + i % listed] = run[i % listed];
+  cluster.sync();  // every block holds every run; no block reads another's memory after this
+  if (!by_rank) {
+    for (unsigned i = t; i < listed; i += blockDim.x) write_place(p, r, begin, start + i, run[i]);
+  } else {
+    // 16 lanes per key: lane c counts the keys of run c before it (the runs descend).
+    constexpr unsigned G = kMaxClusterBlocks;
+    for (unsigned base = 0; base < listed * G; base += blockDim.x) {  // whole-warp rounds
+      const unsigned w = base + t, i = w / G, c = w % G;
+      unsigned before = 0;
+      unsigned long long x = 0;
+      if (i < listed) {
+        x = run[i];
+        if (c < blocks && c != me) {
+          const auto ox = order(x);
+          unsigned lo = sh.run_start[c], hi = sh.run_start[c + 1];
+          while (lo < hi) {
+            const unsigned mid = (lo + hi) / 2;
+            if (order(all[mid]) > ox) lo = mid + 1;
+            else hi = mid;
+          }
+          before = lo - sh.run_start[c];
+        }
+      }
+      for (unsigned d = G / 2; d > 0; d /= 2) before += __shfl_xor_sync(0xffffffffu, before, d, G);
+      if (i < listed && c == 0) write_place(p, r, begin, i + before, x);
     }
   }
-  cluster.sync();  // block 0's list is complete; no block reads another's memory after this
-  if (me != 0) return;
-  StreamBuffer buf{list, list, sh.stream};
-  write_row(p, buf, r, begin, wanted);
+  if (me == 0)
+    for (unsigned q = wanted + t; q < p.k; q += blockDim.x) write_place(p, r, begin, q, 0ull);
 }
 
 }  // namespace radixmesh::detail::topk_gpu

@@ -13,7 +13,7 @@ namespace radixmesh::detail::topk_gpu {
 struct RowClusterPlan {
   unsigned blocks = 1;               // the cluster's size: blocks per row
   std::uint64_t slice = 0;           // values per block
-  unsigned k_pad = 1, list = 2;      // the sort's size; block 0's list (keys, a multiple of 2)
+  unsigned k_pad = 1, list = 2;      // the sort's size; each list's keys (a multiple of 2)
   int index_bits = 1;                // StreamKey's position bits
   std::size_t shared_bytes = 0;      // dynamic shared memory per block
 };

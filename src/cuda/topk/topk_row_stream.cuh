@@ -494,6 +494,28 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
   }
 }
 
+// Place q of row r's output: the value and index of `key` (a StreamKey; 0: none, written as value
+// bits 0 and index -1).
+template <class T>
+__device__ void write_place(const StreamParams<T>& p, std::size_t r, std::uint64_t begin, unsigned q,
+                            unsigned long long key) {
+  using U = key_bits_t<T>;
+  const StreamKey<8 * sizeof(U)> key_of(p.index_bits);
+  const std::uint64_t at = std::uint64_t(r) * p.k + q;
+  std::int64_t index = -1;
+  U value = 0;
+  if (key) {
+    const std::uint64_t position = key_of.position(key);
+    value = StreamRank<T>(p.options).raw_of(U(key_of.rank(key)));
+    if (!p.input_indices) index = std::int64_t(position);
+    else if (p.index64) index = static_cast<const std::int64_t*>(p.input_indices)[begin + position];
+    else index = static_cast<const std::int32_t*>(p.input_indices)[begin + position];
+  }
+  p.out_values[at] = value;
+  if (p.index64) static_cast<std::int64_t*>(p.out_indices)[at] = index;
+  else static_cast<std::int32_t*>(p.out_indices)[at] = std::int32_t(index);
+}
+
 // The block's k best keys, sorted (best first, or by ascending position), written as the row's
 // output; places past a short row's values get value bits 0 and index -1.
 template <class T>
@@ -510,23 +532,7 @@ __device__ void write_row(const StreamParams<T>& p, StreamBuffer& buf, std::size
     if (count > p.k) count = (buf.keep_best(count, p.k), p.k);
     buf.sort(count, p.k_pad, [&](unsigned long long key) { return by_rank ? key : key_of.by_position(key); });
   }
-  const StreamRank<T> rank(p.options);
-  for (unsigned q = threadIdx.x; q < p.k; q += blockDim.x) {
-    const std::uint64_t at = std::uint64_t(r) * p.k + q;
-    const unsigned long long key = buf.keys[q];
-    std::int64_t index = -1;
-    U value = 0;
-    if (key) {
-      const std::uint64_t position = key_of.position(key);
-      value = rank.raw_of(U(key_of.rank(key)));
-      if (!p.input_indices) index = std::int64_t(position);
-      else if (p.index64) index = static_cast<const std::int64_t*>(p.input_indices)[begin + position];
-      else index = static_cast<const std::int32_t*>(p.input_indices)[begin + position];
-    }
-    p.out_values[at] = value;
-    if (p.index64) static_cast<std::int64_t*>(p.out_indices)[at] = index;
-    else static_cast<std::int32_t*>(p.out_indices)[at] = std::int32_t(index);
-  }
+  for (unsigned q = threadIdx.x; q < p.k; q += blockDim.x) write_place(p, r, begin, q, buf.keys[q]);
 }
 
 // One block per (segment, row of the launch chunk): the segment's k best, written as the row's
