@@ -57,7 +57,7 @@ template <class T> void check_grid() {
       for (std::size_t k : {std::size_t(1), std::size_t(50), std::size_t(1024)}) {
         if (k > s.vocab) continue;
         // Few rows with a large k take a cluster per row (TopkTuning::row_cluster's rule).
-        EXPECT_EQ(path_of(rxm::key_type_v<T>, s.rows, s.vocab, k), k > 128 && s.rows <= 64 ? "row-cluster" : "row-stream");
+        EXPECT_EQ(path_of(rxm::key_type_v<T>, s.rows, s.vocab, k), k > 128 && s.rows <= 16 ? "row-cluster" : "row-stream");
         for (const auto& o : llm_options) {
           SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + input.name + " rows=" +
                                     std::to_string(s.rows),

@@ -94,7 +94,7 @@ struct TopkTuning {
   // The row-stream family's variant for few rows with a large k (src/cuda/topk/topk_row_cluster.cuh):
   // one thread-block cluster per row selects over the row held in shared memory, radix passes of
   // 8 bits, instead of blocks that each keep k. k >= 2, on devices that launch clusters (sm_90).
-  // -1 chooses it for k > 128 and at most 64 rows, 0 never, 1 wherever the row-stream path runs.
+  // -1 chooses it for k > 128 and at most 16 rows, 0 never, 1 wherever the row-stream path runs.
   // row_stream_segment, when set, is a block's slice of the row here (at most 16 blocks a row).
   int row_cluster = -1;
 };

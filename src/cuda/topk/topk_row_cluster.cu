@@ -18,9 +18,13 @@ namespace radixmesh::detail::topk_gpu {
 namespace {
 
 constexpr std::size_t kMaxChunkRowsCluster = 65535;  // grid.y
-// Values a block's slice aims at: 2 per thread; more blocks per row shorten every pass (the
-// passes' time follows a block's values: call AO).
+// Values a block's slice aims at: 2 per thread; more blocks per row shorten every pass. Several
+// rows share the GPU: blocks per row are halved (down to 4) while the launch has more than
+// kClusterMaxBlocks. bench_topk_llm --k 1024 --segment-min 2048,8192,16384,32768 (call AP, H200,
+// bf16): 1 x 32000 18 / 27 / 44 / 55 us; 8 x 32000 25 / 27 / 44 / 55; 16 x 32000 39 / 28 / 44 / 55;
+// 8 x 128256 35 / 35 / 30 / 46.
 constexpr std::uint64_t kClusterSliceTarget = 2048;
+constexpr std::uint64_t kClusterMaxBlocks = 128;
 
 // Dynamic shared memory of a block: the inbox, its run and every block's runs (`list` keys
 // each), then its slice.
@@ -99,11 +103,18 @@ RowClusterPlan plan_row_cluster(const device::TopkProblem& pr, int device) {
     g.slice = ((longest + blocks - 1) / blocks + 15) / 16 * 16;
     g.shared_bytes = shared_bytes_of(g.list, g.slice, size_of(pr.type));
   };
-  shape(std::clamp<std::uint64_t>((longest + target - 1) / target, 1, kMaxClusterBlocks));
+  std::uint64_t blocks = std::clamp<std::uint64_t>((longest + target - 1) / target, 1, kMaxClusterBlocks);
+  if (pr.tuning.row_stream_segment <= 0)
+    while (blocks > 4 && pr.rows * blocks > kClusterMaxBlocks) blocks /= 2;
+  shape(blocks);
   // Above 8 blocks (non-portable), only where such clusters fit the device.
   if (g.blocks > 8 && (!prepared(pr, device) || !clusters_fit(pr, device, g.blocks, g.shared_bytes))) shape(8);
   return g;
 }
+
+// Rows up to which k > 128 takes the clusters automatically: at 64 rows (1024 blocks) the
+// row-stream blocks were faster (k = 1024, call AO: 64 x 32000 bf16 58 against 113 us).
+constexpr std::size_t kClusterMaxRows = 16;
 
 bool takes_row_cluster(const device::TopkProblem& pr, int device) {
   const int choice = pr.tuning.row_cluster;
@@ -112,7 +123,7 @@ bool takes_row_cluster(const device::TopkProblem& pr, int device) {
   if (g.shared_bytes > kMaxClusterShared || !prepared(pr, device) ||
       !clusters_fit(pr, device, g.blocks, g.shared_bytes))
     return false;
-  return choice == 1 || (pr.k > 128 && pr.rows <= 64);
+  return choice == 1 || (pr.k > 128 && pr.rows <= kClusterMaxRows);
 }
 
 void launch_row_cluster(const RowClusterPlan& g, const device::TopkProblem& pr, cudaStream_t stream) {

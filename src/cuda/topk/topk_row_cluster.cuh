@@ -80,6 +80,9 @@ template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluste
   unsigned long long* all = run + p.capacity;  // every block's run, in block order
   const unsigned me = cluster.block_rank(), blocks = cluster.num_blocks();
   const unsigned t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  // A block's shared memory may be written by the others only once it runs: this arrival is
+  // waited for before the first remote store, after the load.
+  cluster.barrier_arrive();
   const std::size_t r = p.row0 + blockIdx.y;
   const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
   ClusterSlice<T> slice{reinterpret_cast<U*>(all + p.capacity), 0, 0, 0};
@@ -113,6 +116,7 @@ template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluste
       if (high == 64 || (k >> high) == prefix) atomicAdd(&counts[unsigned(k >> shift) & ((1u << width) - 1)], 1u);
     }
     __syncthreads();
+    if (pass == 0) cluster.barrier_wait();  // every block of the cluster runs
     // The block's counts into every block's inbox; the other parity's copies zeroed for the next
     // pass (last read before the barrier above).
     if (t < kClusterBins) {
@@ -158,6 +162,7 @@ template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluste
   // own run at its merge rank (binary searches of the other runs, 16 lanes a key). By position,
   // the runs in block order are the output already: the slices ascend.
   if (wanted == 0) {
+    cluster.barrier_wait();  // no pass waited for the arrivals
     if (me == 0)
       for (unsigned q = t; q < p.k; q += blockDim.x) write_place(p, r, begin, q, 0ull);
     return;
