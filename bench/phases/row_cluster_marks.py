@@ -1,0 +1,39 @@
+# Writes a copy of the row-cluster top-k kernel (src/cuda/topk/topk_row_cluster.cuh) with
+# %globaltimer marks in block 0 of row 0's cluster: after the load, each pass (and pass 0's
+# steps), the winners' sort, and the end. bench/phases/row_cluster.sh builds and runs it.
+#   python3 bench/phases/row_cluster_marks.py OUT.cuh
+import pathlib, sys
+root = pathlib.Path(__file__).resolve().parents[2]
+s = (root / 'src/cuda/topk/topk_row_cluster.cuh').read_text()
+def rep(old,new):
+    global s
+    assert old in s, old
+    s=s.replace(old,new)
+rep('#pragma once','#pragma once\n__device__ unsigned long long prof_t[64];\n__device__ __forceinline__ unsigned long long gt(){unsigned long long t; asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t)); return t;}\n#define MARK(i) do { if (blockIdx.y == 0 && threadIdx.x == 0 && cg::this_cluster().block_rank() == 0) prof_t[i] = gt(); } while (0)\n')
+rep('namespace radixmesh::detail::topk_gpu {','namespace radixmesh::detail::topk_gpu {\nnamespace cg = cooperative_groups;')
+rep('  cg::cluster_group cluster = cg::this_cluster();','  cg::cluster_group cluster = cg::this_cluster();\n  MARK(0);')
+rep('  slice.load(p.values + begin);','  slice.load(p.values + begin);\n  __syncthreads(); MARK(1);')
+rep('''    if (bucket == need) break;  // every key of this bucket wins
+  }''','''    MARK(2 + pass);
+    if (bucket == need) break;  // every key of this bucket wins
+  }
+  MARK(20); MARK(21);''')
+rep('''  cluster.sync();  // every block's count is here''','''  __syncthreads(); MARK(23);
+  cluster.sync();  // every block's count is here''')
+rep('''  if (me == 0)
+    for (unsigned q = wanted + t; q < p.k; q += blockDim.x) write_place(p, r, begin, q, 0ull);
+}''','''  if (me == 0)
+    for (unsigned q = wanted + t; q < p.k; q += blockDim.x) write_place(p, r, begin, q, 0ull);
+  __syncthreads(); MARK(22);
+}''')
+rep('''    if (pass == 0) cluster.barrier_wait();  // every block of the cluster runs''','''    if (pass == 0) MARK(30);
+    if (pass == 0) cluster.barrier_wait();  // every block of the cluster runs''')
+rep('''    cluster.sync();
+    // The digit''','''    __syncthreads(); if (pass == 0) MARK(31);
+    cluster.sync(); if (pass == 0) MARK(32);
+    // The digit''')
+rep('''    if (t < kClusterBins) {
+      unsigned before = inclusive - count;''','''    if (pass == 0) MARK(33);
+    if (t < kClusterBins) {
+      unsigned before = inclusive - count;''')
+pathlib.Path(sys.argv[1]).write_text(s)
