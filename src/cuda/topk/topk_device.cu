@@ -15,6 +15,7 @@
 #include "cuda/topk/topk_debug.hpp"
 #include "cuda/topk/topk_kernels.cuh"
 #include "cuda/topk/topk_plan_gpu.hpp"
+#include "cuda/topk/topk_planned.hpp"
 #include "cuda/topk/topk_row_cluster.hpp"
 #include "cuda/topk/topk_row_stream.hpp"
 #include "radixmesh/device/topk.cuh"
@@ -631,43 +632,61 @@ void require_temp(std::size_t given, std::size_t needed) {
 }  // namespace
 
 std::size_t topk_temp_bytes(const TopkProblem& problem, int device) {
-  check_problem(problem);
-  if (detail::topk_gpu::takes_row_stream(problem)) {
-    if (detail::topk_gpu::takes_row_cluster(problem, device)) return 1;  // no temporary storage
-    return std::max<std::size_t>(1, detail::topk_gpu::plan_row_stream(problem, device).temp_bytes);
-  }
-  return detail::topk_gpu::plan_gpu(problem, device).temp_bytes;
+  return detail::topk_gpu::plan_topk(problem, device).temp_bytes;
 }
 
 const char* topk_path_name(const TopkProblem& problem, int device) {
-  check_problem(problem);
-  if (detail::topk_gpu::takes_row_stream(problem))
-    return detail::topk_gpu::takes_row_cluster(problem, device) ? "row-cluster" : "row-stream";
-  const auto g = detail::topk_gpu::plan_gpu(problem, device);
-  return g.sample ? "sample-select" : g.alpha ? "delegates" : "raw";
+  using Path = detail::topk_gpu::PlannedTopk::Path;
+  const auto planned = detail::topk_gpu::plan_topk(problem, device);
+  if (planned.path == Path::row_cluster) return "row-cluster";
+  if (planned.path == Path::row_stream) return "row-stream";
+  return planned.select.sample ? "sample-select" : planned.select.alpha ? "delegates" : "raw";
 }
 
 void topk(void* temp, std::size_t temp_bytes, const TopkProblem& problem, cudaStream_t stream) {
-  check_problem(problem);
   int device = 0;
   RXM_CUDA_CHECK(cudaGetDevice(&device));
-  if (detail::topk_gpu::takes_row_stream(problem) && detail::topk_gpu::takes_row_cluster(problem, device)) {
-    detail::topk_gpu::launch_row_cluster(detail::topk_gpu::plan_row_cluster(problem, device), problem, stream);
-    return;
-  }
-  if (detail::topk_gpu::takes_row_stream(problem)) {
-    const auto s = detail::topk_gpu::plan_row_stream(problem, device);
-    require_temp(temp_bytes, s.temp_bytes);
-    detail::topk_gpu::launch_row_stream(s, temp, problem, stream);
-    return;
-  }
-  const auto g = detail::topk_gpu::plan_gpu(problem, device);
-  require_temp(temp_bytes, g.temp_bytes);
-  switch (g.W) {
-    case 16: detail::topk_gpu::launch<std::uint16_t>(g, temp, problem, stream); break;
-    case 32: detail::topk_gpu::launch<std::uint32_t>(g, temp, problem, stream); break;
-    default: detail::topk_gpu::launch<std::uint64_t>(g, temp, problem, stream); break;
-  }
+  detail::topk_gpu::launch_planned(detail::topk_gpu::plan_topk(problem, device), temp, temp_bytes, problem, stream);
 }
 
 }  // namespace radixmesh::device
+
+namespace radixmesh::detail::topk_gpu {
+
+PlannedTopk plan_topk(const device::TopkProblem& problem, int device) {
+  ::radixmesh::device::check_problem(problem);
+  PlannedTopk planned;
+  if (takes_row_stream(problem)) {
+    if (takes_row_cluster(problem, device)) {
+      planned.path = PlannedTopk::Path::row_cluster;
+      planned.cluster = plan_row_cluster(problem, device);  // no temporary storage
+    } else {
+      planned.path = PlannedTopk::Path::row_stream;
+      planned.stream = plan_row_stream(problem, device);
+      planned.temp_bytes = std::max<std::size_t>(1, planned.stream.temp_bytes);
+    }
+    return planned;
+  }
+  planned.select = plan_gpu(problem, device);
+  planned.temp_bytes = planned.select.temp_bytes;
+  return planned;
+}
+
+void launch_planned(const PlannedTopk& planned, void* temp, std::size_t temp_bytes, const device::TopkProblem& problem,
+                    cudaStream_t stream) {
+  using Path = PlannedTopk::Path;
+  if (planned.path == Path::row_cluster) return launch_row_cluster(planned.cluster, problem, stream);
+  if (planned.path == Path::row_stream) {
+    ::radixmesh::device::require_temp(temp_bytes, planned.stream.temp_bytes);
+    return launch_row_stream(planned.stream, temp, problem, stream);
+  }
+  const GpuPlan& g = planned.select;
+  ::radixmesh::device::require_temp(temp_bytes, g.temp_bytes);
+  switch (g.W) {
+    case 16: launch<std::uint16_t>(g, temp, problem, stream); break;
+    case 32: launch<std::uint32_t>(g, temp, problem, stream); break;
+    default: launch<std::uint64_t>(g, temp, problem, stream); break;
+  }
+}
+
+}  // namespace radixmesh::detail::topk_gpu

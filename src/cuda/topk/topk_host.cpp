@@ -11,6 +11,7 @@
 #include "cuda/runtime/cuda_resources.hpp"
 #include "cuda/runtime/scratch.hpp"
 #include "cuda/topk/topk_on_device.hpp"
+#include "cuda/topk/topk_planned.hpp"
 #include "radixmesh/device/topk.cuh"
 #include "radixmesh/memory.hpp"
 
@@ -72,9 +73,9 @@ void cuda_topk_rows_device(Context& ctx, const DeviceRowsTopk& t) {
   p.index_bytes = t.index_bytes;
   p.out_values = t.out_values;
   p.out_indices = t.out_indices;
-  const std::size_t bytes = device::topk_temp_bytes(p, dev.device);
-  ScratchBuffer temp(dev, bytes);  // given back on the caller's stream after the launches
-  device::topk(temp.data(), bytes, p, dev.stream);
+  const topk_gpu::PlannedTopk planned = topk_gpu::plan_topk(p, dev.device);  // planned once for both
+  ScratchBuffer temp(dev, planned.temp_bytes);  // given back on the caller's stream after the launches
+  topk_gpu::launch_planned(planned, temp.data(), planned.temp_bytes, p, dev.stream);
 }
 
 void cuda_topk_on(const CudaResources::PerDevice& participant, const TopkPlan& plan, const TopkRequest& rq,
@@ -130,9 +131,9 @@ void cuda_topk_on(const CudaResources::PerDevice& participant, const TopkPlan& p
   if (plan.total == 0) {  // every row empty: nothing to read (and no pointer to read from)
     pr.values = out_values;
   }
-  const std::size_t temp_bytes = device::topk_temp_bytes(pr, dev->device);
-  void* temp = memory.get(temp_bytes);
-  device::topk(temp, temp_bytes, pr, stream);
+  const topk_gpu::PlannedTopk planned = topk_gpu::plan_topk(pr, dev->device);
+  void* temp = memory.get(planned.temp_bytes);
+  topk_gpu::launch_planned(planned, temp, planned.temp_bytes, pr, stream);
   if (rq.index_base != 0) shift_indices(out_indices, places, plan.index_bytes, rq.index_base, stream);
   if (!outputs_here) {
     RXM_CUDA_CHECK(cudaMemcpyAsync(rq.out_values, out_values, places * key_bytes, cudaMemcpyDeviceToHost, stream));

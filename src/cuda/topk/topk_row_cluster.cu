@@ -129,22 +129,13 @@ bool takes_row_cluster(const device::TopkProblem& pr, int device) {
 void launch_row_cluster(const RowClusterPlan& g, const device::TopkProblem& pr, cudaStream_t stream) {
   with_stream_type(pr.type, [&](auto tag) {
     using T = decltype(tag);
-    using U = key_bits_t<T>;
     int device = 0;
     RXM_CUDA_CHECK(cudaGetDevice(&device));
     prepare<T>(device);
-    StreamParams<T> p{};
-    p.values = static_cast<const U*>(pr.values);
-    const std::uint64_t stride = pr.row_stride ? pr.row_stride : pr.row_length;
-    p.rows = {pr.row_offsets, pr.row_offsets ? 0 : pr.row_length, pr.row_offsets ? 0 : stride};
-    p.k = unsigned(pr.k), p.k_pad = g.k_pad, p.capacity = g.list;
+    StreamParams<T> p = stream_params_of<T>(pr);
+    p.k_pad = g.k_pad, p.capacity = g.list;
     p.segments = g.blocks, p.segment_length = g.slice;
     p.index_bits = g.index_bits;
-    p.options = pr.options;
-    p.out_values = static_cast<U*>(pr.out_values);
-    p.out_indices = pr.out_indices;
-    p.input_indices = pr.input_indices;
-    p.index64 = pr.index_bytes == 8;
     cudaLaunchAttribute cluster{};
     cluster.id = cudaLaunchAttributeClusterDimension;
     cluster.val.clusterDim.x = g.blocks, cluster.val.clusterDim.y = 1, cluster.val.clusterDim.z = 1;

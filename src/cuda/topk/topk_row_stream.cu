@@ -132,24 +132,15 @@ RowStreamPlan plan_row_stream(const device::TopkProblem& pr, int device) {
 void launch_row_stream(const RowStreamPlan& g, void* temp, const device::TopkProblem& pr, cudaStream_t stream) {
   with_stream_type(pr.type, [&](auto tag) {
     using T = decltype(tag);
-    using U = key_bits_t<T>;
     int device = 0;
     RXM_CUDA_CHECK(cudaGetDevice(&device));
     allow_shared<T>(device);
-    StreamParams<T> p{};
-    p.values = static_cast<const U*>(pr.values);
-    const std::uint64_t stride = pr.row_stride ? pr.row_stride : pr.row_length;
-    p.rows = {pr.row_offsets, pr.row_offsets ? 0 : pr.row_length, pr.row_offsets ? 0 : stride};
-    p.k = unsigned(pr.k), p.k_pad = g.k_pad, p.capacity = g.capacity, p.compact_above = g.compact_above;
+    StreamParams<T> p = stream_params_of<T>(pr);
+    p.k_pad = g.k_pad, p.capacity = g.capacity, p.compact_above = g.compact_above;
     p.segments = g.segments, p.segment_length = g.segment_length;
     p.index_bits = g.index_bits;
     p.segment_slots = g.segment_slots;
-    p.options = pr.options;
     p.segment_keys = static_cast<unsigned long long*>(temp);
-    p.out_values = static_cast<U*>(pr.out_values);
-    p.out_indices = pr.out_indices;
-    p.input_indices = pr.input_indices;
-    p.index64 = pr.index_bytes == 8;
     const bool argmax = pr.k == 1;
     for (std::size_t r0 = 0; r0 < pr.rows; r0 += kMaxChunkRowsStream) {
       p.row0 = r0;

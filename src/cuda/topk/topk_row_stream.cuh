@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "cuda/topk/topk_common.cuh"
+#include "radixmesh/device/topk.cuh"
 
 namespace radixmesh::detail::topk_gpu {
 
@@ -91,6 +92,22 @@ template <class T> struct StreamParams {
   const void* input_indices;
   bool index64;
 };
+
+// The fields every row-stream launch takes from the problem as they are (the plan sets the rest).
+template <class T> StreamParams<T> stream_params_of(const device::TopkProblem& pr) {
+  using U = key_bits_t<T>;
+  StreamParams<T> p{};
+  p.values = static_cast<const U*>(pr.values);
+  const std::uint64_t stride = pr.row_stride ? pr.row_stride : pr.row_length;
+  p.rows = {pr.row_offsets, pr.row_offsets ? 0 : pr.row_length, pr.row_offsets ? 0 : stride};
+  p.k = unsigned(pr.k);
+  p.options = pr.options;
+  p.out_values = static_cast<U*>(pr.out_values);
+  p.out_indices = pr.out_indices;
+  p.input_indices = pr.input_indices;
+  p.index64 = pr.index_bytes == 8;
+  return p;
+}
 
 // Shared state of one block (the buffer itself is dynamic shared memory).
 struct StreamShared {
