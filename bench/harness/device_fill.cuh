@@ -8,15 +8,14 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "radixmesh/buckets.hpp"
+
 namespace radixmesh::bench {
 
-// splitmix64's finalizer of i * golden + seed, as a float in [0, 1) with 24 random bits.
+// splitmix64's finalizer (buckets::hash::mix) of i * golden + seed, as a float in [0, 1) with 24
+// random bits.
 __device__ __forceinline__ float uniform01(std::uint64_t i, std::uint64_t seed) {
-  std::uint64_t z = i * 0x9E3779B97F4A7C15ull + seed;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return float(z >> 40) * (1.0f / 16777216.0f);
+  return float(buckets::hash::mix(i * 0x9E3779B97F4A7C15ull + seed) >> 40) * (1.0f / 16777216.0f);
 }
 
 // Uniform in [lo, hi).

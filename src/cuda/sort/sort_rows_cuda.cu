@@ -163,7 +163,20 @@ void cuda_sort_rows_device(Context& ctx, const SortPlan& row_plan, const DeviceR
   SortPlan plan = row_plan;
   plan.value_bytes = value_bytes;
   const bool values_in_place = value_bytes && !s.positions && s.values_in == s.values_out;
-  // Where the sort writes values: the caller's array, or the int32 positions to widen.
+  // The n values from element i0 on: read from the caller's array, or from `scratch` holding the
+  // positions (filled by the caller) or a copy of the caller's values (sorted in place); written
+  // to the caller's array, or as int32 positions into `narrow_out`, widened after the sort.
+  auto values_from = [&](const ScratchBuffer& scratch, std::size_t i0, std::size_t n) -> const void* {
+    if (!value_bytes) return nullptr;
+    if (s.positions) return scratch.data();
+    const void* caller = at(s.values_in, i0, value_bytes);
+    if (!values_in_place) return caller;
+    RXM_CUDA_CHECK(cudaMemcpyAsync(scratch.data(), caller, n * value_bytes, cudaMemcpyDeviceToDevice, dev.stream));
+    return scratch.data();
+  };
+  auto values_to = [&](const ScratchBuffer& narrow_out, std::size_t i0) -> void* {
+    return narrow ? narrow_out.data() : value_bytes ? at(s.values_out, i0, value_bytes) : nullptr;
+  };
   auto widen = [&](const ScratchBuffer& narrow_out, std::size_t i0, std::size_t n) {
     widen_positions<<<grid_for(n), kThreads, 0, dev.stream>>>(narrow_out.as<std::int32_t>(),
                                                               static_cast<std::int64_t*>(s.values_out) + i0, n);
@@ -175,14 +188,10 @@ void cuda_sort_rows_device(Context& ctx, const SortPlan& row_plan, const DeviceR
       const std::size_t count = std::min(chunk_rows, rows - first), n = count * row_length, i0 = first * row_length;
       ScratchBuffer encoded(dev, n * key_bytes), values(dev, s.positions || values_in_place ? n * value_bytes : 0),
           narrow_out(dev, narrow ? n * 4 : 0);
-      const void* values_in = value_bytes && !s.positions ? at(s.values_in, i0, value_bytes) : nullptr;
       if (s.positions) fill_positions(values.data(), value_bytes, n, row_length, dev.stream);
-      if (values_in_place)
-        RXM_CUDA_CHECK(cudaMemcpyAsync(values.data(), values_in, n * value_bytes, cudaMemcpyDeviceToDevice, dev.stream));
-      if (s.positions || values_in_place) values_in = values.data();
-      void* values_out = narrow ? narrow_out.data() : value_bytes ? at(s.values_out, i0, value_bytes) : nullptr;
       sort_chunk(plan, dev, static_cast<const void*>(at(s.keys_in, i0, key_bytes)), encoded.data(),
-                 static_cast<void*>(at(s.keys_out, i0, key_bytes)), values_in, values_out, count, row_length);
+                 static_cast<void*>(at(s.keys_out, i0, key_bytes)), values_from(values, i0, n), values_to(narrow_out, i0),
+                 count, row_length);
       if (narrow) widen(narrow_out, i0, n);
     }
     return;
@@ -203,16 +212,9 @@ void cuda_sort_rows_device(Context& ctx, const SortPlan& row_plan, const DeviceR
       RXM_CUDA_CHECK(cudaMemcpyAsync(keys.data(), keys_in, row_length * key_bytes, cudaMemcpyDeviceToDevice, dev.stream));
       keys_in = keys.data();
     }
-    const void* values_in = value_bytes && !s.positions ? at(s.values_in, i0, value_bytes) : nullptr;
-    if (values_in_place) {
-      RXM_CUDA_CHECK(
-          cudaMemcpyAsync(values.data(), values_in, row_length * value_bytes, cudaMemcpyDeviceToDevice, dev.stream));
-      values_in = values.data();
-    }
-    if (s.positions) values_in = values.data();
-    void* values_out = narrow ? narrow_out.data() : value_bytes ? at(s.values_out, i0, value_bytes) : nullptr;
-    cuda::detail::sort_erased(temp.data(), temp_bytes, s.type, keys_in, at(s.keys_out, i0, key_bytes), values_in,
-                              values_out, value_bytes, row_length, options, dev.stream);
+    cuda::detail::sort_erased(temp.data(), temp_bytes, s.type, keys_in, at(s.keys_out, i0, key_bytes),
+                              values_from(values, i0, row_length), values_to(narrow_out, i0), value_bytes, row_length,
+                              options, dev.stream);
     if (narrow) widen(narrow_out, i0, row_length);
   }
 }
