@@ -22,7 +22,7 @@ template <class T> void run(std::size_t rows, std::size_t n, unsigned k, unsigne
   p.capacity = (p.k_pad + 1) / 2 * 2; p.segments = blocks; p.segment_length = ((n + blocks - 1) / blocks + 15) / 16 * 16;
   int ib = 0; while ((1ull << ib) <= n) ++ib; p.index_bits = ib;
   p.options = {.largest = true, .sorted = true}; p.out_values = ov; p.out_indices = oi; p.index64 = false;
-  const std::size_t shared = kClusterInboxBytes + 2 * p.capacity * 8 + (p.segment_length + 16) * sizeof(U);
+  const std::size_t shared = cluster_shared_bytes(p.capacity, p.segment_length, sizeof(U));
   cudaFuncSetAttribute(row_cluster<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, 200000);
   cudaFuncSetAttribute(row_cluster<T>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
   cudaLaunchAttribute a{}; a.id = cudaLaunchAttributeClusterDimension; a.val.clusterDim.x = blocks; a.val.clusterDim.y = 1; a.val.clusterDim.z = 1;

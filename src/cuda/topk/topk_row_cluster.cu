@@ -26,14 +26,9 @@ constexpr std::size_t kMaxChunkRowsCluster = 65535;  // grid.y
 constexpr std::uint64_t kClusterSliceTarget = 2048;
 constexpr std::uint64_t kClusterMaxBlocks = 128;
 
-// Dynamic shared memory of a block: the inbox, its run and every block's runs (`list` keys
-// each), then its slice.
-constexpr std::size_t shared_bytes_of(unsigned list, std::uint64_t slice, std::size_t value_bytes) {
-  return kClusterInboxBytes + 2 * std::size_t(list) * sizeof(unsigned long long) + (slice + 16) * value_bytes;
-}
 // The most a block takes: the largest lists and a slice of the longest automatic row of 32-bit
 // keys over 8 blocks (about 176 KiB, besides the kernel's static 18 KiB).
-constexpr std::size_t kMaxClusterShared = shared_bytes_of(kRowStreamMaxK, kRowStreamMaxRow / 8, 4);
+constexpr std::size_t kMaxClusterShared = cluster_shared_bytes(kRowStreamMaxK, kRowStreamMaxRow / 8, 4);
 
 // Per device, once: whether it launches clusters, and the kernels' attributes (the same values
 // every time, so a launch in flight on another thread never sees them lowered).
@@ -101,7 +96,7 @@ RowClusterPlan plan_row_cluster(const device::TopkProblem& pr, int device) {
   auto shape = [&](std::uint64_t blocks) {
     g.blocks = unsigned(blocks);
     g.slice = ((longest + blocks - 1) / blocks + 15) / 16 * 16;
-    g.shared_bytes = shared_bytes_of(g.list, g.slice, size_of(pr.type));
+    g.shared_bytes = cluster_shared_bytes(g.list, g.slice, size_of(pr.type));
   };
   std::uint64_t blocks = std::clamp<std::uint64_t>((longest + target - 1) / target, 1, kMaxClusterBlocks);
   if (pr.tuning.row_stream_segment <= 0)

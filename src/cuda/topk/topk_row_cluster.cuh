@@ -27,6 +27,11 @@ constexpr unsigned kMaxClusterBlocks = 16;  // non-portable above 8 (Hopper allo
 // Dynamic shared memory ahead of a block's lists and slice: every block's counts of a pass, by
 // pass parity (ClusterInbox).
 constexpr std::size_t kClusterInboxBytes = 2 * kMaxClusterBlocks * kClusterBins * sizeof(unsigned);
+// A block's dynamic shared memory (row_cluster lays it out): the inbox, its run and every block's
+// runs (`list` keys each), then its slice of `slice` values with room for a 16-byte alignment.
+constexpr std::size_t cluster_shared_bytes(unsigned list, std::uint64_t slice, std::size_t value_bytes) {
+  return kClusterInboxBytes + 2 * std::size_t(list) * sizeof(unsigned long long) + (slice + 16) * value_bytes;
+}
 
 // A block's slice of the row in shared memory: slot s holds the row's value at position
 // `origin + s`, where origin is the slice's first position rounded down to a 16-byte boundary of
