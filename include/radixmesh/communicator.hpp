@@ -12,7 +12,9 @@
 // argument entry per local participant (entry i belongs to participant first_local() + i), and it
 // returns when this process's part is complete. Small collectives (all_gather, all_reduce,
 // barrier) work on host memory. all_to_all_v moves host memory on CPU participants and device
-// memory on GPU participants; on GPUs it is ordered on each participant's stream (`stream`).
+// memory on GPU participants; on GPUs it is ordered on each participant's stream (`stream`). GPU
+// ranks of an MPI context (the nccl transport) also move host memory (Location::cuda_device -1 on
+// every rank), through MPI.
 //
 // Failure. An operation that cannot complete throws rxm::Error on every process that reaches it:
 // counts that disagree between senders and receivers, a receive buffer that is too small, a

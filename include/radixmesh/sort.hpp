@@ -46,7 +46,10 @@ enum class HostStagingPlan {
 // host array): automatic where the in-memory sort's buffers do not fit the devices
 // (SortOptions::device_memory_limit, or the memory they have free); always, for tests and
 // benchmarks on inputs that would fit; never, to get the in-memory sort's out-of-memory error
-// instead. Contexts of one process only; a CPU context has no device to run out of.
+// instead. A CPU context of one process has no device to run out of. Under Context::mpi the ranks
+// decide together: out of core when any rank's GPU cannot hold its shard's in-memory sort or any
+// rank says always, unless a rank says never; each rank's shard is then sorted on its own devices,
+// cut at exact splitters, exchanged once and merged (docs/design/mesh-sort.md).
 enum class OutOfCoreMode { automatic, never, always };
 
 // How far an out-of-core sort is (SortOptions::progress): `step` is "counting", "partitioning" or
@@ -79,6 +82,11 @@ struct SortPhases {
   // groups' rounds (transfers included); passes is the deepest level plus one.
   bool out_of_core = false;
   std::uint64_t out_of_core_chunks = 0, out_of_core_groups = 0;
+  // Out of core across MPI ranks: the rank's own sort is in partition_ms and local_sort_ms (a CPU
+  // rank's in local_sort_ms alone), then the exact splitters' search, the exchange
+  // (exchange_ms) and the merge of the received runs.
+  double splitters_ms = 0;
+  double merge_ms = 0;
 };
 
 struct SortOptions {
@@ -99,6 +107,9 @@ struct SortOptions {
   // threads that drive the devices, one call at a time).
   OutOfCoreMode out_of_core = OutOfCoreMode::automatic;
   std::size_t device_memory_limit = 0;
+  // The host memory the out-of-core sort may take beyond the input (its second array; 0: what the
+  // host has available). A sort that needs more is refused before anything moves.
+  std::size_t host_memory_limit = 0;
   std::function<void(const SortProgress&)> progress = nullptr;
 };
 

@@ -59,6 +59,9 @@ void NcclTransport::wait_for_nccl(const char* op) {
 void NcclTransport::all_to_all_v(std::span<const AllToAllV> local, std::size_t elem_bytes) {
   require(!aborted_, "all_to_all_v: the NCCL communicator was aborted after an earlier failure",
           "make a new context");
+  // Host memory (the out-of-core sort's exchange between GPU ranks) moves by MPI; every rank
+  // passes the same kind of memory.
+  if (local.size() == 1 && local[0].where.cuda_device < 0) return control_->all_to_all_v(local, elem_bytes);
   control_->agree_all_to_all(local, elem_bytes);  // same verdict on every rank, nothing moved yet
   const NcclLibrary& n = nccl();
   detail::DeviceGuard guard(device_);

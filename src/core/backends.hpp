@@ -56,6 +56,17 @@ void mesh_sort_host(Context& ctx, KeyType type, void* keys, std::size_t n, void*
 // host array of the same size, refused up front when the host cannot hold it).
 bool takes_out_of_core(Context& ctx, const SortPlan& plan, const SortOptions& options);
 void sort_out_of_core(Context& ctx, const SortPlan& plan, void* keys, void* values, const SortOptions& options);
+// The same with the second host array given (tmp_values: null without values); options.phases is
+// added to, not reset.
+void sort_out_of_core_with(Context& ctx, const SortPlan& plan, void* keys, void* values, void* tmp_keys,
+                           void* tmp_values, const SortOptions& options);
+// What one rank of a multi-process context asks of an in-place sort of its host shard (plan.n keys
+// here): 0 the in-memory mesh sort, 1 out of core (its GPU cannot hold the mesh sort's buffers
+// within its budget, or OutOfCoreMode::always), 2 never out of core (OutOfCoreMode::never). The
+// ranks go out of core together when one asks it and none says never (sort_shards).
+std::uint64_t rank_out_of_core_wish(Context& ctx, const SortPlan& plan, const SortOptions& options);
+// require_host_memory within a caller's cap as well (SortOptions::host_memory_limit; 0: none).
+void require_host_memory_within(std::size_t bytes, std::size_t limit, const std::string& what);
 
 // Multisplit (validated by multisplit_host in src/core/multisplit_dispatch.cpp).
 // src/cpu: host threads.

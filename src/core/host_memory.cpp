@@ -26,4 +26,15 @@ void require_host_memory(std::size_t bytes, const std::string& what) {
                 "use a smaller size, or a machine with more memory");
 }
 
+namespace detail {
+void require_host_memory_within(std::size_t bytes, std::size_t limit, const std::string& what) {
+  if (limit != 0 && bytes > limit)
+    throw_error(ErrorCode::out_of_memory,
+                what + " needs " + format_bytes(bytes) + " of host memory but SortOptions::host_memory_limit is " +
+                    format_bytes(limit),
+                "raise host_memory_limit (0: what the host has available), or sort less per rank");
+  require_host_memory(bytes, what);
+}
+}  // namespace detail
+
 }  // namespace radixmesh

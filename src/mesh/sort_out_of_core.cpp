@@ -86,7 +86,12 @@ class OutOfCoreSort {
       return;
     }
     if (lv.n <= group_cap_) {  // what is left fits one device
+      const auto sorting = now();
       for_each_item(1, [&](int i, std::size_t) { sort_group(i, lv.in, lv.out, 0, lv.n, lv.end_bit); });
+      if (phases()) {
+        phases()->local_sort_ms += ms_since(sorting);
+        phases()->out_of_core_groups += 1;
+      }
       return;
     }
     const int bits = std::min(digit_bits, lv.end_bit - begin_bit), shift = lv.end_bit - bits;
@@ -346,7 +351,7 @@ class OutOfCoreSort {
 
 bool takes_out_of_core(Context& ctx, const SortPlan& plan, const SortOptions& options) {
   const MeshDevices local = ctx.local_mesh_devices();
-  if (local.count != ctx.mesh_size() || plan.n < 2) return false;  // MPI: each rank sorts in memory
+  if (local.count != ctx.mesh_size() || plan.n < 2) return false;  // MPI: sort_shards decides (rank_out_of_core_wish)
   if (options.out_of_core == OutOfCoreMode::never) return false;
   // One CPU device sorts in host memory: there is no device to run out of.
   if (ctx.mesh_size() == 1 && ctx.mesh_backend(local.first) != Backend::cuda) return false;
@@ -359,18 +364,35 @@ bool takes_out_of_core(Context& ctx, const SortPlan& plan, const SortOptions& op
   return false;
 }
 
+std::uint64_t rank_out_of_core_wish(Context& ctx, const SortPlan& plan, const SortOptions& options) {
+  if (options.out_of_core == OutOfCoreMode::never) return 2;
+  if (options.out_of_core == OutOfCoreMode::always) return 1;
+  const MeshDevices local = ctx.local_mesh_devices();
+  if (local.count != 1 || ctx.mesh_backend(local.first) != Backend::cuda || plan.n < 2) return 0;
+  auto backend = mesh::device_backend_for(ctx);
+  const double needed = double(plan.n) * double(size_of(plan.type) + plan.value_bytes) * mesh_bytes_per_byte;
+  return needed > double(budget_of(*backend, 0, options)) ? 1 : 0;
+}
+
+void sort_out_of_core_with(Context& ctx, const SortPlan& plan, void* keys, void* values, void* tmp_keys,
+                           void* tmp_values, const SortOptions& options) {
+  OutOfCoreSort sort(ctx, plan, options);
+  HostArrays data{static_cast<std::byte*>(keys), static_cast<std::byte*>(values)};
+  HostArrays tmp{static_cast<std::byte*>(tmp_keys), static_cast<std::byte*>(tmp_values)};
+  sort.run(Level{data, data, tmp, plan.n, plan.end_bit, 0});
+}
+
 void sort_out_of_core(Context& ctx, const SortPlan& plan, void* keys, void* values, const SortOptions& options) {
   const std::size_t elem_bytes = size_of(plan.type) + plan.value_bytes;
-  require_host_memory(plan.n * elem_bytes, "sort: the out-of-core sort's second host array");
+  require_host_memory_within(plan.n * elem_bytes, options.host_memory_limit,
+                             "sort: the out-of-core sort's second host array");
   std::unique_ptr<std::byte[]> tmp_keys(new std::byte[plan.n * size_of(plan.type)]);
   std::unique_ptr<std::byte[]> tmp_values(plan.value_bytes ? new std::byte[plan.n * plan.value_bytes] : nullptr);
   if (options.phases) {
     *options.phases = SortPhases{};
     options.phases->out_of_core = true;
   }
-  OutOfCoreSort sort(ctx, plan, options);
-  HostArrays data{static_cast<std::byte*>(keys), static_cast<std::byte*>(values)};
-  sort.run(Level{data, data, {tmp_keys.get(), tmp_values.get()}, plan.n, plan.end_bit, 0});
+  sort_out_of_core_with(ctx, plan, keys, values, tmp_keys.get(), tmp_values.get(), options);
 }
 
 }  // namespace radixmesh::detail

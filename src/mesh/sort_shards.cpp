@@ -19,6 +19,7 @@
 #include "mesh/phase_clock.hpp"
 #include "mesh/sort_checks.hpp"
 #include "mesh/sort_passes.hpp"
+#include "mesh/sort_ranks_out_of_core.hpp"
 #include "radixmesh/buckets.hpp"
 #include "radixmesh/communicator.hpp"
 #include "radixmesh/error.hpp"
@@ -79,6 +80,9 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
   const std::size_t key_bytes = size_of(a.type), value_bytes = a.value_bytes;
   const int digit_bits = options.mesh_digit_bits ? options.mesh_digit_bits : default_digit_bits;
 
+  // Host shards sorted in place over the ranks of several processes (one device each) may go out
+  // of core (sort_ranks_out_of_core.hpp); every rank says whether it asks for it in the agreement.
+  const bool ranks_may_go_out_of_core = !a.into && !a.device_resident && locals == 1 && size > locals;
   std::vector<SortPlan> plans(std::size_t(locals), SortPlan{a.type, 0, value_bytes, options.order, 0, 0});
   std::vector<Agreement> mine(static_cast<std::size_t>(locals));
   for (int i = 0; i < locals; ++i)
@@ -88,7 +92,8 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
       plans[ii] = validate_sort(a.type, a.in.sizes[ii], value_bytes, options);
       mine[ii] = {std::uint64_t(a.type), value_bytes, std::uint64_t(options.order == Order::descending),
                   std::uint64_t(plans[ii].begin_bit), std::uint64_t(plans[ii].end_bit), std::uint64_t(digit_bits),
-                  a.in.sizes[ii], a.into ? a.out.sizes[ii] : a.in.sizes[ii]};
+                  a.in.sizes[ii], a.into ? a.out.sizes[ii] : a.in.sizes[ii],
+                  ranks_may_go_out_of_core ? rank_out_of_core_wish(ctx, plans[ii], options) : 0};
     });
   std::vector<Agreement> all(static_cast<std::size_t>(size));
   std::vector<std::span<const std::byte>> mine_bytes;
@@ -115,6 +120,14 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
     report->counts = targets;
   }
   if (!a.into && (total <= 1 || begin_bit == end_bit)) return;  // nothing changes place
+  if (ranks_may_go_out_of_core) {
+    bool asked = false, refused = false;
+    for (const Agreement& p : all) {
+      asked |= p.out_of_core == 1;
+      refused |= p.out_of_core == 2;
+    }
+    if (asked && !refused) return sort_ranks_out_of_core(ctx, comm, errors, a, plans[0], inputs, options);
+  }
   mesh::PhaseClock<SortPhases> clock(report, *backend, locals);
 
   // The shards where the devices can sort them: in place (device spans, host spans on CPU mesh

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `mpirun -np R radixmesh sort` (label mpi): every rank reads its slice, the ranks sort together,
 # and the output is byte for byte the single-process sort's, for .npy and raw files, keys only and
-# with values, ascending and descending. Then a rank that fails at a step (reading, writing its
+# with values, ascending and descending, in memory and out of core. Then a rank that fails at a step (reading, writing its
 # slice, rank 0 publishing; RXM_CLI_FAIL_RANK/STEP inject it): every rank exits with an error, none
 # hangs, and no output or temporary file remains.
 # usage: mpi_sort.sh RADIXMESH MPIEXEC
@@ -23,6 +23,25 @@ for np in 3 4; do
   done
 done
 echo "mpi sort: $np ranks match one process"
+
+# Out of core across the ranks (each rank's own sort, exact splitters, one exchange, a merge).
+"$rxm" sort --in keys.npy --out one.npy --values values.npy --values-out one_v.npy >/dev/null
+for np in 3 4; do
+  run_ranks $np sort --in keys.npy --out many.npy --values values.npy --values-out many_v.npy --out-of-core always \
+    --json >ooc.json
+  cmp one.npy many.npy
+  cmp one_v.npy many_v.npy
+  grep -q '"splitters"' ooc.json || { echo "FAIL: no splitters step in the out-of-core JSON"; cat ooc.json; exit 1; }
+done
+rm -f many.npy
+set +e
+run_ranks 3 sort --in keys.npy --out many.npy --out-of-core always --host-memory 1K >out.txt 2>err.txt
+rc=$?
+set -e
+if [ $rc = 0 ] || [ $rc = 124 ]; then echo "FAIL: --host-memory 1K gave exit $rc"; cat err.txt; exit 1; fi
+grep -q "host_memory_limit" err.txt || { echo "FAIL: no error naming the host memory limit"; cat err.txt; exit 1; }
+if ls -A | grep -q "many.npy\|radixmesh-tmp"; then echo "FAIL: output left after a refused sort"; ls -la; exit 1; fi
+echo "mpi sort: out of core across ranks matches one process; too little host memory is refused"
 
 rm -f many.npy many_v.npy many.raw
 # Publishing is rank 0's alone (the others have finished by then): only rank 0 can fail there.

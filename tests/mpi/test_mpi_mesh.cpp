@@ -1,7 +1,8 @@
 // The MPI transport, the shuffle, the sort and the top-k over MPI ranks (the top-k: each rank's shard
 // or column slice, the single-device result on every rank; ranks that disagree fail together) (the sort: each rank's shard of one
-// global input, byte for byte the slice of a single-device sort, every adversarial distribution;
-// ranks that disagree on the order or hold bad shards get an error on every rank): every Communicator operation and the shuffle
+// global input, byte for byte the slice of a single-device sort, every adversarial distribution,
+// in memory and out of core; ranks that disagree on the order or hold bad shards, or a rank short
+// of host memory out of core, get an error on every rank): every Communicator operation and the shuffle
 // against the same models as the threads tests (each rank checks its own part, bit for bit),
 // messages split into many pieces, counts that disagree and receive buffers too small (an error
 // on every rank), a rank whose local step throws (the others get an error naming it), and a rank
@@ -171,7 +172,12 @@ TEST(MpiMesh, ShuffleMatchesTheModelOnEveryRank) {
   rxm::testing::expect_shard_matches<std::uint32_t, rxm::no_values>(got.shards[0], model[std::size_t(rank)], "radix");
 }
 
-TEST(MpiMesh, SortMatchesOneDeviceOnEveryRank) {
+namespace {
+
+// Every key type the sort cases cover, every adversarial distribution, both orders, keys with their
+// global index as values: each rank sorts its uneven shard with `base` (the order set per case) and
+// holds byte for byte its slice of the single-device sort. sizes(round) gives each case's global count.
+template <class Sizes> void expect_rank_sorts_match(const rxm::SortOptions& base, Sizes&& sizes) {
   const std::uint64_t seed = shared_seed();
   auto ctx = rxm::Context::mpi(MPI_COMM_WORLD);
   const int size = ctx.mesh_size(), rank = ctx.mesh_rank();
@@ -180,14 +186,14 @@ TEST(MpiMesh, SortMatchesOneDeviceOnEveryRank) {
                             rxm::KeyType::u8})
     for (const auto& c : rxm::testing::mesh_sort_cases()) {
       if (c.gen.special_fraction > 0 && !rxm::is_floating(type)) continue;
-      const std::size_t n = 2000 + std::size_t(round) * 37;
+      const std::size_t n = sizes(round);
       const auto in = rxm::testing::global_input(type, n, c.gen, seed + std::uint64_t(round));
       const auto counts = rxm::testing::uneven_counts(n, size, std::uint64_t(round));
       std::size_t from = 0;
       for (int r = 0; r < rank; ++r) from += counts[std::size_t(r)];
       const std::size_t mine = counts[std::size_t(rank)], kb = rxm::size_of(type);
       for (bool descending : {false, true}) {
-        rxm::SortOptions o;
+        rxm::SortOptions o = base;
         o.order = descending ? rxm::Order::descending : rxm::Order::ascending;
         const auto want = rxm::testing::expected_sort(in, o);
         std::vector<std::byte> keys(in.keys.begin() + std::ptrdiff_t(from * kb),
@@ -199,12 +205,51 @@ TEST(MpiMesh, SortMatchesOneDeviceOnEveryRank) {
           rxm::sort(ctx, std::span<K>(reinterpret_cast<K*>(keys.data()), mine), std::span(values), o);
         });
         const std::string what = std::string(rxm::name_of(type)) + " " + c.name + (descending ? " descending" : "") +
-                                 " seed " + std::to_string(seed + std::uint64_t(round));
+                                 " n " + std::to_string(n) + " seed " + std::to_string(seed + std::uint64_t(round));
         ASSERT_TRUE(rxm::testing::same_bytes(keys.data(), want.keys.data() + from * kb, mine * kb)) << what;
         for (std::size_t i = 0; i < mine; ++i) ASSERT_EQ(values[i], want.index[from + i]) << what << " at " << i;
       }
       ++round;
     }
+}
+
+}  // namespace
+
+TEST(MpiMesh, SortMatchesOneDeviceOnEveryRank) {
+  expect_rank_sorts_match(rxm::SortOptions{}, [](int round) { return 2000 + std::size_t(round) * 37; });
+}
+
+// Out of core across the ranks (src/mesh/sort_ranks_out_of_core.cpp): asked by the last rank
+// alone, so the ranks must decide together; sizes from 0 and fewer keys than ranks to primes.
+TEST(MpiMesh, SortOutOfCoreMatchesOneDeviceOnEveryRank) {
+  rxm::SortOptions o;
+  if (world_rank() == world_size() - 1) o.out_of_core = rxm::OutOfCoreMode::always;
+  const std::size_t sizes[] = {0, 1, 2, 3, 5, 1009, 65537, 30011};
+  expect_rank_sorts_match(o, [&](int round) { return sizes[std::size_t(round) % std::size(sizes)] + std::size_t(round / 8); });
+  o.begin_bit = 3;  // a bit range: ties beyond the bits sorted keep their order
+  o.end_bit = 7;
+  expect_rank_sorts_match(o, [](int round) { return 4001 + std::size_t(round); });
+}
+
+TEST(MpiMesh, SortOutOfCoreRankShortOfHostMemoryStopsEveryRank) {
+  auto ctx = rxm::Context::mpi(MPI_COMM_WORLD);
+  const int rank = ctx.mesh_rank();
+  std::vector<std::uint32_t> keys(1000);
+  for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = std::uint32_t((i * 2654435761u) ^ std::uint32_t(rank));
+  const std::vector<std::uint32_t> before = keys;
+  rxm::SortOptions o;
+  o.out_of_core = rxm::OutOfCoreMode::always;
+  if (rank == 1) o.host_memory_limit = 64;  // its second array needs 4000 bytes
+  const std::string what = rxm::testing::error_text([&] { rxm::sort(ctx, std::span(keys), o); });
+  EXPECT_NE(what.find("second host array on rank 1"), std::string::npos) << what;
+  EXPECT_NE(what.find("host_memory_limit"), std::string::npos) << what;
+  if (rank != 1) {
+    EXPECT_NE(what.find("participant 1"), std::string::npos) << what;
+  }
+  EXPECT_EQ(keys, before) << "nothing moved";
+  // The ranks still sort together afterwards.
+  rxm::sort(ctx, std::span(keys), {.out_of_core = rxm::OutOfCoreMode::always});
+  EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
 }
 
 TEST(MpiMesh, SortIntoBalancedShards) {

@@ -26,6 +26,7 @@ struct SortFlags {
   int digit_bits = 0;
   std::string out_of_core = "auto";
   std::string device_memory;  // --device-memory: bytes per device (0 or empty: what is free)
+  std::string host_memory;    // --host-memory: the out-of-core sort's second array at most (empty: what is available)
   OutputFlags output;
 };
 
@@ -38,13 +39,22 @@ std::string describe_backend(const Context& ctx) {
 
 // The mesh sort's plan and steps (SortPhases), for --json.
 nlohmann::json mesh_json(const SortPhases& p) {
-  if (p.out_of_core)
-    return {{"out_of_core", true},
-            {"levels", p.passes},
-            {"digit_bits", p.digit_bits},
-            {"chunks", p.out_of_core_chunks},
-            {"groups", p.out_of_core_groups},
-            {"ms", {{"partition", p.partition_ms}, {"local_sort", p.local_sort_ms}}}};
+  if (p.out_of_core) {
+    nlohmann::json j = {{"out_of_core", true},
+                        {"levels", p.passes},
+                        {"digit_bits", p.digit_bits},
+                        {"chunks", p.out_of_core_chunks},
+                        {"groups", p.out_of_core_groups},
+                        {"ms", {{"partition", p.partition_ms}, {"local_sort", p.local_sort_ms}}}};
+    if (!p.counts.empty()) {  // across MPI ranks: this rank's own sort, then the ranks' steps
+      j["counts"] = p.counts;
+      j["moved"] = p.moved;
+      j["ms"]["splitters"] = p.splitters_ms;
+      j["ms"]["exchange"] = p.exchange_ms;
+      j["ms"]["merge"] = p.merge_ms;
+    }
+    return j;
+  }
   return {{"passes", p.passes},
           {"sorted_across_devices", p.sorted_across_devices},
           {"digit_bits", p.digit_bits},
@@ -67,6 +77,14 @@ void print_mesh_steps(const SortPhases& p) {
                 "groups sorted in %.3f ms (transfers included)\n",
                 p.passes, p.digit_bits, static_cast<unsigned long long>(p.out_of_core_chunks), p.partition_ms,
                 static_cast<unsigned long long>(p.out_of_core_groups), p.local_sort_ms);
+    if (!p.counts.empty()) {
+      std::uint64_t moved = 0;
+      const std::size_t size = p.counts.size();
+      for (std::size_t i = 0; i < size; ++i)
+        for (std::size_t j = 0; j < size; ++j) moved += i == j ? 0 : p.moved[i * size + j];
+      std::printf("across %zu ranks: %llu keys changed rank; steps (ms): splitters %.3f, exchange %.3f, merge %.3f\n",
+                  size, static_cast<unsigned long long>(moved), p.splitters_ms, p.exchange_ms, p.merge_ms);
+    }
     return;
   }
   std::printf("%s", p.plan_text.c_str());
@@ -87,6 +105,12 @@ void print_mesh_steps(const SortPhases& p) {
               p.passes, p.digit_bits);
   std::printf("steps (ms): upload %.3f, partition %.3f, refine %.3f, exchange %.3f, local sort %.3f, download %.3f\n",
               p.upload_ms, p.partition_ms, p.refine_ms, p.exchange_ms, p.local_sort_ms, p.download_ms);
+}
+
+// The progress line's detail for one out-of-core round.
+std::string out_of_core_detail(const SortProgress& p) {
+  return std::string("out of core, ") + p.step + (p.level ? " (level " + std::to_string(p.level) + ")" : "") + " " +
+         std::to_string(p.done) + "/" + std::to_string(p.total);
 }
 
 // What a sort run checks before it reads or writes anything: the flags, the inputs' headers, the
@@ -116,6 +140,7 @@ SortInputs check_sort(const SortFlags& flags, double share) {
                            : flags.out_of_core == "never" ? OutOfCoreMode::never
                                                           : OutOfCoreMode::automatic;
   if (!flags.device_memory.empty()) in.options.device_memory_limit = parse_count(flags.device_memory, "--device-memory");
+  if (!flags.host_memory.empty()) in.options.host_memory_limit = parse_count(flags.host_memory, "--host-memory");
   parse_backend(flags.backend);  // bad flag values fail before any file is touched
   if (!parse_cpu_mesh(flags.devices)) parse_device_list(flags.devices);
   in.keys = inspect_keys_input(flags.in, type);
@@ -174,6 +199,8 @@ void run_sort_ranks(const SortFlags& flags) {
                  std::to_string(ranks) + " ranks");
   SortPhases phases;
   in.options.phases = &phases;
+  // This rank's own out-of-core rounds (rank 0 prints).
+  in.options.progress = [&](const SortProgress& p) { progress.detail(out_of_core_detail(p)); };
   start = std::chrono::steady_clock::now();
   detail::sort_host(*ctx, keys.type(), keys.data(), count, in.with_values ? values.data() : nullptr,
                     in.with_values ? size_of(values.type()) : 0, in.options);  // collective: fails on every rank
@@ -261,10 +288,7 @@ void run_sort(const SortFlags& flags) {
   progress.phase("sorting " + std::to_string(n) + " " + std::string(name_of(keys.type())) + " keys");
   SortPhases phases;  // several mesh devices, or out of core: the plan and the time of each step
   options.phases = &phases;
-  options.progress = [&](const SortProgress& p) {
-    progress.detail(std::string("out of core, ") + p.step + (p.level ? " (level " + std::to_string(p.level) + ")" : "") +
-                    " " + std::to_string(p.done) + "/" + std::to_string(p.total));
-  };
+  options.progress = [&](const SortProgress& p) { progress.detail(out_of_core_detail(p)); };
   start = std::chrono::steady_clock::now();
   if (in.row_length)  // every row along the last axis on its own
     detail::sort_rows_host(ctx, keys.type(), keys.data(), n, in.row_length, with_values ? values.data() : nullptr,
@@ -342,6 +366,9 @@ std::vector<Command> register_sort(CLI::App& root, const Invocation&) {
   cmd->add_option("--device-memory", flags->device_memory,
                   "Device memory each device may use, e.g. 8G (default: what is free); less sends a large input "
                   "out of core");
+  cmd->add_option("--host-memory", flags->host_memory,
+                  "Host memory the out-of-core sort's second array may take, e.g. 16G (default: what is available); "
+                  "a sort that needs more is refused before anything is written");
   add_output_flags(*cmd, flags->output);
   return {{cmd, [flags] { run_sort(*flags); }}};
 }
