@@ -2,8 +2,8 @@
 // transport (MPI as its control plane). all_to_all_v on device memory against the exchange model
 // (every element size, zeros and empty ranks, receive buffers poisoned), the shuffle of
 // device-resident shards against the CPU model, counts that disagree (an error on every rank,
-// nothing moved), the sort of device shards and of host slices against one CPU device's sort, byte
-// for byte (every distribution, keys and values), and a rank whose step throws (the others are told, then the mesh goes on). Needs
+// nothing moved), the sort of device shards and of host slices (in memory and out of core) against
+// one CPU device's sort, byte for byte (every distribution, keys and values), and a rank whose step throws (the others are told, then the mesh goes on). Needs
 // one GPU per rank on each host and a loadable NCCL: every rank skips when any lacks them. Run by
 // scripts/gpu-check on GPU machines (`mpirun -np 2|4 test_mpi_gpu_mesh`); CI only builds it.
 #include <cuda_runtime_api.h>
@@ -17,6 +17,7 @@
 #include "common/error_text.hpp"
 #include "common/exchange_case.hpp"
 #include "common/mesh_sort_cases.hpp"
+#include "common/out_of_core_cases.hpp"
 #include "common/shuffle_model.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
@@ -222,6 +223,44 @@ TEST(MpiGpuMesh, SortOfDeviceShardsAndHostSlicesMatchesOneDevice) {
         rxm::sort(ctx, std::span<K>(reinterpret_cast<K*>(host.data()), mine), o);
       });
       ASSERT_TRUE(rxm::testing::same_bytes(host.data(), want.keys.data() + from * kb, mine * kb)) << what << " host";
+      ++round;
+    }
+}
+
+// Host slices larger than a rank's device memory limit: the ranks go out of core together (the
+// automatic choice), each in rounds through its own GPU, then splitters, one host exchange and a
+// merge; byte for byte one device's sort, keys and values.
+TEST(MpiGpuMesh, SortOfHostSlicesOutOfCoreMatchesOneDevice) {
+  RXM_REQUIRE_GPU_RANKS();
+  const std::uint64_t seed = shared_seed();
+  auto ctx = rxm::Context::mpi(MPI_COMM_WORLD, rxm::Backend::cuda);
+  const int size = ctx.mesh_size(), rank = ctx.mesh_rank();
+  int round = 0;
+  for (rxm::KeyType type : {rxm::KeyType::u32, rxm::KeyType::f64, rxm::KeyType::i16})
+    for (const auto& c : rxm::testing::mesh_sort_cases()) {
+      if (c.gen.special_fraction > 0 && !rxm::is_floating(type)) continue;
+      const std::size_t n = 700001 + std::size_t(round) * 101;
+      const auto in = rxm::testing::global_input(type, n, c.gen, seed + std::uint64_t(round));
+      const auto counts = rxm::testing::uneven_counts(n, size, std::uint64_t(round));
+      std::size_t from = 0;
+      for (int r = 0; r < rank; ++r) from += counts[std::size_t(r)];
+      const std::size_t mine = counts[std::size_t(rank)], kb = rxm::size_of(type);
+      rxm::SortOptions o = rxm::testing::out_of_core_options(60000, kb + 8);
+      o.order = round % 2 ? rxm::Order::descending : rxm::Order::ascending;
+      rxm::SortPhases phases;
+      o.phases = &phases;
+      const auto want = rxm::testing::expected_sort(in, o);
+      std::vector<std::byte> keys(in.keys.begin() + std::ptrdiff_t(from * kb), in.keys.begin() + std::ptrdiff_t((from + mine) * kb));
+      std::vector<std::uint64_t> values(in.index.begin() + std::ptrdiff_t(from), in.index.begin() + std::ptrdiff_t(from + mine));
+      rxm::visit_key_type(type, [&](auto tag) {
+        using K = decltype(tag);
+        rxm::sort(ctx, std::span<K>(reinterpret_cast<K*>(keys.data()), mine), std::span(values), o);
+      });
+      const std::string what = std::string(rxm::name_of(type)) + " " + c.name + " seed " +
+                               std::to_string(seed + std::uint64_t(round));
+      EXPECT_TRUE(phases.out_of_core) << what;
+      ASSERT_TRUE(rxm::testing::same_bytes(keys.data(), want.keys.data() + from * kb, mine * kb)) << what;
+      for (std::size_t i = 0; i < mine; ++i) ASSERT_EQ(values[i], want.index[from + i]) << what << " at " << i;
       ++round;
     }
 }
