@@ -94,16 +94,21 @@ void merge_pieces(const std::vector<Run<K>>& runs, const std::vector<std::uint64
   std::vector<std::size_t> live;  // runs with elements left, in run order
   for (std::size_t r = 0; r < runs.size(); ++r)
     if (at[r] < hi[r]) live.push_back(r);
-  if (live.size() <= 8) {  // a scan of the heads, the earliest run first: ties keep run order
+  if (live.size() <= 8) {  // a scan of the heads' keys, the earliest run first: ties keep run order
+    std::vector<std::uint64_t> head;
+    for (std::size_t r : live) head.push_back(sk(runs[r].keys[at[r]]));
     while (live.size() > 1) {
       std::size_t best = 0;
-      std::uint64_t best_key = sk(runs[live[0]].keys[at[live[0]]]);
-      for (std::size_t j = 1; j < live.size(); ++j) {
-        const std::uint64_t key = sk(runs[live[j]].keys[at[live[j]]]);
-        if (key < best_key) best = j, best_key = key;
+      for (std::size_t j = 1; j < live.size(); ++j)
+        if (head[j] < head[best]) best = j;
+      const std::size_t r = live[best];
+      emit(r);
+      if (at[r] == hi[r]) {
+        live.erase(live.begin() + std::ptrdiff_t(best));
+        head.erase(head.begin() + std::ptrdiff_t(best));
+      } else {
+        head[best] = sk(runs[r].keys[at[r]]);
       }
-      emit(live[best]);
-      if (at[live[best]] == hi[live[best]]) live.erase(live.begin() + std::ptrdiff_t(best));
     }
   } else {  // a heap of (key, run): the smaller run wins a tie
     using Head = std::pair<std::uint64_t, std::size_t>;
