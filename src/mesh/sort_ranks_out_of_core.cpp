@@ -13,9 +13,12 @@
 // concatenated in rank order. Any rank's failure stops every rank at the next collective.
 #include "mesh/sort_ranks_out_of_core.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mesh/exchange_layout.hpp"
@@ -78,6 +81,20 @@ std::vector<std::uint64_t> pieces_by_splitters(comm::Communicator& comm, mesh::L
   return moved;
 }
 
+// Writes zeros over `bytes` at `p` by `threads` host threads, so the pages exist before MPI
+// receives into them: receiving 1.5e9 u32 keys per rank into fresh pages took 1.88 s against
+// 0.54 s into pages the rank had written (4 GPU ranks of one host, call AU).
+void touch(std::byte* p, std::size_t bytes, unsigned threads) {
+  threads = unsigned(std::clamp<std::size_t>(bytes >> 24, 1, std::max(1u, threads)));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([=] {
+      const std::size_t from = bytes * t / threads, to = bytes * (t + 1) / threads;
+      std::memset(p + from, 0, to - from);
+    });
+  for (std::thread& t : pool) t.join();
+}
+
 }  // namespace
 
 void sort_ranks_out_of_core(Context& ctx, comm::Communicator& comm, mesh::LocalErrors& errors,
@@ -101,6 +118,8 @@ void sort_ranks_out_of_core(Context& ctx, comm::Communicator& comm, mesh::LocalE
                                "sort: the out-of-core sort's second host array on rank " + std::to_string(rank));
     tmp_keys.reset(new std::byte[plan.n * key_bytes]);
     if (value_bytes) tmp_values.reset(new std::byte[plan.n * value_bytes]);
+    touch(tmp_keys.get(), plan.n * key_bytes, ctx.cpu_threads());
+    if (value_bytes) touch(tmp_values.get(), plan.n * value_bytes, ctx.cpu_threads());
   });
   errors.collective([&] { comm.barrier(); });  // a rank short of memory stops every rank before any key moves
   errors.run(rank, [&] {
