@@ -9,7 +9,8 @@
 //
 //   bench_topk_llm [--rows 1,8,64,256,4096] [--vocab 32000,128256,256000] [--k 1,50,1024]
 //                  [--dtype bf16,f32] [--calls 20] [--reps 10] [--no-torch] [--no-verify]
-//                  [--segment-min LIST] [--compact LIST]   (sweeps of the row-stream knobs: ours only)
+//                  [--segment-min LIST] [--compact LIST] [--row-cluster 0|1]
+//                  (sweeps of the row-stream knobs, or the variant forced: ours only)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -42,7 +43,10 @@ struct Options {
   // The row-stream knobs to sweep (TopkTuning::row_stream_segment / _compact; 0: automatic).
   // Sweeping times ours sorted only.
   std::vector<std::size_t> segment = {0}, compact = {0};
-  bool sweep() const { return segment.size() > 1 || compact.size() > 1 || segment[0] || compact[0]; }
+  int row_cluster = -1;  // TopkTuning::row_cluster for ours (-1: automatic); forcing it times ours only
+  bool sweep() const {
+    return segment.size() > 1 || compact.size() > 1 || segment[0] || compact[0] || row_cluster >= 0;
+  }
 };
 
 const char* torch_dtype(rxm::KeyType t) {
@@ -81,6 +85,7 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   p.max_row_length = vocab, p.k = k, p.options = {.largest = true, .sorted = true}, p.index_bytes = 4;
   p.out_values = out_v.data(), p.out_indices = out_i.data();
   p.tuning.row_stream_segment = segment, p.tuning.row_stream_compact = compact;
+  p.tuning.row_cluster = o.row_cluster;
   // In a graph where the path allows it; the previous path's segmented CUB sort (several sorted
   // rows) cannot be captured, so it runs as `calls` launches on the stream, timed the same way.
   auto timed = [&](const rxm::device::TopkProblem& q, bool graph) {
@@ -186,7 +191,7 @@ std::vector<std::size_t> count_list(const std::string& flag, const std::string& 
 const char* const usage =
     "usage: bench_topk_llm [--rows 1,8,64,256,4096] [--vocab 32000,128256,256000] [--k 1,50,1024]\n"
     "                      [--dtype bf16,f32] [--calls 20] [--reps 10] [--no-torch] [--no-verify]\n"
-    "                      [--segment-min LIST] [--compact LIST]  (row-stream knob sweeps, ours only)\n"
+    "                      [--segment-min LIST] [--compact LIST] [--row-cluster 0|1]  (knob sweeps, ours only)\n"
     "  sorted top-k at LLM shapes in a CUDA graph, beside torch.topk(sorted=True) in a graph\n";
 
 int run(int argc, char** argv) {
@@ -201,6 +206,7 @@ int run(int argc, char** argv) {
     else if (args.is("--no-torch")) o.torch = false;
     else if (args.is("--segment-min")) o.segment = count_list("--segment-min", args.value());
     else if (args.is("--compact")) o.compact = count_list("--compact", args.value());
+    else if (args.is("--row-cluster")) o.row_cluster = int(rxm::bench::driver_count("bench_topk_llm", "--row-cluster", args.value()));
     else if (args.is("--no-verify")) o.verify = false;
     else if (args.is("--dtype")) {
       o.types.clear();
