@@ -37,6 +37,7 @@ const rxm::TopkOptions llm_options[] = {{.largest = true, .sorted = true},
 
 struct GridShape {
   std::size_t rows, vocab;
+  bool cluster;  // whether k > 128 takes a cluster per row (TopkTuning::row_cluster's rule)
 };
 
 std::string path_of(rxm::KeyType type, std::size_t rows, std::size_t vocab, std::size_t k) {
@@ -48,7 +49,10 @@ std::string path_of(rxm::KeyType type, std::size_t rows, std::size_t vocab, std:
 }
 
 template <class T> void check_grid() {
-  const GridShape shapes[] = {{1, 1000}, {5, 32000}, {64, 32000}, {3, 128256}, {2, 256000}};
+  // Up to 16 rows, and more in one wave of clusters with slices of at most 16384 values (64 rows
+  // of 32000 in 2-block clusters), take clusters; 32 x 128256 (slices of 32064) and 128 x 32000 do not.
+  const GridShape shapes[] = {{1, 1000, true},    {5, 32000, true},   {64, 32000, true},    {3, 128256, true},
+                              {2, 256000, true},  {32, 128256, false}, {128, 32000, false}};
   for (const auto& input : rxm::testing::topk_inputs(test_seed())) {
     if (input.name != "normal" && input.name != "few-distinct" && input.name != "specials" && input.name != "sorted")
       continue;
@@ -56,8 +60,7 @@ template <class T> void check_grid() {
       const auto v = rxm::testing::make_topk_input<T>(input, s.rows * s.vocab);
       for (std::size_t k : {std::size_t(1), std::size_t(50), std::size_t(1024)}) {
         if (k > s.vocab) continue;
-        // Few rows with a large k take a cluster per row (TopkTuning::row_cluster's rule).
-        EXPECT_EQ(path_of(rxm::key_type_v<T>, s.rows, s.vocab, k), k > 128 && s.rows <= 16 ? "row-cluster" : "row-stream");
+        EXPECT_EQ(path_of(rxm::key_type_v<T>, s.rows, s.vocab, k), k > 128 && s.cluster ? "row-cluster" : "row-stream");
         for (const auto& o : llm_options) {
           SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + input.name + " rows=" +
                                     std::to_string(s.rows),

@@ -19,10 +19,11 @@ namespace {
 
 constexpr std::size_t kMaxChunkRowsCluster = 65535;  // grid.y
 // Values a block's slice aims at: 2 per thread; more blocks per row shorten every pass. Several
-// rows share the GPU: blocks per row are halved (down to 4) while the launch has more than
-// kClusterMaxBlocks. bench_topk_llm --k 1024 --segment-min 2048,8192,16384,32768 (call AP, H200,
-// bf16): 1 x 32000 18 / 27 / 44 / 55 us; 8 x 32000 25 / 27 / 44 / 55; 16 x 32000 39 / 28 / 44 / 55;
-// 8 x 128256 35 / 35 / 30 / 46.
+// rows share the GPU: blocks per row are halved (down to one, while the slice fits the shared
+// memory) while the launch has more than kClusterMaxBlocks, one wave of the H200's 132 SMs.
+// bench_topk_llm --k 1024 --segment-min 2048,8192,16384,32768 (call AP, H200, bf16): 1 x 32000
+// 18 / 27 / 44 / 55 us; 8 x 32000 25 / 27 / 44 / 55; 16 x 32000 39 / 28 / 44 / 55; 8 x 128256
+// 35 / 35 / 30 / 46.
 constexpr std::uint64_t kClusterSliceTarget = 2048;
 constexpr std::uint64_t kClusterMaxBlocks = 128;
 
@@ -99,18 +100,28 @@ RowClusterPlan plan_row_cluster(const device::TopkProblem& pr, int device) {
     g.shared_bytes = cluster_shared_bytes(g.list, g.slice, size_of(pr.type));
   };
   std::uint64_t blocks = std::clamp<std::uint64_t>((longest + target - 1) / target, 1, kMaxClusterBlocks);
+  shape(blocks);
   if (pr.tuning.row_stream_segment <= 0)
-    while (blocks > 4 && pr.rows * blocks > kClusterMaxBlocks) blocks /= 2;
+    while (blocks > 1 && pr.rows * blocks > kClusterMaxBlocks) {
+      shape(blocks / 2);
+      if (g.shared_bytes > kMaxClusterShared) break;
+      blocks /= 2;
+    }
   shape(blocks);
   // Above 8 blocks (non-portable), only where such clusters fit the device.
   if (g.blocks > 8 && (!prepared(pr, device) || !clusters_fit(pr, device, g.blocks, g.shared_bytes))) shape(8);
   return g;
 }
 
-// Rows up to which k > 128 takes the clusters automatically: at 64 rows (1024 blocks) the
-// row-stream blocks were faster (bench_topk_llm --k 1024 --rows 1,8,64, call AO, H200: 64 x 32000
-// bf16 58 against 113 us with 16-block clusters).
+// Where k > 128 takes the clusters automatically: up to 16 rows; beyond, only in one wave
+// (rows x blocks <= kClusterMaxBlocks) of slices up to kClusterMaxAutoSlice values. Call AV (H200,
+// bench_topk_llm --rows 16,32,64,128 --vocab 32000,128256 --k 256,1024 --row-cluster 0|1
+// --segment-min 2048,...,32768), k = 1024, bf16, row-stream against the best cluster (blocks):
+// 16 x 32000 56 / 28 us (4); 32 x 32000 56 / 45 (4); 64 x 32000 58 / 48 (2); 128 x 32000 61 / 62
+// (1); 32 x 128256 77 / 73 (8, two waves); 64 x 128256 86 / 120. Slices of 32000 lost from 32 rows
+// on (32 x 128256: 91 against 77 us).
 constexpr std::size_t kClusterMaxRows = 16;
+constexpr std::uint64_t kClusterMaxAutoSlice = 16384;
 
 bool takes_row_cluster(const device::TopkProblem& pr, int device) {
   const int choice = pr.tuning.row_cluster;
@@ -119,7 +130,8 @@ bool takes_row_cluster(const device::TopkProblem& pr, int device) {
   if (g.shared_bytes > kMaxClusterShared || !prepared(pr, device) ||
       !clusters_fit(pr, device, g.blocks, g.shared_bytes))
     return false;
-  return choice == 1 || (pr.k > 128 && pr.rows <= kClusterMaxRows);
+  const bool one_wave = pr.rows * g.blocks <= kClusterMaxBlocks && g.slice <= kClusterMaxAutoSlice;
+  return choice == 1 || (pr.k > 128 && (pr.rows <= kClusterMaxRows || one_wave));
 }
 
 void launch_row_cluster(const RowClusterPlan& g, const device::TopkProblem& pr, cudaStream_t stream) {
