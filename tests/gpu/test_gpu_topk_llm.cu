@@ -37,11 +37,13 @@ const rxm::TopkOptions llm_options[] = {{.largest = true, .sorted = true},
 
 struct GridShape {
   std::size_t rows, vocab;
-  bool cluster;  // whether k > 128 takes a cluster per row (TopkTuning::row_cluster's rule)
+  bool cluster = false;  // whether k > 128 takes a cluster per row (TopkTuning::row_cluster's rule)
 };
 
-std::string path_of(rxm::KeyType type, std::size_t rows, std::size_t vocab, std::size_t k) {
+std::string path_of(rxm::KeyType type, std::size_t rows, std::size_t vocab, std::size_t k,
+                    const rxm::device::TopkTuning& tuning = {}) {
   rxm::device::TopkProblem p;
+  p.tuning = tuning;
   p.type = type, p.values = reinterpret_cast<void*>(256), p.total = rows * vocab, p.rows = rows;
   p.row_length = vocab, p.max_row_length = vocab, p.k = k;
   p.out_values = p.out_indices = reinterpret_cast<void*>(256);
@@ -317,6 +319,7 @@ TEST(GpuTopkLlm, RowClusterPath) {
                               s.vocab, k, o));
         rxm::testing::DeviceRun run;
         run.tuning.row_cluster = 1, run.tuning.row_stream_segment = slice;
+        ASSERT_EQ(path_of(rxm::key_type_v<T>, s.rows, s.vocab, k, run.tuning), "row-cluster");
         expect_equal(rxm::testing::device_topk<T>(v, s.rows, {}, k, o, run),
                      rxm::topk_batched(cpu(), std::span<const T>(v), rxm::Rows::uniform(s.rows, s.vocab), k, o));
       }

@@ -657,9 +657,9 @@ PlannedTopk plan_topk(const device::TopkProblem& problem, int device) {
   ::radixmesh::device::check_problem(problem);
   PlannedTopk planned;
   if (takes_row_stream(problem)) {
-    if (takes_row_cluster(problem, device)) {
+    if (const std::optional<RowClusterPlan> cluster = row_cluster_plan(problem, device)) {
       planned.path = PlannedTopk::Path::row_cluster;
-      planned.cluster = plan_row_cluster(problem, device);  // no temporary storage
+      planned.cluster = *cluster;  // no temporary storage
     } else {
       planned.path = PlannedTopk::Path::row_stream;
       planned.stream = plan_row_stream(problem, device);

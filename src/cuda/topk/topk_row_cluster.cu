@@ -86,7 +86,9 @@ bool clusters_fit(const device::TopkProblem& pr, int device, unsigned blocks, st
 
 }  // namespace
 
-RowClusterPlan plan_row_cluster(const device::TopkProblem& pr, int device) {
+namespace {
+
+RowClusterPlan plan_cluster(const device::TopkProblem& pr, int device) {
   RowClusterPlan g;
   const std::uint64_t longest = std::max<std::uint64_t>(1, pr.row_offsets ? pr.max_row_length : pr.row_length);
   g.k_pad = unsigned(std::bit_ceil(pr.k));
@@ -113,6 +115,8 @@ RowClusterPlan plan_row_cluster(const device::TopkProblem& pr, int device) {
   return g;
 }
 
+}  // namespace
+
 // Where k > 128 takes the clusters automatically: up to 16 rows; beyond, only in one wave
 // (rows x blocks <= kClusterMaxBlocks) of slices up to kClusterMaxAutoSlice values. Call AV (H200,
 // bench_topk_llm --rows 16,32,64,128 --vocab 32000,128256 --k 256,1024 --row-cluster 0|1
@@ -123,15 +127,16 @@ RowClusterPlan plan_row_cluster(const device::TopkProblem& pr, int device) {
 constexpr std::size_t kClusterMaxRows = 16;
 constexpr std::uint64_t kClusterMaxAutoSlice = 16384;
 
-bool takes_row_cluster(const device::TopkProblem& pr, int device) {
+std::optional<RowClusterPlan> row_cluster_plan(const device::TopkProblem& pr, int device) {
   const int choice = pr.tuning.row_cluster;
-  if (choice == 0 || pr.k < 2) return false;  // k = 1: the row-stream argmax
-  const RowClusterPlan g = plan_row_cluster(pr, device);
+  if (choice == 0 || pr.k < 2) return std::nullopt;  // k = 1: the row-stream argmax
+  const RowClusterPlan g = plan_cluster(pr, device);
   if (g.shared_bytes > kMaxClusterShared || !prepared(pr, device) ||
       !clusters_fit(pr, device, g.blocks, g.shared_bytes))
-    return false;
+    return std::nullopt;
   const bool one_wave = pr.rows * g.blocks <= kClusterMaxBlocks && g.slice <= kClusterMaxAutoSlice;
-  return choice == 1 || (pr.k > 128 && (pr.rows <= kClusterMaxRows || one_wave));
+  if (choice == 1 || (pr.k > 128 && (pr.rows <= kClusterMaxRows || one_wave))) return g;
+  return std::nullopt;
 }
 
 void launch_row_cluster(const RowClusterPlan& g, const device::TopkProblem& pr, cudaStream_t stream) {

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "radixmesh/device/topk.cuh"
 
@@ -18,10 +19,9 @@ struct RowClusterPlan {
   std::size_t shared_bytes = 0;      // dynamic shared memory per block
 };
 
-// Whether a problem that takes the row-stream family takes its cluster variant
-// (TopkTuning::row_cluster; the device must launch clusters).
-bool takes_row_cluster(const device::TopkProblem& problem, int device);
-RowClusterPlan plan_row_cluster(const device::TopkProblem& problem, int device);
+// The cluster plan of a problem that takes the row-stream family, where it takes the cluster
+// variant (TopkTuning::row_cluster; the device must launch clusters); nothing where it does not.
+std::optional<RowClusterPlan> row_cluster_plan(const device::TopkProblem& problem, int device);
 void launch_row_cluster(const RowClusterPlan& plan, const device::TopkProblem& problem, cudaStream_t stream);
 
 }  // namespace radixmesh::detail::topk_gpu
