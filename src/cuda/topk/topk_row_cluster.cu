@@ -20,12 +20,12 @@ namespace {
 constexpr std::size_t kMaxChunkRowsCluster = 65535;  // grid.y
 // Values a block's slice aims at: 2 per thread; more blocks per row shorten every pass. Several
 // rows share the GPU: blocks per row are halved (down to one, while the slice fits the shared
-// memory) while the launch has more than kClusterMaxBlocks, one wave of the H200's 132 SMs.
-// bench_topk_llm --k 1024 --segment-min 2048,8192,16384,32768 (call AP, H200, bf16): 1 x 32000
-// 18 / 27 / 44 / 55 us; 8 x 32000 25 / 27 / 44 / 55; 16 x 32000 39 / 28 / 44 / 55; 8 x 128256
-// 35 / 35 / 30 / 46.
+// memory) while the rows are more clusters than the device runs at once (active_clusters: 16-block
+// clusters must each find 16 free SMs in one GPC). bench_topk_llm --k 1024 --row-cluster 1
+// --segment-min 2048,...,32768 (call AY, H200, bf16; slices below vocab / 16 take 16 blocks):
+// 1 x 32000 18 / 20 / 27 / 44 / 55 us; 8 x 32000 25 / 20 / 27 / 44 / 55; 8 x 128256 35 (16 blocks)
+// / 30 (8 blocks) / 46; 8 x 256000 51 (16 blocks) / 48 (8 blocks); 4 x 256000 34 / 48.
 constexpr std::uint64_t kClusterSliceTarget = 2048;
-constexpr std::uint64_t kClusterMaxBlocks = 128;
 
 // The most a block takes: the largest lists and a slice of the longest automatic row of 32-bit
 // keys over 8 blocks (about 176 KiB, besides the kernel's static 18 KiB).
@@ -55,12 +55,13 @@ bool prepared(const device::TopkProblem& pr, int device) {
   return ok;
 }
 
-// Whether clusters of `blocks` blocks with this shared memory can run on the device at all
-// (cudaOccupancyMaxActiveClusters: a cluster's blocks must fit in one GPC at once), once per
-// (device, key width, blocks, shared bytes).
-bool clusters_fit(const device::TopkProblem& pr, int device, unsigned blocks, std::size_t shared) {
+// How many clusters of `blocks` blocks with this shared memory the device runs at once
+// (cudaOccupancyMaxActiveClusters: a cluster's blocks must fit in one GPC at once; 0: none), once
+// per (device, key width, blocks, shared bytes). The device must be prepared().
+int active_clusters(const device::TopkProblem& pr, int device, unsigned blocks, std::size_t shared) {
+  if (shared > kMaxClusterShared) return 0;
   static std::mutex guard;
-  static std::map<std::tuple<int, std::size_t, unsigned, std::size_t>, bool> known;
+  static std::map<std::tuple<int, std::size_t, unsigned, std::size_t>, int> known;
   const auto key = std::make_tuple(device, size_of(pr.type), blocks, shared);
   {
     std::lock_guard lock(guard);
@@ -80,8 +81,8 @@ bool clusters_fit(const device::TopkProblem& pr, int device, unsigned blocks, st
     RXM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, row_cluster<decltype(tag)>, &config));
   });
   std::lock_guard lock(guard);
-  known.emplace(key, clusters > 0);
-  return clusters > 0;
+  known.emplace(key, clusters);
+  return clusters;
 }
 
 }  // namespace
@@ -103,22 +104,23 @@ RowClusterPlan plan_cluster(const device::TopkProblem& pr, int device) {
   };
   std::uint64_t blocks = std::clamp<std::uint64_t>((longest + target - 1) / target, 1, kMaxClusterBlocks);
   shape(blocks);
+  if (!prepared(pr, device)) return g;  // no clusters on this device: row_cluster_plan says so
   if (pr.tuning.row_stream_segment <= 0)
-    while (blocks > 1 && pr.rows * blocks > kClusterMaxBlocks) {
+    while (blocks > 1 && pr.rows > std::size_t(active_clusters(pr, device, g.blocks, g.shared_bytes))) {
       shape(blocks / 2);
       if (g.shared_bytes > kMaxClusterShared) break;
       blocks /= 2;
     }
   shape(blocks);
   // Above 8 blocks (non-portable), only where such clusters fit the device.
-  if (g.blocks > 8 && (!prepared(pr, device) || !clusters_fit(pr, device, g.blocks, g.shared_bytes))) shape(8);
+  if (g.blocks > 8 && active_clusters(pr, device, g.blocks, g.shared_bytes) == 0) shape(8);
   return g;
 }
 
 }  // namespace
 
-// Where k > 128 takes the clusters automatically: up to 16 rows; beyond, only in one wave
-// (rows x blocks <= kClusterMaxBlocks) of slices up to kClusterMaxAutoSlice values. Call AV (H200,
+// Where k > 128 takes the clusters automatically: up to 16 rows; beyond, only in one wave (every
+// row's cluster running at once) of slices up to kClusterMaxAutoSlice values. Call AV (H200,
 // bench_topk_llm --rows 16,32,64,128 --vocab 32000,128256 --k 256,1024 --row-cluster 0|1
 // --segment-min 2048,...,32768), k = 1024, bf16, row-stream against the best cluster (blocks):
 // 16 x 32000 56 / 28 us (4); 32 x 32000 56 / 45 (4); 64 x 32000 58 / 48 (2); 128 x 32000 61 / 62
@@ -131,10 +133,10 @@ std::optional<RowClusterPlan> row_cluster_plan(const device::TopkProblem& pr, in
   const int choice = pr.tuning.row_cluster;
   if (choice == 0 || pr.k < 2) return std::nullopt;  // k = 1: the row-stream argmax
   const RowClusterPlan g = plan_cluster(pr, device);
-  if (g.shared_bytes > kMaxClusterShared || !prepared(pr, device) ||
-      !clusters_fit(pr, device, g.blocks, g.shared_bytes))
-    return std::nullopt;
-  const bool one_wave = pr.rows * g.blocks <= kClusterMaxBlocks && g.slice <= kClusterMaxAutoSlice;
+  if (!prepared(pr, device)) return std::nullopt;
+  const int active = active_clusters(pr, device, g.blocks, g.shared_bytes);
+  if (active == 0) return std::nullopt;
+  const bool one_wave = pr.rows <= std::size_t(active) && g.slice <= kClusterMaxAutoSlice;
   if (choice == 1 || (pr.k > 128 && (pr.rows <= kClusterMaxRows || one_wave))) return g;
   return std::nullopt;
 }
