@@ -19,13 +19,22 @@ namespace {
 
 constexpr std::size_t kMaxChunkRowsCluster = 65535;  // grid.y
 // Values a block's slice aims at: 2 per thread; more blocks per row shorten every pass. Several
-// rows share the GPU: blocks per row are halved (down to one, while the slice fits the shared
-// memory) while the rows are more clusters than the device runs at once (active_clusters: 16-block
-// clusters must each find 16 free SMs in one GPC). bench_topk_llm --k 1024 --row-cluster 1
-// --segment-min 2048,...,32768 (call AY, H200, bf16; slices below vocab / 16 take 16 blocks):
-// 1 x 32000 18 / 20 / 27 / 44 / 55 us; 8 x 32000 25 / 20 / 27 / 44 / 55; 8 x 128256 35 (16 blocks)
-// / 30 (8 blocks) / 46; 8 x 256000 51 (16 blocks) / 48 (8 blocks); 4 x 256000 34 / 48.
+// rows share the GPU: blocks per row are halved (down to one, while the slice stays within
+// kClusterMaxHalvedSlice and the shared memory) while the launch has more blocks than
+// kClusterFewRowsBlocks (up to kClusterMaxRows rows) or kClusterManyRowsBlocks (more rows).
+// bench_topk_llm --k 1024 --row-cluster 1 --segment-min 2048,...,32768 (call AY, H200, bf16;
+// slices below vocab / 16 take 16 blocks): 1 x 32000 18 / 20 / 27 / 44 / 55 us; 8 x 32000 25 /
+// 20 / 27 / 44 / 55; 8 x 128256 35 (16 blocks) / 30 (8) / 46 (4); 8 x 256000 51 (16) / 48 (8);
+// 4 x 256000 34 (16) / 48 (8). Call AV (the rule for more rows, below): 32 x 32000 45 us in 4
+// blocks, 48 in 2; 64 x 32000 48 in 2 blocks. Two 1024-thread blocks sharing an SM lost: 128 x
+// 32000 82 us in 2-block clusters against 61 on the row-stream blocks (call AV); call AZ, with
+// blocks halved only until every cluster could run at once, took 16 x 256000 bf16 in 16-block
+// clusters (83 us against 86 on the row-stream blocks) and failed the grid test's path check at
+// 128 x 32000.
 constexpr std::uint64_t kClusterSliceTarget = 2048;
+constexpr std::size_t kClusterMaxRows = 16;
+constexpr std::uint64_t kClusterFewRowsBlocks = 64, kClusterManyRowsBlocks = 128;
+constexpr std::uint64_t kClusterMaxHalvedSlice = 32768;
 
 // The most a block takes: the largest lists and a slice of the longest automatic row of 32-bit
 // keys over 8 blocks (about 176 KiB, besides the kernel's static 18 KiB).
@@ -103,30 +112,29 @@ RowClusterPlan plan_cluster(const device::TopkProblem& pr, int device) {
     g.shared_bytes = cluster_shared_bytes(g.list, g.slice, size_of(pr.type));
   };
   std::uint64_t blocks = std::clamp<std::uint64_t>((longest + target - 1) / target, 1, kMaxClusterBlocks);
-  shape(blocks);
-  if (!prepared(pr, device)) return g;  // no clusters on this device: row_cluster_plan says so
+  const std::uint64_t most = pr.rows <= kClusterMaxRows ? kClusterFewRowsBlocks : kClusterManyRowsBlocks;
   if (pr.tuning.row_stream_segment <= 0)
-    while (blocks > 1 && pr.rows > std::size_t(active_clusters(pr, device, g.blocks, g.shared_bytes))) {
+    while (blocks > 1 && pr.rows * blocks > most) {
       shape(blocks / 2);
-      if (g.shared_bytes > kMaxClusterShared) break;
+      if (g.slice > kClusterMaxHalvedSlice || g.shared_bytes > kMaxClusterShared) break;
       blocks /= 2;
     }
   shape(blocks);
   // Above 8 blocks (non-portable), only where such clusters fit the device.
-  if (g.blocks > 8 && active_clusters(pr, device, g.blocks, g.shared_bytes) == 0) shape(8);
+  if (g.blocks > 8 && (!prepared(pr, device) || active_clusters(pr, device, g.blocks, g.shared_bytes) == 0)) shape(8);
   return g;
 }
 
 }  // namespace
 
-// Where k > 128 takes the clusters automatically: up to 16 rows; beyond, only in one wave (every
-// row's cluster running at once) of slices up to kClusterMaxAutoSlice values. Call AV (H200,
+// Where k > 128 takes the clusters automatically: up to 16 rows; beyond, only in one wave of one
+// block per SM (rows x blocks <= kClusterManyRowsBlocks) of slices up to kClusterMaxAutoSlice
+// values. Call AV (H200,
 // bench_topk_llm --rows 16,32,64,128 --vocab 32000,128256 --k 256,1024 --row-cluster 0|1
 // --segment-min 2048,...,32768), k = 1024, bf16, row-stream against the best cluster (blocks):
 // 16 x 32000 56 / 28 us (4); 32 x 32000 56 / 45 (4); 64 x 32000 58 / 48 (2); 128 x 32000 61 / 62
 // (1); 32 x 128256 77 / 73 (8, two waves); 64 x 128256 86 / 120. Slices of 32000 lost from 32 rows
 // on (32 x 128256: 91 against 77 us).
-constexpr std::size_t kClusterMaxRows = 16;
 constexpr std::uint64_t kClusterMaxAutoSlice = 16384;
 
 std::optional<RowClusterPlan> row_cluster_plan(const device::TopkProblem& pr, int device) {
@@ -134,9 +142,8 @@ std::optional<RowClusterPlan> row_cluster_plan(const device::TopkProblem& pr, in
   if (choice == 0 || pr.k < 2) return std::nullopt;  // k = 1: the row-stream argmax
   const RowClusterPlan g = plan_cluster(pr, device);
   if (!prepared(pr, device)) return std::nullopt;
-  const int active = active_clusters(pr, device, g.blocks, g.shared_bytes);
-  if (active == 0) return std::nullopt;
-  const bool one_wave = pr.rows <= std::size_t(active) && g.slice <= kClusterMaxAutoSlice;
+  if (active_clusters(pr, device, g.blocks, g.shared_bytes) == 0) return std::nullopt;
+  const bool one_wave = pr.rows * g.blocks <= kClusterManyRowsBlocks && g.slice <= kClusterMaxAutoSlice;
   if (choice == 1 || (pr.k > 128 && (pr.rows <= kClusterMaxRows || one_wave))) return g;
   return std::nullopt;
 }
