@@ -49,8 +49,9 @@ class DeviceBackend {
   virtual ~DeviceBackend() = default;
   // Where local device `local`'s buffers live, for the Communicator.
   virtual comm::Location location(int local) const = 0;
-  // The bytes local device `local` can give one call: what is free on it, shared evenly between
-  // logical devices of one GPU (CPU devices: unbounded, as far as the mesh is concerned).
+  // The bytes local device `local` can give one call: what is free on it and idle in its scratch
+  // pools, shared evenly between logical devices of one GPU (CPU devices: unbounded, as far as the
+  // mesh is concerned).
   virtual std::size_t memory_budget(int local) const = 0;
   // `bytes` of memory on local device `local`; throws out_of_memory naming needed and free.
   virtual std::shared_ptr<std::byte> allocate(int local, std::size_t bytes, const char* what) = 0;

@@ -1,13 +1,14 @@
 // The out-of-core sort on one GPU, on logical devices of it and on every GPU where there are several, with a device memory limit that
 // forces rounds, against the CPU backend byte for byte: several key types, keys and pairs, both
 // orders, adversarial distributions (a bucket larger than a device recurses), and the automatic
-// choice, which keeps inputs that fit in memory.
+// choice, which keeps inputs that fit in memory (counting the scratch pools' idle memory as free).
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "common/device_copies.hpp"
 #include "common/gpu_skip.hpp"
 #include "common/out_of_core_cases.hpp"
 #include "common/random_keys.hpp"
@@ -68,4 +69,38 @@ TEST(GpuSortOutOfCore, InputsThatFitStayInMemory) {
   rxm::sort(ctx, std::span(keys), o);
   EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
   EXPECT_FALSE(phases.out_of_core);
+}
+
+// The automatic choice counts what the context's scratch pools keep idle as free: after a large
+// sort has filled them, an input whose buffers fit free plus idle memory (not free memory alone,
+// which a blocker makes short) stays in memory.
+TEST(GpuSortOutOfCore, TheScratchPoolsIdleMemoryCountsAsFree) {
+  RXM_REQUIRE_GPU();
+  auto ctx = rxm::Context::local({0, 0}, rxm::Backend::cuda);
+  const std::size_t half = std::size_t(1) << 25;
+  {
+    std::vector<rxm::DeviceArray<std::uint32_t>> shards;
+    for (int i = 0; i < 2; ++i)
+      shards.push_back(rxm::testing::to_device(rxm::testing::random_bit_patterns<std::uint32_t>(half, 7 + i)));
+    std::vector<rxm::device_span<std::uint32_t>> spans;
+    for (auto& s : shards) spans.emplace_back(s.data(), s.size(), 0);
+    rxm::sort_shards(ctx, std::span<const rxm::device_span<std::uint32_t>>(spans));
+  }
+  const std::size_t idle = ctx.scratch_bytes();
+  ASSERT_GT(idle, half * 4) << "the pools keep the split buffers and the sort's temporary storage";
+  // A host sort of m keys needs 6.4 m bytes a logical device by the automatic rule: 0.4 x idle,
+  // more than half of 0.5 x idle free, less than half of free plus idle.
+  const std::size_t m = idle / 16;
+  std::size_t free = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
+  const std::size_t keep = idle / 2;
+  ASSERT_GT(free, keep + (std::size_t(1) << 28));
+  rxm::DeviceBuffer blocker(0, free - keep);
+  std::vector<std::uint32_t> keys = rxm::testing::random_bit_patterns<std::uint32_t>(m, 9);
+  rxm::SortPhases phases;
+  rxm::SortOptions o;
+  o.phases = &phases;
+  rxm::sort(ctx, std::span(keys), o);
+  EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
+  EXPECT_FALSE(phases.out_of_core) << "idle " << idle << " bytes, " << m << " keys";
 }

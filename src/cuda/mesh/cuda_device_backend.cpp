@@ -53,9 +53,15 @@ class CudaDeviceBackend final : public DeviceBackend {
     detail::DeviceGuard guard(d.device);
     std::size_t free = 0, total = 0;
     RXM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-    std::size_t sharing = 0;
-    for (const auto& other : resources_.devices) sharing += other.device == d.device ? 1 : 0;
-    return free / sharing;
+    // Plus what the GPU's scratch pools keep idle: mesh buffers come from them, so an earlier large
+    // sort's reserve does not send a later input that fits out of core.
+    std::size_t sharing = 0, idle = 0;
+    for (const auto& other : resources_.devices)
+      if (other.device == d.device) {
+        ++sharing;
+        idle += detail::scratch_idle_bytes(other);
+      }
+    return (free + idle) / sharing;
   }
 
   // From the device's scratch pool, stream-ordered on the device's stream: a shuffle's temporary

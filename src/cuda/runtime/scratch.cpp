@@ -103,6 +103,14 @@ std::size_t scratch_reserved_bytes(const CudaResources::PerDevice& device) {
   return std::size_t(reserved);
 }
 
+std::size_t scratch_idle_bytes(const CudaResources::PerDevice& device) {
+  if (!device.scratch_pool) return 0;
+  std::uint64_t used = 0;
+  RXM_CUDA_CHECK(cudaMemPoolGetAttribute(device.scratch_pool, cudaMemPoolAttrUsedMemCurrent, &used));
+  const std::size_t reserved = scratch_reserved_bytes(device);
+  return reserved > used ? reserved - std::size_t(used) : 0;
+}
+
 void release_scratch(const CudaResources::PerDevice& device) {
   if (!device.scratch_pool) return;
   DeviceGuard guard(device.device);

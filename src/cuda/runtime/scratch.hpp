@@ -81,6 +81,8 @@ void make_room_for_scratch(const CudaResources::PerDevice& device, std::size_t b
 
 // Device memory the pool of `device` holds now (in use or kept for reuse).
 std::size_t scratch_reserved_bytes(const CudaResources::PerDevice& device);
+// The part of it kept for reuse, not in use: the pool hands it out again without asking the device.
+std::size_t scratch_idle_bytes(const CudaResources::PerDevice& device);
 
 // Waits for the device's stream and gives every byte the pool keeps back to the device.
 void release_scratch(const CudaResources::PerDevice& device);
