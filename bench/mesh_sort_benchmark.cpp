@@ -6,11 +6,12 @@
 //
 //   bench_mesh_sort [--devices 0,0,0,0] [--keys 2^30] [--type u32|u64] [--values 0|4|8]
 //                   [--distribution uniform|zipf|...] [--digit-bits 8] [--reps 5] [--explain] [--host]
-//                   [--out-of-core BYTES]
+//                   [--out-of-core BYTES | --large]
 //
 // --host: the keys in pinned host memory instead, uploaded, sorted and downloaded by the call
 // (RMG's setting: pinned host -> GPUs -> host), beside one GPU sorting all of them from pinned host
-// memory (bench/mesh_sort_host_benchmark.cpp).
+// memory (bench/mesh_sort_host_benchmark.cpp). --host --large: an input larger than the GPUs, in
+// pageable memory, sorted out of core beside the CPU backend (the same file).
 //
 // The input is restored (a device-to-device copy, outside the timing) before every repetition:
 // sort_shards sorts in place. Floors (bytes over the device-to-device copy traffic measured in this
@@ -74,6 +75,8 @@ Options parse(int argc, char** argv) {
       o.explain = true;
     } else if (args.is("--host")) {
       o.host = true;
+    } else if (args.is("--large")) {
+      o.large = true;
     } else if (args.is("--out-of-core")) {
       o.out_of_core = rxm::bench::driver_count("bench_mesh_sort", "--out-of-core", value());
     } else {
@@ -250,6 +253,9 @@ template <class K> int run_typed(const Options& o, int argc, char** argv) {
 
 int run(int argc, char** argv) {
   const Options o = parse(argc, argv);
+  if (o.host && o.large)
+    return o.type == "u64" ? rxm::bench::run_mesh_sort_large<std::uint64_t>(o, argc, argv)
+                           : rxm::bench::run_mesh_sort_large<std::uint32_t>(o, argc, argv);
   if (o.host)
     return o.type == "u64" ? rxm::bench::run_mesh_sort_host<std::uint64_t>(o, argc, argv)
                            : rxm::bench::run_mesh_sort_host<std::uint32_t>(o, argc, argv);
@@ -262,7 +268,7 @@ namespace radixmesh::bench {
 
 const char* const mesh_sort_usage =
     "usage: bench_mesh_sort [--devices 0,0,0,0] [--keys 2^30] [--type u32|u64] [--values 0|4|8] "
-    "[--distribution uniform] [--digit-bits 8] [--reps 5] [--explain] [--host [--out-of-core BYTES]]\n";
+    "[--distribution uniform] [--digit-bits 8] [--reps 5] [--explain] [--host [--out-of-core BYTES | --large]]\n";
 
 Stats time_ms(const std::function<void()>& restore, const std::function<void()>& run, int reps) {
   restore();

@@ -24,6 +24,9 @@ struct MeshSortOptions {
   // --host --out-of-core BYTES: also the out-of-core sort with each GPU limited to BYTES, and the
   // CPU backend's sort of the same keys (what a user does with data larger than the GPUs today).
   std::uint64_t out_of_core = 0;
+  // --host --large: an input larger than the GPUs, in pageable host memory: the out-of-core sort
+  // alone (the in-memory sorts would not fit) beside the CPU backend, the result checked sorted.
+  bool large = false;
 };
 
 // cudaDeviceSynchronize on every visible GPU.
@@ -34,5 +37,6 @@ Stats time_ms(const std::function<void()>& restore, const std::function<void()>&
 
 // The --host mode for key type K (std::uint32_t or std::uint64_t).
 template <class K> int run_mesh_sort_host(const MeshSortOptions& o, int argc, char** argv);
+template <class K> int run_mesh_sort_large(const MeshSortOptions& o, int argc, char** argv);
 
 }  // namespace radixmesh::bench
