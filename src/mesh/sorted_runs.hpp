@@ -95,21 +95,28 @@ void merge_pieces(const std::vector<Run<K>>& runs, const std::vector<std::uint64
   for (std::size_t r = 0; r < runs.size(); ++r)
     if (at[r] < hi[r]) live.push_back(r);
   if (live.size() <= 8) {  // a scan of the heads' keys, the earliest run first: ties keep run order
-    std::vector<std::uint64_t> head;
-    for (std::size_t r : live) head.push_back(sk(runs[r].keys[at[r]]));
-    while (live.size() > 1) {
+    // Fixed arrays and a selection without branches (random keys make its comparisons unpredictable).
+    std::uint64_t head[8];
+    std::size_t run_of[8], n_live = live.size();
+    for (std::size_t j = 0; j < n_live; ++j) run_of[j] = live[j], head[j] = sk(runs[live[j]].keys[at[live[j]]]);
+    while (n_live > 1) {
       std::size_t best = 0;
-      for (std::size_t j = 1; j < live.size(); ++j)
-        if (head[j] < head[best]) best = j;
-      const std::size_t r = live[best];
+      std::uint64_t best_key = head[0];
+      for (std::size_t j = 1; j < n_live; ++j) {
+        const bool less = head[j] < best_key;
+        best = less ? j : best;
+        best_key = less ? head[j] : best_key;
+      }
+      const std::size_t r = run_of[best];
       emit(r);
       if (at[r] == hi[r]) {
-        live.erase(live.begin() + std::ptrdiff_t(best));
-        head.erase(head.begin() + std::ptrdiff_t(best));
+        for (std::size_t j = best; j + 1 < n_live; ++j) run_of[j] = run_of[j + 1], head[j] = head[j + 1];
+        --n_live;
       } else {
         head[best] = sk(runs[r].keys[at[r]]);
       }
     }
+    live.assign(run_of, run_of + n_live);
   } else {  // a heap of (key, run): the smaller run wins a tie
     using Head = std::pair<std::uint64_t, std::size_t>;
     std::vector<Head> heap;
