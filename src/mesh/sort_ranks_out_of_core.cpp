@@ -1,7 +1,8 @@
 // Out of core across MPI ranks: host-resident shards whose in-memory mesh sort does not fit a
 // rank's GPU (or OutOfCoreMode::always on any rank). Every rank
-//  1. sorts its own shard: out of core on its GPU (sort_out_of_core, with the one extra host
-//     array that the later steps reuse), in memory on a CPU rank;
+//  1. takes the one extra host array (every rank is refused together, before a key moves, when
+//     one cannot) and sorts its own shard: out of core on its GPU (sort_out_of_core_with, which
+//     uses that array), in memory on a CPU rank;
 //  2. cuts its sorted shard at exact splitters: for each rank boundary, the sort key of the
 //     element at that global place, found bit by bit with one all_reduce_sum of every rank's
 //     count below the candidates per bit; ties at a boundary go to the lower rank first, so the
@@ -37,7 +38,7 @@ double ms_since(Clock::time_point& t) {
   return ms;
 }
 
-// Every rank's cut of its sorted shard at every rank boundary (steps 2): moved[s * size + d] is
+// Every rank's cut of its sorted shard at every rank boundary (step 2): moved[s * size + d] is
 // what rank s sends rank d.
 template <class K>
 std::vector<std::uint64_t> pieces_by_splitters(comm::Communicator& comm, mesh::LocalErrors& errors, const K* keys,
