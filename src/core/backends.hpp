@@ -61,10 +61,11 @@ void sort_out_of_core(Context& ctx, const SortPlan& plan, void* keys, void* valu
 void sort_out_of_core_with(Context& ctx, const SortPlan& plan, void* keys, void* values, void* tmp_keys,
                            void* tmp_values, const SortOptions& options);
 // What one rank of a multi-process context asks of an in-place sort of its host shard (plan.n keys
-// here): 0 the in-memory mesh sort, 1 out of core (its GPU cannot hold the mesh sort's buffers
-// within its budget, or OutOfCoreMode::always), 2 never out of core (OutOfCoreMode::never). The
-// ranks go out of core together when one asks it and none says never (sort_shards).
-std::uint64_t rank_out_of_core_wish(Context& ctx, const SortPlan& plan, const SortOptions& options);
+// here): out of core when its GPU cannot hold the mesh sort's buffers within its budget or
+// OutOfCoreMode::always says so, never under OutOfCoreMode::never. The ranks go out of core
+// together when one asks it and none says never (sort_shards, through the agreement's words).
+enum class OutOfCoreWish : std::uint64_t { in_memory = 0, out_of_core = 1, never = 2 };
+OutOfCoreWish rank_out_of_core_wish(Context& ctx, const SortPlan& plan, const SortOptions& options);
 // require_host_memory within a caller's cap as well (SortOptions::host_memory_limit; 0: none).
 void require_host_memory_within(std::size_t bytes, std::size_t limit, const std::string& what);
 

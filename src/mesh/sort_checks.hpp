@@ -12,7 +12,7 @@ namespace radixmesh::detail {
 
 struct Agreement {
   std::uint64_t type, value_bytes, order, begin_bit, end_bit, digit_bits, keys, out_keys;
-  std::uint64_t out_of_core;  // rank_out_of_core_wish (core/backends.hpp); 0 where it does not apply
+  std::uint64_t out_of_core;  // an OutOfCoreWish (core/backends.hpp); in_memory where it does not apply
 };
 // Throws the same Error on every process when two participants' first six words differ.
 void check_agreement(std::span<const Agreement> all);

@@ -364,14 +364,14 @@ bool takes_out_of_core(Context& ctx, const SortPlan& plan, const SortOptions& op
   return false;
 }
 
-std::uint64_t rank_out_of_core_wish(Context& ctx, const SortPlan& plan, const SortOptions& options) {
-  if (options.out_of_core == OutOfCoreMode::never) return 2;
-  if (options.out_of_core == OutOfCoreMode::always) return 1;
+OutOfCoreWish rank_out_of_core_wish(Context& ctx, const SortPlan& plan, const SortOptions& options) {
+  if (options.out_of_core == OutOfCoreMode::never) return OutOfCoreWish::never;
+  if (options.out_of_core == OutOfCoreMode::always) return OutOfCoreWish::out_of_core;
   const MeshDevices local = ctx.local_mesh_devices();
-  if (local.count != 1 || ctx.mesh_backend(local.first) != Backend::cuda || plan.n < 2) return 0;
+  if (local.count != 1 || ctx.mesh_backend(local.first) != Backend::cuda || plan.n < 2) return OutOfCoreWish::in_memory;
   auto backend = mesh::device_backend_for(ctx);
   const double needed = double(plan.n) * double(size_of(plan.type) + plan.value_bytes) * mesh_bytes_per_byte;
-  return needed > double(budget_of(*backend, 0, options)) ? 1 : 0;
+  return needed > double(budget_of(*backend, 0, options)) ? OutOfCoreWish::out_of_core : OutOfCoreWish::in_memory;
 }
 
 void sort_out_of_core_with(Context& ctx, const SortPlan& plan, void* keys, void* values, void* tmp_keys,

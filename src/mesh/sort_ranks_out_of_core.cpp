@@ -63,7 +63,7 @@ std::vector<std::uint64_t> pieces_by_splitters(comm::Communicator& comm, mesh::L
   std::vector<std::uint64_t> own(2 * m), gathered(P * 2 * m);
   for (std::size_t b = 0; b < m; ++b) {
     own[b] = mesh::count_below(keys, n, split_keys[b], sk);
-    own[m + b] = split_keys[b] == UINT64_MAX ? n : mesh::count_below(keys, n, split_keys[b] + 1, sk);
+    own[m + b] = mesh::count_through(keys, n, split_keys[b], sk);
   }
   const std::span<const std::byte> mine[] = {std::as_bytes(std::span(own))};
   errors.collective([&] { comm.all_gather(mine, std::as_writable_bytes(std::span(gathered))); });

@@ -93,7 +93,8 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
       mine[ii] = {std::uint64_t(a.type), value_bytes, std::uint64_t(options.order == Order::descending),
                   std::uint64_t(plans[ii].begin_bit), std::uint64_t(plans[ii].end_bit), std::uint64_t(digit_bits),
                   a.in.sizes[ii], a.into ? a.out.sizes[ii] : a.in.sizes[ii],
-                  ranks_may_go_out_of_core ? rank_out_of_core_wish(ctx, plans[ii], options) : 0};
+                  std::uint64_t(ranks_may_go_out_of_core ? rank_out_of_core_wish(ctx, plans[ii], options)
+                                                         : OutOfCoreWish::in_memory)};
     });
   std::vector<Agreement> all(static_cast<std::size_t>(size));
   std::vector<std::span<const std::byte>> mine_bytes;
@@ -123,8 +124,8 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
   if (ranks_may_go_out_of_core) {
     bool asked = false, refused = false;
     for (const Agreement& p : all) {
-      asked |= p.out_of_core == 1;
-      refused |= p.out_of_core == 2;
+      asked |= OutOfCoreWish(p.out_of_core) == OutOfCoreWish::out_of_core;
+      refused |= OutOfCoreWish(p.out_of_core) == OutOfCoreWish::never;
     }
     if (asked && !refused) return sort_ranks_out_of_core(ctx, comm, errors, a, plans[0], inputs, options);
   }

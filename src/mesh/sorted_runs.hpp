@@ -33,6 +33,11 @@ template <class K> std::uint64_t count_below(const K* keys, std::uint64_t n, std
   return std::uint64_t(std::partition_point(keys, keys + n, [&](K x) { return sk(x) < key; }) - keys);
 }
 
+// The elements of the sorted run whose sort key is at most `key`.
+template <class K> std::uint64_t count_through(const K* keys, std::uint64_t n, std::uint64_t key, const SortKey<K>& sk) {
+  return key == UINT64_MAX ? n : count_below(keys, n, key + 1, sk);
+}
+
 // For each place targets[b] of the merge (at most the runs' total), the sort key of the element
 // there, bit by bit from the top: the largest key with at most targets[b] elements below it.
 // below_all(candidates) gives, for every b at once, the elements of all runs below candidates[b]:
@@ -163,7 +168,7 @@ void merge_runs(const std::vector<Run<K>>& runs, K* out, std::byte* out_values, 
   for (std::size_t r = 0; r < runs.size(); ++r)
     for (std::uint64_t key : keys) {
       below[r].push_back(count_below(runs[r].keys, runs[r].n, key, sk));
-      through[r].push_back(key == UINT64_MAX ? runs[r].n : count_below(runs[r].keys, runs[r].n, key + 1, sk));
+      through[r].push_back(count_through(runs[r].keys, runs[r].n, key, sk));
     }
   const std::vector<std::vector<std::uint64_t>> cut = cuts_at_places(places, below, through);
   auto share = [&](unsigned s) {

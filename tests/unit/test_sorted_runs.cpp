@@ -93,7 +93,7 @@ TEST(SortedRuns, CutsPutExactlyTheTargetsBeforeThemStably) {
     for (std::size_t r = 0; r < c.runs.size(); ++r)
       for (std::uint64_t k : keys) {
         below[r].push_back(rxm::mesh::count_below(c.runs[r].data(), c.runs[r].size(), k, sk));
-        through[r].push_back(rxm::mesh::count_below(c.runs[r].data(), c.runs[r].size(), k + 1, sk));
+        through[r].push_back(rxm::mesh::count_through(c.runs[r].data(), c.runs[r].size(), k, sk));
       }
     const auto cut = rxm::mesh::cuts_at_places(targets, below, through);
     for (std::size_t b = 0; b < targets.size(); ++b) {

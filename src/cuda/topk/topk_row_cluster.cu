@@ -26,11 +26,11 @@ constexpr std::size_t kMaxChunkRowsCluster = 65535;  // grid.y
 // slices below vocab / 16 take 16 blocks): 1 x 32000 18 / 20 / 27 / 44 / 55 us; 8 x 32000 25 /
 // 20 / 27 / 44 / 55; 8 x 128256 35 (16 blocks) / 30 (8) / 46 (4); 8 x 256000 51 (16) / 48 (8);
 // 4 x 256000 34 (16) / 48 (8). Call AV (the rule for more rows, below): 32 x 32000 45 us in 4
-// blocks, 48 in 2; 64 x 32000 48 in 2 blocks. Two 1024-thread blocks sharing an SM lost: 128 x
-// 32000 82 us in 2-block clusters against 61 on the row-stream blocks (call AV); call AZ, with
-// blocks halved only until every cluster could run at once, took 16 x 256000 bf16 in 16-block
-// clusters (83 us against 86 on the row-stream blocks) and failed the grid test's path check at
-// 128 x 32000.
+// blocks, 48 in 2; 64 x 32000 48 in 2 blocks. A count of blocks, not of clusters the device runs
+// at once (cudaOccupancyMaxActiveClusters), sets the halving: that count admits two 1024-thread
+// blocks on one SM, which lost (128 x 32000 in 2-block clusters 82 us against 61 on the
+// row-stream blocks, call AV), and keeps 8 rows on 16-block clusters (call AZ: 8 x 128256 bf16
+// 35 us, against 30 in 8-block clusters in call AY).
 constexpr std::uint64_t kClusterSliceTarget = 2048;
 constexpr std::size_t kClusterMaxRows = 16;
 constexpr std::uint64_t kClusterFewRowsBlocks = 64, kClusterManyRowsBlocks = 128;
@@ -94,10 +94,6 @@ int active_clusters(const device::TopkProblem& pr, int device, unsigned blocks, 
   return clusters;
 }
 
-}  // namespace
-
-namespace {
-
 RowClusterPlan plan_cluster(const device::TopkProblem& pr, int device) {
   RowClusterPlan g;
   const std::uint64_t longest = std::max<std::uint64_t>(1, pr.row_offsets ? pr.max_row_length : pr.row_length);
@@ -129,9 +125,9 @@ RowClusterPlan plan_cluster(const device::TopkProblem& pr, int device) {
 
 // Where k > 128 takes the clusters automatically: up to 16 rows; beyond, only in one wave of one
 // block per SM (rows x blocks <= kClusterManyRowsBlocks) of slices up to kClusterMaxAutoSlice
-// values. Call AV (H200,
-// bench_topk_llm --rows 16,32,64,128 --vocab 32000,128256 --k 256,1024 --row-cluster 0|1
-// --segment-min 2048,...,32768), k = 1024, bf16, row-stream against the best cluster (blocks):
+// values. Call AV (H200, bench_topk_llm --rows 16,32,64,128 --vocab 32000,128256 --k 256,1024
+// --row-cluster 0|1 --segment-min 2048,...,32768), k = 1024, bf16, row-stream against the best
+// cluster (blocks):
 // 16 x 32000 56 / 28 us (4); 32 x 32000 56 / 45 (4); 64 x 32000 58 / 48 (2); 128 x 32000 61 / 62
 // (1); 32 x 128256 77 / 73 (8, two waves); 64 x 128256 86 / 120. Slices of 32000 lost from 32 rows
 // on (32 x 128256: 91 against 77 us).
