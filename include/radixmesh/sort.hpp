@@ -78,8 +78,8 @@ struct SortPhases {
   std::vector<std::uint64_t> moved;   // mesh_size x mesh_size: keys device i sent to device j
   std::string plan_text;     // every pass's partition plan, readable
   std::string plan_json;     // the same as one JSON object
-  // Out of core: partition_ms holds the counting and partitioning rounds, local_sort_ms the
-  // groups' rounds (transfers included); passes is the deepest level plus one.
+  // Out of core: partition_ms holds the partitioning passes, local_sort_ms the groups' passes
+  // (transfers included); passes is the deepest level plus one.
   bool out_of_core = false;
   std::uint64_t out_of_core_chunks = 0, out_of_core_groups = 0;
   // Out of core across MPI ranks: the rank's own sort is in partition_ms and local_sort_ms (a CPU
@@ -110,8 +110,20 @@ struct SortOptions {
   // The host memory the out-of-core sort may take beyond the input (its second array; 0: what the
   // host has available). A sort that needs more is refused before anything moves.
   std::size_t host_memory_limit = 0;
+  // Host memory the out-of-core sort takes as its second array instead of allocating one: at least
+  // out_of_core_scratch_bytes(n, key bytes, value bytes). A caller that sorts often keeps one and
+  // skips the host's first touch of fresh pages (5.4 GB/s on a fresh H100 machine against 48 for
+  // written ones: bench/phases/host_register.cu); pinned memory (cudaHostAlloc, cudaHostRegister)
+  // also skips the staging copies of the transfers to and from it. Its contents are overwritten.
+  std::span<std::byte> host_scratch = {};
   std::function<void(const SortProgress&)> progress = nullptr;
 };
+
+// The bytes of SortOptions::host_scratch that an out-of-core sort of n keys of key_bytes (and
+// values of value_bytes) needs: the keys' array, then the values' from the next 64-byte boundary.
+constexpr std::size_t out_of_core_scratch_bytes(std::size_t n, std::size_t key_bytes, std::size_t value_bytes) {
+  return value_bytes ? (n * key_bytes + 63) / 64 * 64 + n * value_bytes : n * key_bytes;
+}
 
 namespace detail {
 // Type-erased entry points: the templates below forward here. value_bytes is 0 (keys only), 4 or 8.

@@ -51,7 +51,7 @@ class CpuDeviceBackend final : public DeviceBackend {
     return bad;
   }
   void after_split(int, int) override {}
-  void synchronize(int) override {}
+  void synchronize(int, Lane) override {}
   void key_range(int, const detail::SortPlan& plan, const void* keys, std::uint64_t range[2]) override {
     const int bits = plan.end_bit - plan.begin_bit;
     const std::uint64_t mask = bits >= 64 ? ~0ull : (std::uint64_t(1) << bits) - 1;
@@ -92,12 +92,14 @@ class CpuDeviceBackend final : public DeviceBackend {
       std::memcpy(static_cast<std::byte*>(c.dst) + r * c.dst_pitch, static_cast<const std::byte*>(c.src) + r * c.src_pitch,
                   c.width);
   }
-  void upload(int, const void* host, void* device, std::size_t bytes) override {
+  void upload(int, const void* host, void* device, std::size_t bytes, Lane) override {
     if (bytes) std::memcpy(device, host, bytes);
   }
-  void download(int, const void* device, void* host, std::size_t bytes) override {
+  void download(int, const void* device, void* host, std::size_t bytes, Lane) override {
     if (bytes) std::memcpy(host, device, bytes);
   }
+  LaneMark mark(int, Lane) override { return nullptr; }  // every step is done when its call returns
+  void wait_for(int, Lane, const LaneMark&) override {}
   void copy_chunks(int, const void* src, void* dst, std::span<const Chunk> chunks, std::size_t elem_bytes) override {
     const auto* from = static_cast<const std::byte*>(src);
     auto* to = static_cast<std::byte*>(dst);

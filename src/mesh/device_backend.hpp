@@ -44,6 +44,13 @@ struct RowCopy {
   std::size_t src_pitch = 0, dst_pitch = 0, width = 0, rows = 0;
 };
 
+// A device's queues. Its steps (splits, sorts, copies between devices) run on Lane::device; its
+// two copy lanes have queues of their own, so that a transfer up, the device's work and a
+// transfer down run at once (the out-of-core sort's pipeline). CPU devices run everything at once
+// on the calling thread, whatever the lane.
+enum class Lane { device, up, down };
+using LaneMark = std::shared_ptr<void>;
+
 class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
@@ -93,12 +100,17 @@ class DeviceBackend {
   // once from host threads: GPU devices, each on its own stream; not CPU devices, which share the
   // host's threads.
   virtual bool concurrent_local_calls() const = 0;
-  // `bytes` between host memory and local device `local`'s memory, queued after its earlier steps.
-  virtual void upload(int local, const void* host, void* device, std::size_t bytes) = 0;
-  virtual void download(int local, const void* device, void* host, std::size_t bytes) = 0;
-  // Waits until every step queued for local device `local` is done (GPU devices queue their
-  // steps on their stream; CPU devices run them at once).
-  virtual void synchronize(int local) = 0;
+  // `bytes` between host memory and local device `local`'s memory, queued on `lane` after its
+  // earlier work. A download into pageable memory returns once the bytes are there.
+  virtual void upload(int local, const void* host, void* device, std::size_t bytes, Lane lane = Lane::device) = 0;
+  virtual void download(int local, const void* device, void* host, std::size_t bytes, Lane lane = Lane::device) = 0;
+  // A mark of the work queued on `lane` so far (GPU devices: an event; CPU devices: none), and
+  // a wait that makes `lane`'s later work wait for a mark.
+  virtual LaneMark mark(int local, Lane lane) = 0;
+  virtual void wait_for(int local, Lane lane, const LaneMark& mark) = 0;
+  // Waits until everything queued on `lane` of local device `local` is done (GPU devices queue
+  // their steps; CPU devices run them at once).
+  virtual void synchronize(int local, Lane lane = Lane::device) = 0;
 };
 
 // The backend of ctx's local mesh devices.

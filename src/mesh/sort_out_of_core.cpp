@@ -1,25 +1,31 @@
-// The out-of-core sort: MSD radix partitioning through the devices, level by level.
+// The out-of-core sort: MSD radix partitioning through the devices, level by level, two passes
+// over each level's keys, every element going up and coming down once per pass.
 //
-// One level sorts n host-resident elements from `in` into `out`, with `tmp` (n more) as scratch:
-//  1. count: every chunk of `in` goes up to a device, whose split counts its keys by the level's
-//     digit (8 bits of the encoding, below the bits fixed by the levels above);
-//  2. partition: every chunk goes up again, is split by the digit on the device, comes back to its
-//     own place in `in` (free once it is up), and host threads copy each bucket's piece to its
-//     final place in `tmp`, which then holds the keys bucket-major, stable (chunk order, then
-//     order within the chunk);
-//  3. sort: runs of consecutive buckets that fit a device go up, are sorted on the bits left, and
-//     come down to their place in `out`. A bucket too large for a device is the next level's input:
-//     in = its range of tmp, out = its range of out, tmp = its range of in (free since step 2), so
-//     the levels never need more than the one extra array. A bucket with no bits left holds equal
-//     keys, already in stable order.
-// Chunks and groups are handed to the local devices as each becomes free (one host thread per
-// device where the devices take concurrent calls), so several GPUs share the rounds.
+// One level sorts n host-resident elements, its input (pieces of host arrays, in order), into a
+// contiguous range `out`:
+//  1. partition: every chunk of the input goes up to a device, is split there by the level's
+//     digit (8 bits of the encoding, below the bits fixed by the levels above) and comes back whole
+//     to its own place in `parted`: the extra host array at the top level; deeper, the input
+//     itself (a chunk's place is free once it is up). The split gives each chunk's bucket counts,
+//     so nothing is counted beforehand and no host thread moves a key;
+//  2. sort: runs of consecutive buckets that fit a device go up from their pieces in `parted`
+//     (one per chunk), are sorted on the bits left (below the digit when the run is one bucket)
+//     and come down to their place in `out`. A bucket too large for a device is the next level's
+//     input: its pieces in `parted`, sorted into its range of `out`. A bucket with no bits left
+//     holds equal keys, already in stable order (chunk order, then order within the chunk).
+// Within a pass, each device takes the next item (chunk or group) when it is free. Where the
+// devices take concurrent calls, each runs two host threads over two sets of buffers: one
+// queues an item's upload (DeviceBackend's up lane) and its device work, the other downloads the
+// item before (down lane), so the host link carries both directions at once.
 #include "core/backends.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -29,19 +35,28 @@
 
 #include "mesh/device_backend.hpp"
 #include "mesh/digit_source.hpp"
+#include "mesh/extra_host_array.hpp"
 #include "radixmesh/error.hpp"
 
 namespace radixmesh::detail {
 namespace {
+
+using mesh::Lane;
 
 constexpr int digit_bits = 8;
 // Device memory per element of the in-memory sorts, of the element's bytes: one device's sort
 // holds its input and a second buffer plus its temp; the mesh sort its input, the split copy and
 // the received keys.
 constexpr double one_device_bytes_per_byte = 2.2, mesh_bytes_per_byte = 3.2;
-// Out of core, a device holds a chunk and its split (steps 1 and 2), or a group and its sort's
-// second buffer and temp (step 3).
-constexpr double chunk_bytes_per_byte = 2.1, group_bytes_per_byte = 2.4;
+// Out of core, a device holds two items at once: two chunks and their splits (pass 1), or two
+// groups and one sort's second buffer and temp (pass 2).
+constexpr double chunk_bytes_per_byte = 4.2, group_bytes_per_byte = 3.4;
+// Items per device and pass, so that the first upload and the last download, which nothing
+// overlaps, are a small part of a pass; but no item below 2^24 elements, whose per-item costs
+// (launches, the host threads' handoffs) would show.
+constexpr std::size_t items_per_device = 16, min_item = std::size_t(1) << 24;
+// The fewest elements per chunk and group that a device's memory must hold.
+constexpr std::size_t min_cap = 256;
 
 std::size_t budget_of(mesh::DeviceBackend& backend, int local, const SortOptions& options) {
   const std::size_t free = backend.memory_budget(local);
@@ -53,11 +68,27 @@ struct HostArrays {
   std::byte* values = nullptr;
 };
 
+// A run of elements in host arrays.
+struct Piece {
+  HostArrays at;
+  std::uint64_t count = 0;
+};
+
 struct Level {
-  HostArrays in, out, tmp;
-  std::size_t n = 0;
+  std::vector<Piece> input;   // the level's elements, in order
+  std::vector<Piece> parted;  // where the split chunks go: the same total, in order
+  HostArrays out;             // where the sorted elements go, contiguous
+  std::uint64_t n = 0;
   int end_bit = 0;  // the bits still to sort are [plan.begin_bit, end_bit)
   int depth = 0;
+};
+
+// A run of consecutive buckets sorted on one device: its pieces, the place of its result.
+struct Group {
+  std::vector<Piece> pieces;
+  HostArrays out;
+  std::uint64_t count = 0;
+  int end_bit = 0;
 };
 
 class OutOfCoreSort {
@@ -65,124 +96,58 @@ class OutOfCoreSort {
   OutOfCoreSort(Context& ctx, const SortPlan& plan, const SortOptions& options)
       : plan_(plan), options_(options), backend_(mesh::device_backend_for(ctx)),
         locals_(ctx.local_mesh_devices().count), key_bytes_(size_of(plan.type)),
-        elem_bytes_(key_bytes_ + plan.value_bytes),
-        host_threads_(std::max(1u, ctx.cpu_threads() / unsigned(locals_))) {
+        elem_bytes_(key_bytes_ + plan.value_bytes) {
     std::size_t budget = SIZE_MAX;
     for (int i = 0; i < locals_; ++i) budget = std::min(budget, budget_of(*backend_, i, options));
     chunk_cap_ = std::size_t(double(budget) / (chunk_bytes_per_byte * double(elem_bytes_)));
     group_cap_ = std::size_t(double(budget) / (group_bytes_per_byte * double(elem_bytes_)));
     chunk_cap_ = std::min(chunk_cap_, std::size_t(1) << 31);  // a GPU split takes below 2^32 - 2^16 keys
-    require(chunk_cap_ >= 1024 && group_cap_ >= 1024,
+    require(chunk_cap_ >= min_cap && group_cap_ >= min_cap,
             "sort: " + std::to_string(budget) + " bytes of device memory per device for an out-of-core sort",
             "free device memory or raise SortOptions::device_memory_limit (at least " +
-                std::to_string(std::size_t(2.4 * 1024 * double(elem_bytes_))) + " bytes)");
+                std::to_string(std::size_t(std::max(chunk_bytes_per_byte, group_bytes_per_byte) * double(min_cap) *
+                                           double(elem_bytes_)) + 1) +
+                " bytes)");
   }
 
   void run(const Level& lv) {
     if (lv.n == 0) return;
-    const int begin_bit = plan_.begin_bit;
-    if (lv.end_bit <= begin_bit) {  // equal keys in the bits sorted: already in stable order
-      copy_host(lv.in, lv.out, 0, lv.n);
+    if (lv.end_bit <= plan_.begin_bit) {  // equal keys in the bits sorted: already in stable order
+      gather(lv.input, lv.out);
       return;
     }
     if (lv.n <= group_cap_) {  // what is left fits one device
-      const auto sorting = now();
-      for_each_item(1, [&](int i, std::size_t) { sort_group(i, lv.in, lv.out, 0, lv.n, lv.end_bit); });
-      if (phases()) {
-        phases()->local_sort_ms += ms_since(sorting);
-        phases()->out_of_core_groups += 1;
-      }
+      sort_groups({Group{lv.input, lv.out, lv.n, lv.end_bit}}, lv.depth);
       return;
     }
-    const int bits = std::min(digit_bits, lv.end_bit - begin_bit), shift = lv.end_bit - bits;
+    const int bits = std::min(digit_bits, lv.end_bit - plan_.begin_bit), shift = lv.end_bit - bits;
     const std::uint32_t m = std::uint32_t(1) << bits;
     if (phases()) {
       phases()->passes = std::max(phases()->passes, lv.depth + 1);
       phases()->digit_bits = bits;
     }
-    const std::vector<std::uint32_t> remap = digit_order(m, plan_.order);
-    const DigitSource source{plan_.type, {shift, bits}};
-    const std::size_t chunks = (lv.n + chunk_cap_ - 1) / chunk_cap_;
+    // 1. Partition: counted[c] holds chunk c's bucket offsets once it is split.
+    const std::size_t chunks = items_for(lv.n, chunk_cap_);
     auto chunk_begin = [&](std::size_t c) { return lv.n * c / chunks; };
-    std::vector<std::vector<std::size_t>> counted(chunks, std::vector<std::size_t>(m + 1, 0));
+    const std::vector<std::vector<std::size_t>> counted = partition(lv, shift, bits, chunks);
 
-    // The split of one chunk on device i, already uploaded to its buffers (counts only without keys_out).
-    auto split_chunk = [&](int i, std::size_t count, std::byte* keys_out, std::byte* values_out,
-                           std::size_t* offsets) {
-      mesh::LocalSplit split = digit_split(source, remap);
-      split.args.n = count;
-      split.args.keys_in = chunk_[std::size_t(i)].keys.get();
-      split.args.keys_out = keys_out;
-      if (keys_out && plan_.value_bytes) {
-        split.args.values_in = chunk_[std::size_t(i)].values.get();
-        split.args.values_out = values_out;
-        split.args.value_bytes = plan_.value_bytes;
-      }
-      split.args.offsets = offsets;
-      backend_->start_split(i, 0, split);
-      backend_->finish_split(i, 0);
-      backend_->after_split(i, 0);
-    };
-    auto upload_chunk = [&](int i, std::size_t c, bool with_values) {
-      const std::size_t from = chunk_begin(c), count = chunk_begin(c + 1) - from;
-      backend_->upload(i, lv.in.keys + from * key_bytes_, chunk_[std::size_t(i)].keys.get(), count * key_bytes_);
-      if (with_values && plan_.value_bytes)
-        backend_->upload(i, lv.in.values + from * plan_.value_bytes, chunk_[std::size_t(i)].values.get(),
-                         count * plan_.value_bytes);
-      return count;
-    };
-
-    const auto started = now();
-    allocate_chunks();
-    // 1. Count.
-    for_each_item(chunks, [&](int i, std::size_t c) {
-      split_chunk(i, upload_chunk(i, c, false), nullptr, nullptr, counted[c].data());
-      report("counting", lv, c + 1, chunks);
-    });
-    // Where each chunk's piece of each bucket goes in tmp: bucket-major, then chunk order.
+    // 2. Sort: runs of consecutive buckets of about an item's size that fit a device; a bucket
+    // that does not is the next level's input.
     std::vector<std::uint64_t> bucket_begin(m + 1, 0);
     for (std::uint32_t p = 0; p < m; ++p) {
       std::uint64_t total = 0;
       for (std::size_t c = 0; c < chunks; ++c) total += counted[c][p + 1] - counted[c][p];
       bucket_begin[p + 1] = bucket_begin[p] + total;
     }
-    std::vector<std::vector<std::uint64_t>> place(chunks, std::vector<std::uint64_t>(m));
-    for (std::uint32_t p = 0; p < m; ++p) {
-      std::uint64_t at = bucket_begin[p];
-      for (std::size_t c = 0; c < chunks; ++c) {
-        place[c][p] = at;
-        at += counted[c][p + 1] - counted[c][p];
-      }
-    }
-    // 2. Partition. Once a chunk is on its device, its place in `in` is free (nothing reads `in`
-    // after this step): the split chunk comes back there in one transfer, and host threads copy
-    // its buckets to their places in tmp (hundreds of small transfers measured 1.6 s against
-    // 0.3 s of transfer time for 2e9 u32 keys on one H200).
-    for_each_item(chunks, [&](int i, std::size_t c) {
-      const std::size_t count = upload_chunk(i, c, true);
-      Buffers& b = chunk_[std::size_t(i)];
-      std::vector<std::size_t> offsets(m + 1, 0);
-      split_chunk(i, count, b.split_keys.get(), b.split_values.get(), offsets.data());
-      require(offsets == counted[c], "sort: a chunk split differently the second time",
-              "report this as a bug in radixmesh");
-      const HostArrays back = offset(lv.in, chunk_begin(c));
-      backend_->download(i, b.split_keys.get(), back.keys, count * key_bytes_);
-      if (plan_.value_bytes) backend_->download(i, b.split_values.get(), back.values, count * plan_.value_bytes);
-      backend_->synchronize(i);  // the split is home, and the device's buffers take its next chunk
-      scatter(back, lv.tmp, offsets, place[c]);
-      report("partitioning", lv, c + 1, chunks);
-    });
-    release_chunks();
-    if (phases()) {
-      phases()->partition_ms += ms_since(started);
-      phases()->out_of_core_chunks += chunks;
-    }
-
-    // 3. Sort: runs of consecutive buckets that fit a device; a bucket that does not is the next
-    // level's input.
-    struct Group {
-      std::uint32_t first, last;  // buckets [first, last)
+    // Bucket run [first, last)'s pieces in `parted`: one per chunk (more where a chunk's run
+    // crosses a piece of `parted`).
+    auto pieces_of = [&](std::uint32_t first, std::uint32_t last) {
+      std::vector<Piece> pieces;
+      for (std::size_t c = 0; c < chunks; ++c)
+        append_range(lv.parted, chunk_begin(c) + counted[c][first], counted[c][last] - counted[c][first], pieces);
+      return pieces;
     };
+    const std::uint64_t goal = items_for_size(lv.n, group_cap_);
     std::vector<Group> groups;
     std::vector<std::uint32_t> large;
     for (std::uint32_t p = 0; p < m;) {
@@ -190,33 +155,31 @@ class OutOfCoreSort {
         large.push_back(p++);
         continue;
       }
-      std::uint32_t q = p;
-      while (q < m && bucket_begin[q + 1] - bucket_begin[p] <= group_cap_) ++q;
-      if (bucket_begin[q] > bucket_begin[p]) groups.push_back({p, q});
+      std::uint32_t q = p + 1;
+      while (q < m && bucket_begin[q + 1] - bucket_begin[p] <= goal) ++q;
+      const std::uint64_t count = bucket_begin[q] - bucket_begin[p];
+      // One bucket shares this level's digit: only the bits below it are left.
+      if (count > 0) groups.push_back({pieces_of(p, q), offset(lv.out, bucket_begin[p]), count, q - p == 1 ? shift : lv.end_bit});
       p = q;
     }
-    const auto sorting = now();
-    for_each_item(groups.size(), [&](int i, std::size_t g) {
-      const Group& group = groups[g];
-      const std::uint64_t from = bucket_begin[group.first], count = bucket_begin[group.last] - from;
-      // One bucket shares this level's digit: only the bits below it are left.
-      sort_group(i, lv.tmp, lv.out, from, count, group.last - group.first == 1 ? shift : lv.end_bit);
-      report("sorting", lv, g + 1, groups.size());
-    });
-    if (phases()) {
-      phases()->local_sort_ms += ms_since(sorting);
-      phases()->out_of_core_groups += groups.size();
-    }
+    sort_groups(groups, lv.depth);
+    // Deeper levels split their input in place: its pieces in `parted` are the next level's
+    // input and `parted` both.
     for (std::uint32_t p : large) {
-      const std::uint64_t from = bucket_begin[p], count = bucket_begin[p + 1] - from;
-      run(Level{offset(lv.tmp, from), offset(lv.out, from), offset(lv.in, from), count, shift, lv.depth + 1});
+      std::vector<Piece> pieces = pieces_of(p, p + 1);
+      run(Level{pieces, pieces, offset(lv.out, bucket_begin[p]), bucket_begin[p + 1] - bucket_begin[p], shift,
+                lv.depth + 1});
     }
   }
 
  private:
-  struct Buffers {
+  // One item's device buffers: a chunk and its split (pass 1) or a group (pass 2), and the mark of
+  // the device work the item's download waits for.
+  struct Slot {
     std::shared_ptr<std::byte> keys, values, split_keys, split_values;
+    mesh::LaneMark done;
   };
+  using Step = std::function<void(int local, int slot, std::size_t item)>;
 
   SortPhases* phases() const { return options_.phases; }
   static std::chrono::steady_clock::time_point now() { return std::chrono::steady_clock::now(); }
@@ -224,116 +187,291 @@ class OutOfCoreSort {
     return std::chrono::duration<double, std::milli>(now() - t).count();
   }
 
+  // Items of n elements for a pass: enough for every device to overlap its transfers, each at
+  // most `cap`.
+  std::size_t items_for(std::uint64_t n, std::size_t cap) const {
+    const std::uint64_t size = items_for_size(n, cap);
+    return std::size_t((n + size - 1) / size);
+  }
+  std::uint64_t items_for_size(std::uint64_t n, std::size_t cap) const {
+    const std::uint64_t pipelined = (n + items_per_device * std::size_t(locals_) - 1) / (items_per_device * std::size_t(locals_));
+    return std::max<std::uint64_t>(1, std::min<std::uint64_t>(cap, std::max<std::uint64_t>(pipelined, min_item)));
+  }
+
   HostArrays offset(const HostArrays& a, std::uint64_t elements) const {
     return {a.keys + elements * key_bytes_, a.values ? a.values + elements * plan_.value_bytes : nullptr};
   }
 
-  void copy_host(const HostArrays& from, const HostArrays& to, std::uint64_t at, std::uint64_t count) const {
-    if (from.keys == to.keys) return;
-    std::memcpy(to.keys + at * key_bytes_, from.keys + at * key_bytes_, count * key_bytes_);
-    if (plan_.value_bytes)
-      std::memcpy(to.values + at * plan_.value_bytes, from.values + at * plan_.value_bytes, count * plan_.value_bytes);
-  }
-
-  // Bucket p of a split chunk at `from` (offsets[p] to offsets[p + 1]) to `to` at places[p], by
-  // host threads (this device's share of the host's threads), each taking a run of buckets.
-  void scatter(const HostArrays& from, const HostArrays& to, const std::vector<std::size_t>& offsets,
-               const std::vector<std::uint64_t>& places) const {
-    const std::size_t m = places.size(), total = offsets[m];
-    const unsigned threads = unsigned(std::min<std::size_t>(host_threads_, std::max<std::size_t>(1, total >> 16)));
-    auto copy_buckets = [&](std::size_t first, std::size_t last) {
-      for (std::size_t p = first; p < last; ++p) {
-        const std::size_t count = offsets[p + 1] - offsets[p];
-        if (count == 0) continue;
-        std::memcpy(to.keys + places[p] * key_bytes_, from.keys + offsets[p] * key_bytes_, count * key_bytes_);
-        if (plan_.value_bytes)
-          std::memcpy(to.values + places[p] * plan_.value_bytes, from.values + offsets[p] * plan_.value_bytes,
-                      count * plan_.value_bytes);
+  // Appends the pieces that hold elements [from, from + count) of `pieces` to `into`.
+  void append_range(const std::vector<Piece>& pieces, std::uint64_t from, std::uint64_t count,
+                    std::vector<Piece>& into) const {
+    std::uint64_t at = 0;
+    for (const Piece& p : pieces) {
+      if (count == 0) return;
+      if (from < at + p.count) {
+        const std::uint64_t skip = from - at, take = std::min(count, p.count - skip);
+        into.push_back({offset(p.at, skip), take});
+        from += take;
+        count -= take;
       }
-    };
-    if (threads <= 1) return copy_buckets(0, m);
-    // Runs of buckets of about equal bytes, one per thread.
-    std::vector<std::thread> pool;
-    std::size_t first = 0;
-    for (unsigned t = 0; t < threads && first < m; ++t) {
-      const std::size_t goal = total * (t + 1) / threads;
-      std::size_t last = first;
-      while (last < m && (offsets[last + 1] <= goal || last == first)) ++last;
-      if (t + 1 == threads) last = m;
-      pool.emplace_back(copy_buckets, first, last);
-      first = last;
+      at += p.count;
     }
-    for (auto& th : pool) th.join();
+  }
+  std::vector<Piece> range_of(const std::vector<Piece>& pieces, std::uint64_t from, std::uint64_t count) const {
+    std::vector<Piece> into;
+    append_range(pieces, from, count, into);
+    return into;
   }
 
-  void allocate_chunks() {
-    chunk_.assign(std::size_t(locals_), {});
-    for (int i = 0; i < locals_; ++i) {
-      Buffers& b = chunk_[std::size_t(i)];
-      b.keys = backend_->allocate(i, chunk_cap_ * key_bytes_, "sort: an out-of-core chunk");
-      b.split_keys = backend_->allocate(i, chunk_cap_ * key_bytes_, "sort: an out-of-core chunk's split");
+  // The pieces, in order, to `to` (host copies).
+  void gather(const std::vector<Piece>& pieces, HostArrays to) const {
+    for (const Piece& p : pieces) {
+      if (p.at.keys != to.keys) {
+        std::memmove(to.keys, p.at.keys, p.count * key_bytes_);
+        if (plan_.value_bytes) std::memmove(to.values, p.at.values, p.count * plan_.value_bytes);
+      }
+      to = offset(to, p.count);
+    }
+  }
+
+  // The pieces up to device i's buffers (keys, values), on the up lane.
+  void upload(int i, const std::vector<Piece>& pieces, std::byte* keys, std::byte* values) {
+    for (const Piece& p : pieces) {
+      backend_->upload(i, p.at.keys, keys, p.count * key_bytes_, Lane::up);
+      keys += p.count * key_bytes_;
       if (plan_.value_bytes) {
-        b.values = backend_->allocate(i, chunk_cap_ * plan_.value_bytes, "sort: an out-of-core chunk's values");
-        b.split_values = backend_->allocate(i, chunk_cap_ * plan_.value_bytes, "sort: an out-of-core chunk's split values");
+        backend_->upload(i, p.at.values, values, p.count * plan_.value_bytes, Lane::up);
+        values += p.count * plan_.value_bytes;
       }
     }
   }
-  void release_chunks() {
-    for (int i = 0; i < locals_; ++i) backend_->synchronize(i);
-    chunk_.clear();
-  }
-
-  // Elements [at, at + count) of `from` up to device i, sorted on bits [begin_bit, end_bit), and
-  // down to the same range of `to`.
-  void sort_group(int i, const HostArrays& from, const HostArrays& to, std::uint64_t at, std::uint64_t count,
-                  int end_bit) {
-    auto keys = backend_->allocate(i, count * key_bytes_, "sort: an out-of-core group");
-    std::shared_ptr<std::byte> values;
-    backend_->upload(i, from.keys + at * key_bytes_, keys.get(), count * key_bytes_);
-    if (plan_.value_bytes) {
-      values = backend_->allocate(i, count * plan_.value_bytes, "sort: an out-of-core group's values");
-      backend_->upload(i, from.values + at * plan_.value_bytes, values.get(), count * plan_.value_bytes);
+  // Device i's buffers down to the pieces, on the down lane, after the device's work `after`;
+  // returns once they are there.
+  void download(int i, const mesh::LaneMark& after, const std::byte* keys, const std::byte* values,
+                const std::vector<Piece>& pieces) {
+    backend_->wait_for(i, Lane::down, after);
+    for (const Piece& p : pieces) {
+      backend_->download(i, keys, p.at.keys, p.count * key_bytes_, Lane::down);
+      keys += p.count * key_bytes_;
+      if (plan_.value_bytes) {
+        backend_->download(i, values, p.at.values, p.count * plan_.value_bytes, Lane::down);
+        values += p.count * plan_.value_bytes;
+      }
     }
-    SortPlan group = plan_;
-    group.n = count;
-    group.end_bit = end_bit;
-    if (count > 1 && group.begin_bit < group.end_bit) backend_->sort_local(i, group, keys.get(), values.get());
-    backend_->download(i, keys.get(), to.keys + at * key_bytes_, count * key_bytes_);
-    if (plan_.value_bytes) backend_->download(i, values.get(), to.values + at * plan_.value_bytes, count * plan_.value_bytes);
-    backend_->synchronize(i);
+    backend_->synchronize(i, Lane::down);
   }
 
-  // job(local, item) for items [0, count): each local device takes the next item when it is free,
-  // from a host thread of its own where the devices take concurrent calls. The first error is
-  // rethrown once every device has stopped.
-  void for_each_item(std::size_t count, const std::function<void(int, std::size_t)>& job) {
+  // Every device's two slots with buffers of `elements` (and split buffers when `with_split`); the
+  // copy lanes wait for the allocations, which are ordered on the device's own lane.
+  void allocate_slots(std::size_t elements, bool with_split, const char* what) {
+    slots_.assign(std::size_t(locals_), {});
+    for (int i = 0; i < locals_; ++i) {
+      for (Slot& s : slots_[std::size_t(i)]) {
+        s.keys = backend_->allocate(i, elements * key_bytes_, what);
+        if (plan_.value_bytes) s.values = backend_->allocate(i, elements * plan_.value_bytes, what);
+        if (with_split) {
+          s.split_keys = backend_->allocate(i, elements * key_bytes_, what);
+          if (plan_.value_bytes) s.split_values = backend_->allocate(i, elements * plan_.value_bytes, what);
+        }
+      }
+      const mesh::LaneMark allocated = backend_->mark(i, Lane::device);
+      backend_->wait_for(i, Lane::up, allocated);
+      backend_->wait_for(i, Lane::down, allocated);
+    }
+  }
+  // Waits for every lane of every device, then gives the slots back (also after an error: no
+  // copy may still use them).
+  void release_slots() {
+    for (int i = 0; i < locals_; ++i)
+      for (Lane lane : {Lane::up, Lane::device, Lane::down}) backend_->synchronize(i, lane);
+    slots_.clear();
+  }
+
+  // Pass 1 of a level: every chunk up, split by the digit [shift, shift + bits), and back to its
+  // place in lv.parted. Returns each chunk's bucket offsets.
+  std::vector<std::vector<std::size_t>> partition(const Level& lv, int shift, int bits, std::size_t chunks) {
+    const std::uint32_t m = std::uint32_t(1) << bits;
+    const std::vector<std::uint32_t> remap = digit_order(m, plan_.order);
+    const DigitSource source{plan_.type, {shift, bits}};
+    auto chunk_begin = [&](std::size_t c) { return lv.n * c / chunks; };
+    std::vector<std::vector<std::size_t>> counted(chunks, std::vector<std::size_t>(m + 1, 0));
+    const auto started = now();
+    allocate_slots(std::size_t((lv.n + chunks - 1) / chunks), true, "sort: an out-of-core chunk");
+    pass(
+        "partitioning", lv.depth, chunks,
+        [&](int i, int s, std::size_t c) {
+          const std::uint64_t from = chunk_begin(c), count = chunk_begin(c + 1) - from;
+          Slot& slot = slots_[std::size_t(i)][std::size_t(s)];
+          upload(i, range_of(lv.input, from, count), slot.keys.get(), slot.values.get());
+          backend_->wait_for(i, Lane::device, backend_->mark(i, Lane::up));
+          mesh::LocalSplit split = digit_split(source, remap);
+          split.args.n = count;
+          split.args.keys_in = slot.keys.get();
+          split.args.keys_out = slot.split_keys.get();
+          if (plan_.value_bytes) {
+            split.args.values_in = slot.values.get();
+            split.args.values_out = slot.split_values.get();
+            split.args.value_bytes = plan_.value_bytes;
+          }
+          split.args.offsets = counted[c].data();
+          backend_->start_split(i, s, split);
+        },
+        [&](int i, int s, std::size_t c) {
+          const std::uint64_t from = chunk_begin(c), count = chunk_begin(c + 1) - from;
+          backend_->finish_split(i, s);  // the split is done, its offsets in counted[c]
+          const Slot& slot = slots_[std::size_t(i)][std::size_t(s)];
+          download(i, nullptr, slot.split_keys.get(), slot.split_values.get(), range_of(lv.parted, from, count));
+        });
+    if (phases()) {
+      phases()->partition_ms += ms_since(started);
+      phases()->out_of_core_chunks += chunks;
+    }
+    return counted;
+  }
+
+  // Pass 2 of a level at `depth`: each group up, sorted on its bits, and down to its place.
+  void sort_groups(const std::vector<Group>& groups, int depth) {
+    if (groups.empty()) return;
+    std::uint64_t largest = 0;
+    for (const Group& g : groups) largest = std::max(largest, g.count);
+    const auto started = now();
+    allocate_slots(std::size_t(largest), false, "sort: an out-of-core group");
+    pass(
+        "sorting", depth, groups.size(),
+        [&](int i, int s, std::size_t g) {
+          const Group& group = groups[g];
+          Slot& slot = slots_[std::size_t(i)][std::size_t(s)];
+          upload(i, group.pieces, slot.keys.get(), slot.values.get());
+          backend_->wait_for(i, Lane::device, backend_->mark(i, Lane::up));
+          SortPlan sub = plan_;
+          sub.n = group.count;
+          sub.end_bit = group.end_bit;
+          if (sub.n > 1 && sub.begin_bit < sub.end_bit) backend_->sort_local(i, sub, slot.keys.get(), slot.values.get());
+          slot.done = backend_->mark(i, Lane::device);
+        },
+        [&](int i, int s, std::size_t g) {
+          const Group& group = groups[g];
+          Slot& slot = slots_[std::size_t(i)][std::size_t(s)];
+          download(i, slot.done, slot.keys.get(), slot.values.get(), {Piece{group.out, group.count}});
+          slot.done = nullptr;
+        });
+    if (phases()) {
+      phases()->local_sort_ms += ms_since(started);
+      phases()->out_of_core_groups += groups.size();
+    }
+  }
+
+  // Items [0, count) through the local devices, each taken by whichever device is free: up(i,
+  // slot, item) queues the item's upload and its device work into one of device i's two slots,
+  // down(i, slot, item) brings its result down and returns once it is there. Devices that take
+  // concurrent calls run up and down on two host threads of their own, so that one item goes up
+  // while the one before comes down; others run both in turn on one thread. The first error is
+  // rethrown once every thread has stopped and every lane is idle; the slots are released. Each
+  // item down is reported as progress of `step`.
+  void pass(const char* step, int depth, std::size_t count, const Step& up, const Step& down) {
+    std::size_t reported = 0;
+    auto report = [&] {
+      if (!options_.progress) return;
+      std::lock_guard lock(progress_mutex_);
+      options_.progress(SortProgress{step, depth, ++reported, count});
+    };
     std::atomic<std::size_t> next{0};
     std::exception_ptr failed;
     std::mutex failed_mutex;
-    auto worker = [&](int i) {
-      try {
-        for (std::size_t item; (item = next.fetch_add(1)) < count;) job(i, item);
-      } catch (...) {
-        std::lock_guard lock(failed_mutex);
-        if (!failed) failed = std::current_exception();
-        next = count;  // the other devices stop after their current item
-      }
+    auto fail = [&] {
+      std::lock_guard lock(failed_mutex);
+      if (!failed) failed = std::current_exception();
+      next = count;  // every device stops taking items
+    };
+    struct Handoff {
+      std::mutex mutex;
+      std::condition_variable changed;
+      std::deque<std::pair<int, std::size_t>> queued;  // (slot, item) up and waiting to come down
+      std::array<bool, 2> busy{false, false};
+      bool up_done = false, stopped = false;
     };
     const int workers = int(std::min<std::size_t>(std::size_t(locals_), count));
-    if (workers > 1 && backend_->concurrent_local_calls()) {
-      std::vector<std::thread> threads;
-      for (int i = 0; i < workers; ++i) threads.emplace_back(worker, i);
-      for (auto& t : threads) t.join();
+    if (!backend_->concurrent_local_calls()) {
+      try {
+        for (std::size_t item; (item = next.fetch_add(1)) < count;) {
+          up(0, 0, item);
+          down(0, 0, item);
+          report();
+        }
+      } catch (...) {
+        fail();
+      }
     } else {
-      worker(0);
+      std::vector<Handoff> handoffs(static_cast<std::size_t>(workers));
+      auto up_thread = [&](int i) {
+        Handoff& h = handoffs[std::size_t(i)];
+        for (;;) {
+          int s = 0;
+          {
+            std::unique_lock lock(h.mutex);
+            h.changed.wait(lock, [&] { return h.stopped || !h.busy[0] || !h.busy[1]; });
+            if (h.stopped) break;
+            s = h.busy[0] ? 1 : 0;
+          }
+          const std::size_t item = next.fetch_add(1);
+          if (item >= count) break;
+          {
+            std::lock_guard lock(h.mutex);
+            h.busy[std::size_t(s)] = true;
+          }
+          try {
+            up(i, s, item);
+          } catch (...) {
+            fail();
+            break;
+          }
+          std::lock_guard lock(h.mutex);
+          h.queued.emplace_back(s, item);
+          h.changed.notify_all();
+        }
+        std::lock_guard lock(h.mutex);
+        h.up_done = true;
+        h.changed.notify_all();
+      };
+      auto down_thread = [&](int i) {
+        Handoff& h = handoffs[std::size_t(i)];
+        for (;;) {
+          std::pair<int, std::size_t> taken;
+          {
+            std::unique_lock lock(h.mutex);
+            h.changed.wait(lock, [&] { return h.stopped || h.up_done || !h.queued.empty(); });
+            if (h.stopped || h.queued.empty()) break;
+            taken = h.queued.front();
+            h.queued.pop_front();
+          }
+          try {
+            down(i, taken.first, taken.second);
+            report();
+          } catch (...) {
+            fail();
+            std::lock_guard lock(h.mutex);
+            h.stopped = true;  // the up thread waits for no slot any more
+            h.changed.notify_all();
+            break;
+          }
+          std::lock_guard lock(h.mutex);
+          h.busy[std::size_t(taken.first)] = false;
+          h.changed.notify_all();
+        }
+      };
+      std::vector<std::thread> threads;
+      for (int i = 0; i < workers; ++i) {
+        threads.emplace_back(up_thread, i);
+        threads.emplace_back(down_thread, i);
+      }
+      for (auto& t : threads) t.join();
+    }
+    try {
+      release_slots();
+    } catch (...) {
+      if (!failed) throw;
     }
     if (failed) std::rethrow_exception(failed);
-  }
-
-  void report(const char* step, const Level& lv, std::size_t done, std::size_t total) {
-    if (!options_.progress) return;
-    std::lock_guard lock(progress_mutex_);
-    options_.progress(SortProgress{step, lv.depth, done, total});
   }
 
   SortPlan plan_;
@@ -341,9 +479,8 @@ class OutOfCoreSort {
   std::unique_ptr<mesh::DeviceBackend> backend_;
   int locals_;
   std::size_t key_bytes_, elem_bytes_;
-  unsigned host_threads_;  // host threads per device for its copies between host arrays
-  std::size_t chunk_cap_ = 0, group_cap_ = 0;  // elements per chunk (steps 1, 2) and per group (step 3)
-  std::vector<Buffers> chunk_;
+  std::size_t chunk_cap_ = 0, group_cap_ = 0;  // elements per chunk (pass 1) and per group (pass 2)
+  std::vector<std::array<Slot, 2>> slots_;     // per local device
   std::mutex progress_mutex_;
 };
 
@@ -377,22 +514,18 @@ OutOfCoreWish rank_out_of_core_wish(Context& ctx, const SortPlan& plan, const So
 void sort_out_of_core_with(Context& ctx, const SortPlan& plan, void* keys, void* values, void* tmp_keys,
                            void* tmp_values, const SortOptions& options) {
   OutOfCoreSort sort(ctx, plan, options);
-  HostArrays data{static_cast<std::byte*>(keys), static_cast<std::byte*>(values)};
-  HostArrays tmp{static_cast<std::byte*>(tmp_keys), static_cast<std::byte*>(tmp_values)};
-  sort.run(Level{data, data, tmp, plan.n, plan.end_bit, 0});
+  const HostArrays data{static_cast<std::byte*>(keys), static_cast<std::byte*>(values)};
+  const HostArrays tmp{static_cast<std::byte*>(tmp_keys), static_cast<std::byte*>(tmp_values)};
+  sort.run(Level{{Piece{data, plan.n}}, {Piece{tmp, plan.n}}, data, plan.n, plan.end_bit, 0});
 }
 
 void sort_out_of_core(Context& ctx, const SortPlan& plan, void* keys, void* values, const SortOptions& options) {
-  const std::size_t elem_bytes = size_of(plan.type) + plan.value_bytes;
-  require_host_memory_within(plan.n * elem_bytes, options.host_memory_limit,
-                             "sort: the out-of-core sort's second host array");
-  std::unique_ptr<std::byte[]> tmp_keys(new std::byte[plan.n * size_of(plan.type)]);
-  std::unique_ptr<std::byte[]> tmp_values(plan.value_bytes ? new std::byte[plan.n * plan.value_bytes] : nullptr);
+  const ExtraHostArray tmp = extra_host_array(plan, options, "sort: the out-of-core sort's second host array");
   if (options.phases) {
     *options.phases = SortPhases{};
     options.phases->out_of_core = true;
   }
-  sort_out_of_core_with(ctx, plan, keys, values, tmp_keys.get(), tmp_values.get(), options);
+  sort_out_of_core_with(ctx, plan, keys, values, tmp.keys, tmp.values, options);
 }
 
 }  // namespace radixmesh::detail

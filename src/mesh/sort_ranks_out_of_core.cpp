@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "mesh/exchange_layout.hpp"
+#include "mesh/extra_host_array.hpp"
 #include "mesh/sorted_runs.hpp"
 #include "radixmesh/error.hpp"
 #include "radixmesh/key_types.hpp"
@@ -113,20 +114,16 @@ void sort_ranks_out_of_core(Context& ctx, comm::Communicator& comm, mesh::LocalE
   auto t = Clock::now();
 
   // 1. The second host array, then this rank's own sort.
-  std::unique_ptr<std::byte[]> tmp_keys, tmp_values;
+  ExtraHostArray tmp;
   errors.run(rank, [&] {
-    require_host_memory_within(plan.n * (key_bytes + value_bytes), options.host_memory_limit,
-                               "sort: the out-of-core sort's second host array on rank " + std::to_string(rank));
-    tmp_keys.reset(new std::byte[plan.n * key_bytes]);
-    if (value_bytes) tmp_values.reset(new std::byte[plan.n * value_bytes]);
-    touch(tmp_keys.get(), plan.n * key_bytes, ctx.cpu_threads());
-    if (value_bytes) touch(tmp_values.get(), plan.n * value_bytes, ctx.cpu_threads());
+    tmp = extra_host_array(plan, options, "sort: the out-of-core sort's second host array on rank " + std::to_string(rank));
+    if (tmp.fresh) touch(tmp.keys, out_of_core_scratch_bytes(plan.n, key_bytes, value_bytes), ctx.cpu_threads());
   });
   errors.collective([&] { comm.barrier(); });  // a rank short of memory stops every rank before any key moves
   errors.run(rank, [&] {
     if (plan.n < 2) return;
     if (ctx.mesh_backend(rank) == Backend::cuda) {
-      sort_out_of_core_with(ctx, plan, keys, values, tmp_keys.get(), tmp_values.get(), options);
+      sort_out_of_core_with(ctx, plan, keys, values, tmp.keys, tmp.values, options);
     } else {
       cpu_sort(plan, keys, values, ctx.cpu_threads());
       if (report) report->local_sort_ms += ms_since(t);
@@ -148,11 +145,11 @@ void sort_ranks_out_of_core(Context& ctx, comm::Communicator& comm, mesh::LocalE
     const mesh::ExchangeLayout l = mesh::layout_of_matrix(moved, size, rank);
     const comm::Location host{};
     const comm::AllToAllV key_side[] = {
-        {host, keys, tmp_keys.get(), plan.n, l.send_counts, l.send_displs, l.recv_counts, l.recv_displs}};
+        {host, keys, tmp.keys, plan.n, l.send_counts, l.send_displs, l.recv_counts, l.recv_displs}};
     errors.collective([&] { comm.all_to_all_v(key_side, key_bytes); });
     if (value_bytes) {
       const comm::AllToAllV value_side[] = {
-          {host, values, tmp_values.get(), plan.n, l.send_counts, l.send_displs, l.recv_counts, l.recv_displs}};
+          {host, values, tmp.values, plan.n, l.send_counts, l.send_displs, l.recv_counts, l.recv_displs}};
       errors.collective([&] { comm.all_to_all_v(value_side, value_bytes); });
     }
     if (report) report->exchange_ms += ms_since(t);
@@ -160,8 +157,8 @@ void sort_ranks_out_of_core(Context& ctx, comm::Communicator& comm, mesh::LocalE
     std::vector<mesh::Run<K>> runs;
     for (int s = 0; s < size; ++s) {
       const std::uint64_t from = l.recv_displs[std::size_t(s)];
-      runs.push_back({reinterpret_cast<const K*>(tmp_keys.get()) + from,
-                      value_bytes ? tmp_values.get() + from * value_bytes : nullptr, l.recv_counts[std::size_t(s)]});
+      runs.push_back({reinterpret_cast<const K*>(tmp.keys) + from,
+                      value_bytes ? tmp.values + from * value_bytes : nullptr, l.recv_counts[std::size_t(s)]});
     }
     errors.run(rank, [&] {
       mesh::merge_runs(runs, static_cast<K*>(keys), static_cast<std::byte*>(values), value_bytes, sk,

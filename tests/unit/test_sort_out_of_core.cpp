@@ -2,7 +2,8 @@
 // the CPU backend's in-memory sort byte for byte: every key type, keys and pairs (4- and 8-byte
 // values), both orders, bit ranges, every adversarial distribution (buckets too large for a device
 // recurse, equal keys run out of bits), awkward sizes; then the progress reports, the automatic
-// choice, and the refusals (host memory, a device limit too small).
+// choice, the caller's scratch array, and the refusals (host memory, a scratch array or a device
+// limit too small).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -96,7 +97,7 @@ TEST(SortOutOfCore, ReportsProgressAndChoosesItselfWhenTheInputDoesNotFit) {
   rxm::sort(ctx, std::span(keys), o);
   EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
   EXPECT_TRUE(phases.out_of_core);
-  EXPECT_EQ(steps, (std::vector<std::string>{"counting", "partitioning", "sorting"}));
+  EXPECT_EQ(steps, (std::vector<std::string>{"partitioning", "sorting"}));
 
   // Within the limit, the in-memory sort runs.
   phases = {};
@@ -122,4 +123,34 @@ TEST(SortOutOfCore, RefusesWhatCannotFitBeforeTouchingTheInput) {
   EXPECT_NE(small.find("1000 bytes of device memory"), std::string::npos) << small;
   EXPECT_NE(small.find("fix:"), std::string::npos) << small;
   EXPECT_EQ(keys, (std::vector<std::uint32_t>{3, 1, 2}));
+}
+
+TEST(SortOutOfCore, TakesTheCallersScratchArray) {
+  auto ctx = rxm::Context::cpu_mesh(2, 1);
+  const std::size_t n = 30011;  // odd: the values' part of the scratch starts past the keys' padding
+  std::vector<std::uint32_t> keys = rxm::testing::random_bit_patterns<std::uint32_t>(n, 5), want_keys = keys;
+  std::vector<std::uint64_t> values(n), want_values;
+  for (std::size_t i = 0; i < n; ++i) values[i] = i;
+  want_values = values;
+  auto cpu = rxm::Context::cpu(1);
+  rxm::sort(cpu, std::span(want_keys), std::span(want_values));
+
+  rxm::SortOptions o = forced(4000, 12);
+  o.host_memory_limit = 1;  // the sort allocates nothing: the scratch is the caller's
+  std::vector<std::byte> scratch(rxm::out_of_core_scratch_bytes(n, 4, 8));
+  o.host_scratch = scratch;
+  rxm::SortPhases phases;
+  o.phases = &phases;
+  rxm::sort(ctx, std::span(keys), std::span(values), o);
+  EXPECT_TRUE(phases.out_of_core);
+  EXPECT_EQ(keys, want_keys);
+  EXPECT_EQ(values, want_values);
+
+  // Too small: refused naming both sizes, nothing touched.
+  std::vector<std::uint32_t> again = rxm::testing::random_bit_patterns<std::uint32_t>(n, 6), before = again;
+  o.host_scratch = std::span(scratch).first(scratch.size() - 1);
+  const std::string what = rxm::testing::error_text([&] { rxm::sort(ctx, std::span(again), std::span(values), o); });
+  EXPECT_NE(what.find("SortOptions::host_scratch holds"), std::string::npos) << what;
+  EXPECT_NE(what.find("fix:"), std::string::npos) << what;
+  EXPECT_EQ(again, before);
 }

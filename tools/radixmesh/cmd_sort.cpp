@@ -73,7 +73,7 @@ nlohmann::json mesh_json(const SortPhases& p) {
 // --explain: every pass's partition plan, the keys each device holds and moved, each step's time.
 void print_mesh_steps(const SortPhases& p) {
   if (p.out_of_core) {
-    std::printf("out of core: %d level(s) of %d-bit digits; %llu chunks counted and partitioned in %.3f ms, %llu "
+    std::printf("out of core: %d level(s) of %d-bit digits; %llu chunks partitioned in %.3f ms, %llu "
                 "groups sorted in %.3f ms (transfers included)\n",
                 p.passes, p.digit_bits, static_cast<unsigned long long>(p.out_of_core_chunks), p.partition_ms,
                 static_cast<unsigned long long>(p.out_of_core_groups), p.local_sort_ms);

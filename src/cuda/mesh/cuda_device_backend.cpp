@@ -172,37 +172,53 @@ class CudaDeviceBackend final : public DeviceBackend {
   }
 
   // Pinned host memory is copied by the copy engine straight away, queued; pageable memory goes
-  // through the device's pinned ring with host threads copying beside the DMA (HostStaging),
+  // through the lane's pinned ring with host threads copying beside the DMA (HostStaging),
   // since the driver's own staging of pageable memory runs on one thread: the out-of-core sort's
   // rounds into a fresh host array measured 7.1 s against 0.7 for the transfers alone (2e9 u32,
   // one H200, bench_mesh_sort --host --devices 0 --out-of-core 4000000000).
-  void upload(int local, const void* host, void* dev, std::size_t bytes) override {
-    const auto& d = device(local);
-    detail::DeviceGuard guard(d.device);
+  void upload(int local, const void* host, void* dev, std::size_t bytes, Lane lane) override {
+    detail::DeviceGuard guard(device(local).device);
     if (bytes == 0) return;
     if (detail::is_pinned_host(host)) {
-      RXM_CUDA_CHECK(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, d.stream));
+      RXM_CUDA_CHECK(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, stream_of(local, lane)));
       return;
     }
-    staging(local).upload(dev, host, bytes, 1);
+    staging(local, lane).upload(dev, host, bytes, 1);
   }
 
   // Pageable memory: returns once the bytes are there.
-  void download(int local, const void* dev, void* host, std::size_t bytes) override {
-    const auto& d = device(local);
-    detail::DeviceGuard guard(d.device);
+  void download(int local, const void* dev, void* host, std::size_t bytes, Lane lane) override {
+    detail::DeviceGuard guard(device(local).device);
     if (bytes == 0) return;
     if (detail::is_pinned_host(host)) {
-      RXM_CUDA_CHECK(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, d.stream));
+      RXM_CUDA_CHECK(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, stream_of(local, lane)));
       return;
     }
-    staging(local).download(host, dev, bytes, 1);
+    staging(local, lane).download(host, dev, bytes, 1);
   }
 
-  void synchronize(int local) override {
-    const auto& d = device(local);
-    detail::DeviceGuard guard(d.device);
-    RXM_CUDA_CHECK(cudaStreamSynchronize(d.stream));
+  LaneMark mark(int local, Lane lane) override {
+    const int gpu = device(local).device;
+    detail::DeviceGuard guard(gpu);
+    cudaEvent_t event = nullptr;
+    RXM_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    LaneMark owned(event, [gpu](void* e) {
+      detail::DeviceGuard guard(gpu);
+      cudaEventDestroy(static_cast<cudaEvent_t>(e));
+    });
+    RXM_CUDA_CHECK(cudaEventRecord(event, stream_of(local, lane)));
+    return owned;
+  }
+
+  void wait_for(int local, Lane lane, const LaneMark& mark) override {
+    if (!mark) return;
+    detail::DeviceGuard guard(device(local).device);
+    RXM_CUDA_CHECK(cudaStreamWaitEvent(stream_of(local, lane), static_cast<cudaEvent_t>(mark.get()), 0));
+  }
+
+  void synchronize(int local, Lane lane) override {
+    detail::DeviceGuard guard(device(local).device);
+    RXM_CUDA_CHECK(cudaStreamSynchronize(stream_of(local, lane)));
   }
 
  private:
@@ -233,13 +249,25 @@ class CudaDeviceBackend final : public DeviceBackend {
     }
     return split_streams_.emplace(local, side).first->second;
   }
-  // The device's pinned ring, made on first use; the host's threads shared between the devices.
-  detail::HostStaging& staging(int local) {
+  // A lane's stream: the device's own, or a copy lane's, made on first use.
+  cudaStream_t stream_of(int local, Lane lane) {
+    if (lane == Lane::device) return device(local).stream;
     std::lock_guard lock(maps_mutex_);
-    auto& ring = staging_[local];
+    cudaStream_t& stream = lane_streams_[{local, lane}];
+    if (!stream) {
+      detail::DeviceGuard guard(device(local).device);
+      RXM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    }
+    return stream;
+  }
+  // The lane's pinned ring, made on first use; the host's threads shared between the devices.
+  detail::HostStaging& staging(int local, Lane lane) {
+    const cudaStream_t stream = stream_of(local, lane);
+    std::lock_guard lock(maps_mutex_);
+    auto& ring = staging_[{local, lane}];
     if (!ring) {
       const unsigned threads = std::max(1u, ctx_.cpu_threads() / unsigned(resources_.devices.size()));
-      ring = std::make_unique<detail::HostStaging>(device(local).stream, threads);
+      ring = std::make_unique<detail::HostStaging>(stream, threads);
     }
     return *ring;
   }
@@ -259,7 +287,8 @@ class CudaDeviceBackend final : public DeviceBackend {
   // Splits queued by start_split, by (device, ticket); kept until the backend goes, so their
   // events stay valid for after_split and their scratch is released after the split ran.
   std::map<std::pair<int, int>, detail::QueuedSplit> pending_;
-  std::map<int, std::unique_ptr<detail::HostStaging>> staging_;  // per local device
+  std::map<std::pair<int, Lane>, cudaStream_t> lane_streams_;  // the copy lanes', per local device
+  std::map<std::pair<int, Lane>, std::unique_ptr<detail::HostStaging>> staging_;  // per local device and lane
   // Host threads driving different local devices at once (the out-of-core sort) share the maps;
   // entries are per device, so a found entry is used outside the lock.
   std::mutex maps_mutex_;
@@ -267,7 +296,12 @@ class CudaDeviceBackend final : public DeviceBackend {
  public:
   ~CudaDeviceBackend() override {
     pending_.clear();  // releases the splits' scratch on the split streams, before they go
-    staging_.clear();
+    staging_.clear();  // each ring waits for its lane's copies first
+    for (auto& [key, stream] : lane_streams_) {
+      detail::DeviceGuard guard(device(key.first).device);
+      cudaStreamSynchronize(stream);
+      cudaStreamDestroy(stream);
+    }
     for (auto& [local, side] : split_streams_) {
       detail::DeviceGuard guard(side.on.device);
       cudaStreamSynchronize(side.on.stream);

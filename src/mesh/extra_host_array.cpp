@@ -1,0 +1,30 @@
+#include "mesh/extra_host_array.hpp"
+
+#include "core/byte_size.hpp"
+#include "radixmesh/error.hpp"
+#include "radixmesh/key_types.hpp"
+
+namespace radixmesh::detail {
+
+ExtraHostArray extra_host_array(const SortPlan& plan, const SortOptions& options, const std::string& what) {
+  const std::size_t key_bytes = size_of(plan.type);
+  const std::size_t bytes = out_of_core_scratch_bytes(plan.n, key_bytes, plan.value_bytes);
+  ExtraHostArray a;
+  if (!options.host_scratch.empty()) {
+    require(options.host_scratch.size() >= bytes,
+            what + " needs " + format_bytes(bytes) + " but SortOptions::host_scratch holds " +
+                format_bytes(options.host_scratch.size()),
+            "pass at least out_of_core_scratch_bytes(n, key bytes, value bytes) of host_scratch, or none (the "
+            "sort then allocates its own)");
+    a.keys = options.host_scratch.data();
+  } else {
+    require_host_memory_within(bytes, options.host_memory_limit, what);
+    a.owned.reset(new std::byte[bytes]);  // not value-initialized: the sort writes before it reads
+    a.keys = a.owned.get();
+    a.fresh = true;
+  }
+  if (plan.value_bytes) a.values = a.keys + (bytes - plan.n * plan.value_bytes);
+  return a;
+}
+
+}  // namespace radixmesh::detail
