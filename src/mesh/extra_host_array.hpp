@@ -14,11 +14,16 @@ namespace radixmesh::detail {
 struct ExtraHostArray {
   std::byte* keys = nullptr;
   std::byte* values = nullptr;  // null without values
-  bool fresh = false;           // allocated here: its pages are not yet written
   std::unique_ptr<std::byte[]> owned;
 };
 
-// `what` names the array in errors ("sort: the out-of-core sort's second host array").
-ExtraHostArray extra_host_array(const SortPlan& plan, const SortOptions& options, const std::string& what);
+// `what` names the array in errors ("sort: the out-of-core sort's second host array"). A fresh
+// array's pages are written by `threads` host threads before it is returned: the host's first
+// touch of a page costs far more than a copy into it (5.4 against 48 GB/s on a fresh 16-core
+// H100 machine, bench/phases/host_register.cu), and it stalls whatever writes there first (the
+// staging copies' thread teams, MPI's receives: 1.88 s against 0.54 s for 1.5e9 u32 keys per rank
+// on 4 GPU ranks of one host, call AU), so it is done at once, by every thread.
+ExtraHostArray extra_host_array(const SortPlan& plan, const SortOptions& options, const std::string& what,
+                                unsigned threads);
 
 }  // namespace radixmesh::detail

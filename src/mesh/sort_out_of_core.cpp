@@ -1,8 +1,17 @@
 // The out-of-core sort: MSD radix partitioning through the devices, level by level, two passes
-// over each level's keys, every element going up and coming down once per pass.
+// over each level's keys.
 //
-// One level sorts n host-resident elements, its input (pieces of host arrays, in order), into a
-// contiguous range `out`:
+// Where one device holds a level's elements once with room to spare (resident_bytes_per_byte), the
+// level stays on it and every element crosses the host link once each way:
+//  1. partition: every chunk goes up and is split by the level's digit straight into its own
+//     place in one device-resident array (the split gives its bucket counts);
+//  2. sort: runs of consecutive buckets are gathered from their pieces on the device, sorted on
+//     the bits left and come down to their place in `out`; a bucket too large to sort at once comes
+//     down unsorted to its place in `out` and is the next level's input there.
+// No host memory beyond the input is used. Otherwise (inputs larger than that, several devices)
+// one level sorts n host-resident elements, its input (pieces of host arrays, in order), into a
+// contiguous range `out` with the extra host array, every element going up and coming down once
+// per pass:
 //  1. partition: every chunk of the input goes up to a device, is split there by the level's
 //     digit (8 bits of the encoding, below the bits fixed by the levels above) and comes back whole
 //     to its own place in `parted`: the extra host array at the top level; deeper, the input
@@ -49,8 +58,10 @@ constexpr int digit_bits = 8;
 // the received keys.
 constexpr double one_device_bytes_per_byte = 2.2, mesh_bytes_per_byte = 3.2;
 // Out of core, a device holds two items at once: two chunks and their splits (pass 1), or two
-// groups and one sort's second buffer and temp (pass 2).
-constexpr double chunk_bytes_per_byte = 4.2, group_bytes_per_byte = 3.4;
+// groups and one sort's second buffer and temp (pass 2). A level resident on the device holds its
+// elements, and beside them two chunks (pass 1) or two groups and a sort's buffers (pass 2) of at
+// least 1/13 of the elements each.
+constexpr double chunk_bytes_per_byte = 4.2, group_bytes_per_byte = 3.4, resident_bytes_per_byte = 1.25;
 // Items per device and pass, so that the first upload and the last download, which nothing
 // overlaps, are a small part of a pass; but no item below 2^24 elements, whose per-item costs
 // (launches, the host threads' handoffs) would show.
@@ -99,6 +110,7 @@ class OutOfCoreSort {
         elem_bytes_(key_bytes_ + plan.value_bytes) {
     std::size_t budget = SIZE_MAX;
     for (int i = 0; i < locals_; ++i) budget = std::min(budget, budget_of(*backend_, i, options));
+    budget_ = budget;
     chunk_cap_ = std::size_t(double(budget) / (chunk_bytes_per_byte * double(elem_bytes_)));
     group_cap_ = std::size_t(double(budget) / (group_bytes_per_byte * double(elem_bytes_)));
     chunk_cap_ = std::min(chunk_cap_, std::size_t(1) << 31);  // a GPU split takes below 2^32 - 2^16 keys
@@ -108,6 +120,13 @@ class OutOfCoreSort {
                 std::to_string(std::size_t(std::max(chunk_bytes_per_byte, group_bytes_per_byte) * double(min_cap) *
                                            double(elem_bytes_)) + 1) +
                 " bytes)");
+  }
+
+  // Whether a sort of n elements needs the extra host array: not when it fits one device, or its
+  // top level stays resident on one (its deeper levels are smaller, so they do too). Devices
+  // whose memory is the host's (an unbounded budget) take it, so that it is refused up front.
+  bool needs_extra_host_array(std::uint64_t n) const {
+    return budget_ == SIZE_MAX || (n > group_cap_ && !fits_resident(n));
   }
 
   void run(const Level& lv) {
@@ -120,11 +139,16 @@ class OutOfCoreSort {
       sort_groups({Group{lv.input, lv.out, lv.n, lv.end_bit}}, lv.depth);
       return;
     }
+    if (fits_resident(lv.n)) return run_resident(lv);
+    require(!lv.parted.empty(), "sort: an out-of-core level without its second host array",
+            "report this as a bug in radixmesh");
     const int bits = std::min(digit_bits, lv.end_bit - plan_.begin_bit), shift = lv.end_bit - bits;
     const std::uint32_t m = std::uint32_t(1) << bits;
     if (phases()) {
       phases()->passes = std::max(phases()->passes, lv.depth + 1);
       phases()->digit_bits = bits;
+      phases()->plan_text += "level " + std::to_string(lv.depth) + ": " + std::to_string(lv.n) +
+                             " elements through the extra host array\n";
     }
     // 1. Partition: counted[c] holds chunk c's bucket offsets once it is split.
     const std::size_t chunks = items_for(lv.n, chunk_cap_);
@@ -173,6 +197,159 @@ class OutOfCoreSort {
   }
 
  private:
+  // On device 0 alone: where the mesh sort's 3.2x over several devices is out of reach, 1.25x on
+  // one device is too from three devices on, and with two it moves the same bytes over half the
+  // links without the host array. An unbounded budget is the host's memory (CPU devices without
+  // a device_memory_limit): holding the level there would be the host array again.
+  bool fits_resident(std::uint64_t n) const {
+    return budget_ != SIZE_MAX && double(n) * double(elem_bytes_) * resident_bytes_per_byte <= double(budget_);
+  }
+
+  // A level resident on device 0 (the file's comment): pass 1 splits each chunk into `resident`,
+  // pass 2 sorts groups gathered there and brings every bucket down to lv.out; buckets too large to
+  // sort there are the next levels' inputs, in place in lv.out.
+  void run_resident(const Level& lv) {
+    const int bits = std::min(digit_bits, lv.end_bit - plan_.begin_bit), shift = lv.end_bit - bits;
+    const std::uint32_t m = std::uint32_t(1) << bits;
+    if (phases()) {
+      phases()->passes = std::max(phases()->passes, lv.depth + 1);
+      phases()->digit_bits = bits;
+      phases()->plan_text += "level " + std::to_string(lv.depth) + ": " + std::to_string(lv.n) +
+                             " elements resident on the device\n";
+    }
+    const std::size_t spare = budget_ - std::size_t(lv.n) * elem_bytes_;
+    const std::size_t chunk_cap = std::min(spare / (2 * elem_bytes_), std::size_t(1) << 31);
+    const std::size_t group_cap = std::size_t(double(spare) / (group_bytes_per_byte * double(elem_bytes_)));
+    const std::size_t chunks = items_for(lv.n, chunk_cap);
+    auto chunk_begin = [&](std::size_t c) { return lv.n * c / chunks; };
+    const std::vector<std::uint32_t> remap = digit_order(m, plan_.order);
+    const DigitSource source{plan_.type, {shift, bits}};
+    std::vector<std::vector<std::size_t>> counted(chunks, std::vector<std::size_t>(m + 1, 0));
+    const std::shared_ptr<std::byte> resident_keys =
+        backend_->allocate(0, std::size_t(lv.n) * key_bytes_, "sort: an out-of-core level's keys on the device");
+    const std::shared_ptr<std::byte> resident_values =
+        plan_.value_bytes ? backend_->allocate(0, std::size_t(lv.n) * plan_.value_bytes,
+                                               "sort: an out-of-core level's values on the device")
+                          : nullptr;
+
+    // 1. Partition: the uploads on the device's own lane (the other lanes are idle: this pass sends
+    // nothing down), each chunk split behind its upload on the split stream.
+    auto started = now();
+    allocate_slots(std::size_t((lv.n + chunks - 1) / chunks), false, "sort: an out-of-core chunk");
+    pass(
+        "partitioning", lv.depth, chunks,
+        [&](int i, int s, std::size_t c) {
+          const std::uint64_t from = chunk_begin(c), count = chunk_begin(c + 1) - from;
+          Slot& slot = slots_[std::size_t(i)][std::size_t(s)];
+          upload(i, range_of(lv.input, from, count), slot.keys.get(), slot.values.get(), Lane::device);
+          mesh::LocalSplit split = digit_split(source, remap);
+          split.args.n = count;
+          split.args.keys_in = slot.keys.get();
+          split.args.keys_out = resident_keys.get() + from * key_bytes_;
+          if (plan_.value_bytes) {
+            split.args.values_in = slot.values.get();
+            split.args.values_out = resident_values.get() + from * plan_.value_bytes;
+            split.args.value_bytes = plan_.value_bytes;
+          }
+          split.args.offsets = counted[c].data();
+          backend_->start_split(i, s, split);
+        },
+        [&](int i, int s, std::size_t) { backend_->finish_split(i, s); }, 1);
+    if (phases()) {
+      phases()->partition_ms += ms_since(started);
+      phases()->out_of_core_chunks += chunks;
+    }
+
+    // 2. Sort: runs of buckets of about an item's size gathered on the device; a bucket larger
+    // than a group comes down unsorted.
+    std::vector<std::uint64_t> bucket_begin(m + 1, 0);
+    for (std::uint32_t p = 0; p < m; ++p) {
+      std::uint64_t total = 0;
+      for (std::size_t c = 0; c < chunks; ++c) total += counted[c][p + 1] - counted[c][p];
+      bucket_begin[p + 1] = bucket_begin[p] + total;
+    }
+    struct Run {
+      std::uint32_t first, last;
+      bool sorted_here;
+    };
+    std::vector<Run> runs;
+    const std::uint64_t goal = items_for_size(lv.n, group_cap);
+    std::uint64_t largest = 0;
+    for (std::uint32_t p = 0; p < m;) {
+      if (bucket_begin[p + 1] - bucket_begin[p] > group_cap) {
+        runs.push_back({p, p + 1, false});
+        ++p;
+        continue;
+      }
+      std::uint32_t q = p + 1;
+      while (q < m && bucket_begin[q + 1] - bucket_begin[p] <= goal) ++q;
+      if (bucket_begin[q] > bucket_begin[p]) runs.push_back({p, q, true});
+      largest = std::max(largest, bucket_begin[q] - bucket_begin[p]);
+      p = q;
+    }
+    // Run r's pieces in the resident arrays, in elements: one per chunk.
+    auto pieces_of = [&](const Run& r) {
+      std::vector<mesh::Chunk> pieces;
+      std::uint64_t to = 0;
+      for (std::size_t c = 0; c < chunks; ++c) {
+        const std::uint64_t count = counted[c][r.last] - counted[c][r.first];
+        if (count) pieces.push_back({chunk_begin(c) + counted[c][r.first], to, count});
+        to += count;
+      }
+      return pieces;
+    };
+    started = now();
+    std::size_t sorted_runs = 0;
+    allocate_slots(std::size_t(largest), false, "sort: an out-of-core group");
+    pass(
+        "sorting", lv.depth, runs.size(),
+        [&](int i, int s, std::size_t r) {
+          if (!runs[r].sorted_here) return;
+          Slot& slot = slots_[std::size_t(i)][std::size_t(s)];
+          const std::vector<mesh::Chunk> pieces = pieces_of(runs[r]);
+          backend_->copy_chunks(i, resident_keys.get(), slot.keys.get(), pieces, key_bytes_);
+          if (plan_.value_bytes)
+            backend_->copy_chunks(i, resident_values.get(), slot.values.get(), pieces, plan_.value_bytes);
+          SortPlan sub = plan_;
+          sub.n = bucket_begin[runs[r].last] - bucket_begin[runs[r].first];
+          sub.end_bit = runs[r].last - runs[r].first == 1 ? shift : lv.end_bit;
+          if (sub.n > 1 && sub.begin_bit < sub.end_bit) backend_->sort_local(i, sub, slot.keys.get(), slot.values.get());
+          slot.done = backend_->mark(i, Lane::device);
+        },
+        [&](int i, int s, std::size_t r) {
+          Slot& slot = slots_[std::size_t(i)][std::size_t(s)];
+          const std::uint64_t at = bucket_begin[runs[r].first];
+          if (runs[r].sorted_here) {
+            download(i, slot.done, slot.keys.get(), slot.values.get(),
+                     {Piece{offset(lv.out, at), bucket_begin[runs[r].last] - at}});
+            slot.done = nullptr;
+            return;
+          }
+          // Unsorted, piece by piece (the splits are done: pass 1 waited for each).
+          std::uint64_t to = at;
+          for (const mesh::Chunk& piece : pieces_of(runs[r])) {
+            download(i, nullptr, resident_keys.get() + piece.from * key_bytes_,
+                     plan_.value_bytes ? resident_values.get() + piece.from * plan_.value_bytes : nullptr,
+                     {Piece{offset(lv.out, to), piece.count}});
+            to += piece.count;
+          }
+        },
+        1);
+    for (const Run& r : runs) sorted_runs += r.sorted_here ? 1 : 0;
+    if (phases()) {
+      phases()->local_sort_ms += ms_since(started);
+      phases()->out_of_core_groups += sorted_runs;
+    }
+    // The device's arrays go back before the next levels take their own.
+    backend_->synchronize(0, Lane::device);
+    for (const Run& r : runs) {
+      if (r.sorted_here) continue;
+      const std::uint64_t at = bucket_begin[r.first], count = bucket_begin[r.last] - at;
+      const std::vector<Piece> here{Piece{offset(lv.out, at), count}};
+      run(Level{here, {}, offset(lv.out, at), count, shift, lv.depth + 1});
+    }
+  }
+
   // One item's device buffers: a chunk and its split (pass 1) or a group (pass 2), and the mark of
   // the device work the item's download waits for.
   struct Slot {
@@ -234,13 +411,13 @@ class OutOfCoreSort {
     }
   }
 
-  // The pieces up to device i's buffers (keys, values), on the up lane.
-  void upload(int i, const std::vector<Piece>& pieces, std::byte* keys, std::byte* values) {
+  // The pieces up to device i's buffers (keys, values), on `lane`.
+  void upload(int i, const std::vector<Piece>& pieces, std::byte* keys, std::byte* values, Lane lane = Lane::up) {
     for (const Piece& p : pieces) {
-      backend_->upload(i, p.at.keys, keys, p.count * key_bytes_, Lane::up);
+      backend_->upload(i, p.at.keys, keys, p.count * key_bytes_, lane);
       keys += p.count * key_bytes_;
       if (plan_.value_bytes) {
-        backend_->upload(i, p.at.values, values, p.count * plan_.value_bytes, Lane::up);
+        backend_->upload(i, p.at.values, values, p.count * plan_.value_bytes, lane);
         values += p.count * plan_.value_bytes;
       }
     }
@@ -367,8 +544,8 @@ class OutOfCoreSort {
   // concurrent calls run up and down on two host threads of their own, so that one item goes up
   // while the one before comes down; others run both in turn on one thread. The first error is
   // rethrown once every thread has stopped and every lane is idle; the slots are released. Each
-  // item down is reported as progress of `step`.
-  void pass(const char* step, int depth, std::size_t count, const Step& up, const Step& down) {
+  // item down is reported as progress of `step`. Only the first `devices` local devices take part.
+  void pass(const char* step, int depth, std::size_t count, const Step& up, const Step& down, int devices = 0) {
     std::size_t reported = 0;
     auto report = [&] {
       if (!options_.progress) return;
@@ -390,7 +567,7 @@ class OutOfCoreSort {
       std::array<bool, 2> busy{false, false};
       bool up_done = false, stopped = false;
     };
-    const int workers = int(std::min<std::size_t>(std::size_t(locals_), count));
+    const int workers = int(std::min<std::size_t>(std::size_t(devices ? devices : locals_), count));
     if (!backend_->concurrent_local_calls()) {
       try {
         for (std::size_t item; (item = next.fetch_add(1)) < count;) {
@@ -479,6 +656,7 @@ class OutOfCoreSort {
   std::unique_ptr<mesh::DeviceBackend> backend_;
   int locals_;
   std::size_t key_bytes_, elem_bytes_;
+  std::size_t budget_ = 0;                     // device memory per device
   std::size_t chunk_cap_ = 0, group_cap_ = 0;  // elements per chunk (pass 1) and per group (pass 2)
   std::vector<std::array<Slot, 2>> slots_;     // per local device
   std::mutex progress_mutex_;
@@ -511,21 +689,36 @@ OutOfCoreWish rank_out_of_core_wish(Context& ctx, const SortPlan& plan, const So
   return needed > double(budget_of(*backend, 0, options)) ? OutOfCoreWish::out_of_core : OutOfCoreWish::in_memory;
 }
 
+namespace {
+
+void sort_with(OutOfCoreSort& sort, const SortPlan& plan, void* keys, void* values, void* tmp_keys, void* tmp_values) {
+  const HostArrays data{static_cast<std::byte*>(keys), static_cast<std::byte*>(values)};
+  const HostArrays tmp{static_cast<std::byte*>(tmp_keys), static_cast<std::byte*>(tmp_values)};
+  std::vector<Piece> parted;
+  if (tmp.keys) parted.push_back({tmp, plan.n});
+  sort.run(Level{{Piece{data, plan.n}}, parted, data, plan.n, plan.end_bit, 0});
+}
+
+}  // namespace
+
 void sort_out_of_core_with(Context& ctx, const SortPlan& plan, void* keys, void* values, void* tmp_keys,
                            void* tmp_values, const SortOptions& options) {
   OutOfCoreSort sort(ctx, plan, options);
-  const HostArrays data{static_cast<std::byte*>(keys), static_cast<std::byte*>(values)};
-  const HostArrays tmp{static_cast<std::byte*>(tmp_keys), static_cast<std::byte*>(tmp_values)};
-  sort.run(Level{{Piece{data, plan.n}}, {Piece{tmp, plan.n}}, data, plan.n, plan.end_bit, 0});
+  sort_with(sort, plan, keys, values, tmp_keys, tmp_values);
 }
 
+// The extra host array is taken (or refused, before anything moves) only when the top level does
+// not stay on a device.
 void sort_out_of_core(Context& ctx, const SortPlan& plan, void* keys, void* values, const SortOptions& options) {
-  const ExtraHostArray tmp = extra_host_array(plan, options, "sort: the out-of-core sort's second host array");
+  OutOfCoreSort sort(ctx, plan, options);
+  ExtraHostArray tmp;
+  if (sort.needs_extra_host_array(plan.n))
+    tmp = extra_host_array(plan, options, "sort: the out-of-core sort's second host array", ctx.cpu_threads());
   if (options.phases) {
     *options.phases = SortPhases{};
     options.phases->out_of_core = true;
   }
-  sort_out_of_core_with(ctx, plan, keys, values, tmp.keys, tmp.values, options);
+  sort_with(sort, plan, keys, values, tmp.keys, tmp.values);
 }
 
 }  // namespace radixmesh::detail

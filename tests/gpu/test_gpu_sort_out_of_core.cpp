@@ -1,10 +1,12 @@
 // The out-of-core sort on one GPU, on logical devices of it and on every GPU where there are several, with a device memory limit that
 // forces rounds, against the CPU backend byte for byte: several key types, keys and pairs, both
 // orders, adversarial distributions (a bucket larger than a device recurses), and the automatic
-// choice, which keeps inputs that fit in memory (counting the scratch pools' idle memory as free).
+// choice, which keeps inputs that fit in memory (counting the scratch pools' idle memory as free);
+// levels resident on the GPU; pinned keys, values and scratch.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -57,6 +59,73 @@ TEST(GpuSortOutOfCore, BucketsTooLargeForADeviceRecurse) {
   RXM_REQUIRE_GPU();
   auto ctx = rxm::Context::local({0}, rxm::Backend::cuda);
   rxm::testing::expect_recursion_matches(ctx, std::size_t(3) << 20, limited(200000, 8));
+}
+
+// A level that the GPU holds once with room to spare stays on it, with no host array (the host
+// may give none): on one GPU and on logical devices of it (the level takes device 0 alone).
+TEST(GpuSortOutOfCore, ALevelThatTheGpuHoldsOnceStaysThere) {
+  RXM_REQUIRE_GPU();
+  const std::uint64_t seed = rxm::testing::test_seed();
+  const std::size_t n = (std::size_t(1) << 21) + 12345;
+  for (const std::vector<int>& devices : {std::vector<int>{0}, std::vector<int>{0, 0, 0}}) {
+    auto ctx = rxm::Context::local(devices, rxm::Backend::cuda);
+    const std::string on = std::to_string(devices.size()) + " device(s)";
+    for (const auto& c : rxm::testing::mesh_sort_cases())
+      for (auto [type, value_bytes] : {std::pair{rxm::KeyType::u32, std::size_t(0)}, std::pair{rxm::KeyType::f32, std::size_t(4)},
+                                       std::pair{rxm::KeyType::u64, std::size_t(8)}})
+        for (rxm::Order order : {rxm::Order::ascending, rxm::Order::descending}) {
+          rxm::SortOptions o;
+          o.out_of_core = rxm::OutOfCoreMode::always;
+          o.device_memory_limit = std::size_t(1.6 * double(n * (rxm::size_of(type) + value_bytes)));
+          o.host_memory_limit = 1;
+          o.order = order;
+          const auto phases = expect_out_of_core_matches(
+              ctx, type, n, c.gen, value_bytes, o, seed,
+              c.name + " " + std::string(rxm::name_of(type)) + " v" + std::to_string(value_bytes) +
+                  (order == rxm::Order::descending ? " desc " : " asc ") + on);
+          EXPECT_NE(phases.plan_text.find("resident on the device"), std::string::npos) << phases.plan_text;
+        }
+  }
+  rxm::SortOptions o;
+  o.out_of_core = rxm::OutOfCoreMode::always;
+  o.device_memory_limit = std::size_t(1.6 * double(n * 8));
+  o.host_memory_limit = 1;
+  auto one = rxm::Context::local({0}, rxm::Backend::cuda);
+  rxm::testing::expect_recursion_matches(one, n, o);
+}
+
+// Pinned keys, values and scratch go to and from the copy lanes without staging, queued: both
+// ways of the sort (through the scratch array, and resident on the GPU) equal the CPU backend.
+TEST(GpuSortOutOfCore, PinnedKeysValuesAndScratch) {
+  RXM_REQUIRE_GPU();
+  const std::size_t n = (std::size_t(1) << 22) + 777;
+  const std::vector<std::uint64_t> source = rxm::testing::random_bit_patterns<std::uint64_t>(n, 11);
+  std::vector<std::uint64_t> want_keys = source;
+  std::vector<std::uint32_t> want_values(n);
+  for (std::size_t i = 0; i < n; ++i) want_values[i] = std::uint32_t(i);
+  auto cpu = rxm::Context::cpu(1);
+  rxm::sort(cpu, std::span(want_keys), std::span(want_values));
+  auto ctx = rxm::Context::local({0}, rxm::Backend::cuda);
+  const std::size_t scratch_bytes = rxm::out_of_core_scratch_bytes(n, 8, 4);
+  rxm::PinnedBuffer keys(n * 8), values(n * 4), scratch(scratch_bytes);
+  for (double limit : {0.3, 1.6}) {  // bytes per element's bytes: through the scratch array, resident
+    SCOPED_TRACE(limit);
+    auto* k = static_cast<std::uint64_t*>(keys.data());
+    auto* v = static_cast<std::uint32_t*>(values.data());
+    std::copy(source.begin(), source.end(), k);
+    for (std::size_t i = 0; i < n; ++i) v[i] = std::uint32_t(i);
+    rxm::SortOptions o;
+    o.out_of_core = rxm::OutOfCoreMode::always;
+    o.device_memory_limit = std::size_t(limit * double(n * 12));
+    o.host_scratch = std::span(static_cast<std::byte*>(scratch.data()), scratch_bytes);
+    rxm::SortPhases phases;
+    o.phases = &phases;
+    rxm::sort(ctx, std::span(k, n), std::span(v, n), o);
+    EXPECT_TRUE(std::equal(want_keys.begin(), want_keys.end(), k)) << "keys";
+    EXPECT_TRUE(std::equal(want_values.begin(), want_values.end(), v)) << "values";
+    EXPECT_NE(phases.plan_text.find(limit > 1 ? "resident on the device" : "extra host array"), std::string::npos)
+        << phases.plan_text;
+  }
 }
 
 TEST(GpuSortOutOfCore, InputsThatFitStayInMemory) {

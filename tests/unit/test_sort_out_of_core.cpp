@@ -69,6 +69,44 @@ TEST(SortOutOfCore, BucketsTooLargeForADeviceRecurse) {
   rxm::testing::expect_recursion_matches(ctx, 30011, forced(2000, 8));
 }
 
+// A level that one device holds once with room to spare stays on it: each chunk is split into a
+// device-resident array and each group gathered there, with no host array at all (the host may
+// give none). Every key type, pairs, both orders, the adversarial distributions, and buckets too
+// large to sort at once (they come down unsorted and are the next level, again on the device).
+TEST(SortOutOfCore, ALevelThatADeviceHoldsOnceStaysThere) {
+  const std::uint64_t seed = rxm::testing::test_seed();
+  auto ctx = rxm::Context::cpu_mesh(2, 1);
+  const std::size_t n = 20011;
+  auto resident = [&](std::size_t elem) {
+    rxm::SortOptions o;
+    o.out_of_core = rxm::OutOfCoreMode::always;
+    o.device_memory_limit = std::size_t(1.6 * double(n * elem));  // 1.25x holds the level; 2.2x would sort in memory
+    o.host_memory_limit = 1;
+    return o;
+  };
+  auto expect_resident = [](const rxm::SortPhases& phases) {
+    EXPECT_TRUE(phases.out_of_core);
+    EXPECT_NE(phases.plan_text.find("resident on the device"), std::string::npos) << phases.plan_text;
+    EXPECT_EQ(phases.plan_text.find("extra host array"), std::string::npos) << phases.plan_text;
+  };
+  rxm::GenerateOptions gen;
+  gen.float_full_range = true;
+  gen.special_fraction = 0.05;
+  for (rxm::KeyType type : rxm::all_key_types)
+    for (std::size_t value_bytes : {0, 4, 8})
+      for (rxm::Order order : {rxm::Order::ascending, rxm::Order::descending}) {
+        rxm::SortOptions o = resident(rxm::size_of(type) + value_bytes);
+        o.order = order;
+        expect_resident(expect_out_of_core_matches(
+            ctx, type, n, gen, value_bytes, o, seed,
+            std::string(rxm::name_of(type)) + " v" + std::to_string(value_bytes) +
+                (order == rxm::Order::descending ? " descending" : " ascending")));
+      }
+  for (const auto& c : rxm::testing::mesh_sort_cases())
+    expect_resident(expect_out_of_core_matches(ctx, rxm::KeyType::u32, n, c.gen, 8, resident(12), seed, c.name));
+  rxm::testing::expect_recursion_matches(ctx, n, resident(8));
+}
+
 TEST(SortOutOfCore, BitRanges) {
   const std::uint64_t seed = rxm::testing::test_seed();
   auto ctx = rxm::Context::cpu_mesh(2, 1);

@@ -45,6 +45,7 @@ nlohmann::json mesh_json(const SortPhases& p) {
                         {"digit_bits", p.digit_bits},
                         {"chunks", p.out_of_core_chunks},
                         {"groups", p.out_of_core_groups},
+                        {"level_plan", p.plan_text},
                         {"ms", {{"partition", p.partition_ms}, {"local_sort", p.local_sort_ms}}}};
     if (!p.counts.empty()) {  // across MPI ranks: this rank's own sort, then the ranks' steps
       j["counts"] = p.counts;
@@ -77,6 +78,7 @@ void print_mesh_steps(const SortPhases& p) {
                 "groups sorted in %.3f ms (transfers included)\n",
                 p.passes, p.digit_bits, static_cast<unsigned long long>(p.out_of_core_chunks), p.partition_ms,
                 static_cast<unsigned long long>(p.out_of_core_groups), p.local_sort_ms);
+    std::printf("%s", p.plan_text.c_str());  // each level: resident on the device or through the extra host array
     if (!p.counts.empty()) {
       std::uint64_t moved = 0;
       const std::size_t size = p.counts.size();
