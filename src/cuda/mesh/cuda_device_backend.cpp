@@ -216,6 +216,16 @@ class CudaDeviceBackend final : public DeviceBackend {
     RXM_CUDA_CHECK(cudaStreamWaitEvent(stream_of(local, lane), static_cast<cudaEvent_t>(mark.get()), 0));
   }
 
+  // The copy lanes' rings are made again, after their copies, with teams for the new sharing.
+  void copy_lanes_at_once(int local, int lanes) override {
+    std::lock_guard lock(maps_mutex_);
+    int& at_once = copy_lanes_at_once_[local];
+    if (at_once == lanes) return;
+    at_once = lanes;
+    staging_.erase({local, Lane::up});  // each ring waits for its lane's copies first
+    staging_.erase({local, Lane::down});
+  }
+
   void synchronize(int local, Lane lane) override {
     detail::DeviceGuard guard(device(local).device);
     RXM_CUDA_CHECK(cudaStreamSynchronize(stream_of(local, lane)));
@@ -261,15 +271,18 @@ class CudaDeviceBackend final : public DeviceBackend {
     return stream;
   }
   // The lane's pinned ring, made on first use. The host's threads are shared between the devices,
-  // and between the two copy lanes of a device, which copy at once: a ring's copies wait for its
-  // whole team of threads at a barrier, so teams larger than the cores stall on their stragglers
-  // (two 16-thread teams on 16 cores moved 12e9 pageable u32 keys at 7-10 GB/s each way, call BH).
+  // and between a device's copy lanes that copy at once (copy_lanes_at_once): a ring's copies wait
+  // for its whole team of threads at a barrier, so teams larger than the cores stall on their
+  // stragglers (two 16-thread teams on 16 cores moved 12e9 pageable u32 keys at 7-10 GB/s each
+  // way, call BH).
   detail::HostStaging& staging(int local, Lane lane) {
     const cudaStream_t stream = stream_of(local, lane);
     std::lock_guard lock(maps_mutex_);
     auto& ring = staging_[{local, lane}];
     if (!ring) {
-      const unsigned sharing = unsigned(resources_.devices.size()) * (lane == Lane::device ? 1u : 2u);
+      const auto lanes = copy_lanes_at_once_.find(local);
+      const unsigned at_once = lane == Lane::device ? 1u : lanes == copy_lanes_at_once_.end() ? 2u : unsigned(lanes->second);
+      const unsigned sharing = unsigned(resources_.devices.size()) * at_once;
       ring = std::make_unique<detail::HostStaging>(stream, std::max(1u, ctx_.cpu_threads() / sharing));
     }
     return *ring;
@@ -292,6 +305,7 @@ class CudaDeviceBackend final : public DeviceBackend {
   std::map<std::pair<int, int>, detail::QueuedSplit> pending_;
   std::map<std::pair<int, Lane>, cudaStream_t> lane_streams_;  // the copy lanes', per local device
   std::map<std::pair<int, Lane>, std::unique_ptr<detail::HostStaging>> staging_;  // per local device and lane
+  std::map<int, int> copy_lanes_at_once_;  // per local device; 2 where not set
   // Host threads driving different local devices at once (the out-of-core sort) share the maps;
   // entries are per device, so a found entry is used outside the lock.
   std::mutex maps_mutex_;
