@@ -49,12 +49,14 @@ void cuda_sort_rows_device(Context& ctx, const SortPlan& row_plan, const DeviceR
 // or this rank's shard of an MPI context); checks its arguments on every rank together.
 void mesh_sort_host(Context& ctx, KeyType type, void* keys, std::size_t n, void* values, std::size_t value_bytes,
                     const SortOptions& options);
-// src/mesh/sort_out_of_core.cpp: whether host-resident `plan` goes out of core on ctx's local mesh
-// devices (it does not fit the in-memory sort's buffers within each device's budget:
-// SortOptions::device_memory_limit, or what the device has free, shared between logical devices
-// of one GPU; single-process contexts only), and the sort itself (stable, in place, with one extra
-// host array of the same size, refused up front when the host cannot hold it).
-bool takes_out_of_core(Context& ctx, const SortPlan& plan, const SortOptions& options);
+// src/mesh/sort_out_of_core.cpp: whether host-resident `plan` (at keys, values) goes out of core on
+// ctx's local mesh devices (it does not fit the in-memory sort's buffers within each device's
+// budget: SortOptions::device_memory_limit, or what the device has free, shared between logical
+// devices of one GPU; single-process contexts only; or one GPU takes large pinned input resident),
+// and the sort itself (stable, in place, with at most one extra host array of the same size,
+// refused up front when the host cannot hold it).
+bool takes_out_of_core(Context& ctx, const SortPlan& plan, const SortOptions& options, const void* keys,
+                       const void* values);
 void sort_out_of_core(Context& ctx, const SortPlan& plan, void* keys, void* values, const SortOptions& options);
 // The same with the second host array given (tmp_values: null without values); options.phases is
 // added to, not reset.

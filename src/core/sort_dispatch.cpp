@@ -28,7 +28,7 @@ void sort_host(Context& ctx, KeyType type, void* keys, std::size_t n, void* valu
   SortPlan plan = validate_sort(type, n, value_bytes, options);
   require(n == 0 || keys != nullptr, "sort: keys is null", "pass the keys' storage");
   require(value_bytes == 0 || n == 0 || values != nullptr, "sort: values is null", "pass the values' storage");
-  if (takes_out_of_core(ctx, plan, options)) {
+  if (takes_out_of_core(ctx, plan, options, keys, values)) {
     if (n > 1 && plan.begin_bit < plan.end_bit) sort_out_of_core(ctx, plan, keys, values, options);
     return;
   }

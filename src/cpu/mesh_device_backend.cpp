@@ -101,6 +101,7 @@ class CpuDeviceBackend final : public DeviceBackend {
   LaneMark mark(int, Lane) override { return nullptr; }  // every step is done when its call returns
   void wait_for(int, Lane, const LaneMark&) override {}
   void copy_lanes_at_once(int, int) override {}
+  bool reaches_directly(const void*) const override { return true; }
   void copy_chunks(int, const void* src, void* dst, std::span<const Chunk> chunks, std::size_t elem_bytes) override {
     const auto* from = static_cast<const std::byte*>(src);
     auto* to = static_cast<std::byte*>(dst);

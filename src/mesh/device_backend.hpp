@@ -111,6 +111,9 @@ class DeviceBackend {
   // Waits until everything queued on `lane` of local device `local` is done (GPU devices queue
   // their steps; CPU devices run them at once).
   virtual void synchronize(int local, Lane lane = Lane::device) = 0;
+  // Whether the devices' copies reach this host memory directly (GPU devices: pinned memory,
+  // which needs no staging by host threads; CPU devices: all of it).
+  virtual bool reaches_directly(const void* host) const = 0;
   // How many of local device `local`'s copy lanes move data at once from now on (1 or 2, the
   // default): GPU devices share the host threads that stage pageable memory between them.
   virtual void copy_lanes_at_once(int local, int lanes) = 0;

@@ -676,7 +676,8 @@ class OutOfCoreSort {
 
 }  // namespace
 
-bool takes_out_of_core(Context& ctx, const SortPlan& plan, const SortOptions& options) {
+bool takes_out_of_core(Context& ctx, const SortPlan& plan, const SortOptions& options, const void* keys,
+                       const void* values) {
   const MeshDevices local = ctx.local_mesh_devices();
   if (local.count != ctx.mesh_size() || plan.n < 2) return false;  // MPI: sort_shards decides (rank_out_of_core_wish)
   if (options.out_of_core == OutOfCoreMode::never) return false;
@@ -684,13 +685,17 @@ bool takes_out_of_core(Context& ctx, const SortPlan& plan, const SortOptions& op
   if (ctx.mesh_size() == 1 && ctx.mesh_backend(local.first) != Backend::cuda) return false;
   if (options.out_of_core == OutOfCoreMode::always) return true;
   auto backend = mesh::device_backend_for(ctx);
-  // One GPU sorts large host inputs resident on it where it holds them 1.25x over, the default host
-  // plan, engine and float path asked (the mesh devices' sorts take the defaults): each chunk is split as it lands and each group sorted while the one before comes
-  // down, where the in-memory host sort splits and sorts after its whole upload (2e9 pinned u32 on
-  // one H100: 296 against 330 ms, call BJ).
+  // One GPU sorts large pinned host inputs resident on it where it holds them 1.25x over, the
+  // default host plan, engine and float path asked (the mesh devices' sorts take the defaults):
+  // each chunk is split as it lands and each group sorted while the one before comes down, where
+  // the in-memory host sort splits and sorts after its whole upload (2e9 pinned u32 on one H100:
+  // 296.7 against 330.3 ms, calls BJ and BK). Pageable input stays with the host sort, whose
+  // staging copies were the faster there (2e9 u32: split plan 373.8 against 412.7 ms, 2^28: 52.4
+  // against 63.0, call BK).
   const double bytes = double(plan.n) * double(size_of(plan.type) + plan.value_bytes);
   if (local.count == 1 && plan.host_plan == HostStagingPlan::automatic && options.engine == SortEngine::automatic &&
-      options.float_path == FloatSortPath::automatic && plan.n >= resident_min &&
+      options.float_path == FloatSortPath::automatic && plan.n >= resident_min && backend->reaches_directly(keys) &&
+      (!values || backend->reaches_directly(values)) &&
       bytes * resident_bytes_per_byte <= double(budget_of(*backend, 0, options)))
     return true;
   const double per_device = double(plan.n) / double(local.count) * double(size_of(plan.type) + plan.value_bytes) *

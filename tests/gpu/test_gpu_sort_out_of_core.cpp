@@ -128,6 +128,32 @@ TEST(GpuSortOutOfCore, PinnedKeysValuesAndScratch) {
   }
 }
 
+// One GPU's sort of large pinned host input takes the resident way on its own (the default
+// options); pageable input of the same size takes the in-memory host sort.
+TEST(GpuSortOutOfCore, LargePinnedHostInputOnOneGpuStaysResident) {
+  RXM_REQUIRE_GPU();
+  const std::size_t n = (std::size_t(1) << 26) + 5;
+  const std::vector<std::uint32_t> source = rxm::testing::random_bit_patterns<std::uint32_t>(n, 13);
+  std::vector<std::uint32_t> want = source;
+  auto cpu = rxm::Context::cpu();
+  rxm::sort(cpu, std::span(want));
+  auto ctx = rxm::Context::local({0}, rxm::Backend::cuda);
+  rxm::PinnedBuffer pinned(n * 4);
+  auto* keys = static_cast<std::uint32_t*>(pinned.data());
+  std::copy(source.begin(), source.end(), keys);
+  rxm::SortPhases phases;
+  rxm::SortOptions o;
+  o.phases = &phases;
+  rxm::sort(ctx, std::span(keys, n), o);
+  EXPECT_TRUE(std::equal(want.begin(), want.end(), keys));
+  EXPECT_NE(phases.plan_text.find("resident on the device"), std::string::npos) << phases.plan_text;
+  std::vector<std::uint32_t> pageable = source;
+  phases = {};
+  rxm::sort(ctx, std::span(pageable), o);
+  EXPECT_EQ(pageable, want);
+  EXPECT_FALSE(phases.out_of_core);
+}
+
 TEST(GpuSortOutOfCore, InputsThatFitStayInMemory) {
   RXM_REQUIRE_GPU();
   auto ctx = rxm::Context::local({0}, rxm::Backend::cuda);

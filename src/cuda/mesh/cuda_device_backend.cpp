@@ -216,6 +216,8 @@ class CudaDeviceBackend final : public DeviceBackend {
     RXM_CUDA_CHECK(cudaStreamWaitEvent(stream_of(local, lane), static_cast<cudaEvent_t>(mark.get()), 0));
   }
 
+  bool reaches_directly(const void* host) const override { return detail::is_pinned_host(host); }
+
   // The copy lanes' rings are made again, after their copies, with teams for the new sharing.
   void copy_lanes_at_once(int local, int lanes) override {
     std::lock_guard lock(maps_mutex_);
