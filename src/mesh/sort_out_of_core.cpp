@@ -40,6 +40,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "mesh/device_backend.hpp"
@@ -154,14 +155,8 @@ class OutOfCoreSort {
     if (resident) return run_resident(lv);
     require(!lv.parted.empty(), "sort: an out-of-core level without its second host array",
             "report this as a bug in radixmesh");
-    const int bits = std::min(digit_bits, lv.end_bit - plan_.begin_bit), shift = lv.end_bit - bits;
+    const auto [bits, shift] = level_digit(lv, "through the extra host array");
     const std::uint32_t m = std::uint32_t(1) << bits;
-    if (phases()) {
-      phases()->passes = std::max(phases()->passes, lv.depth + 1);
-      phases()->digit_bits = bits;
-      phases()->plan_text += "level " + std::to_string(lv.depth) + ": " + std::to_string(lv.n) +
-                             " elements through the extra host array\n";
-    }
     // 1. Partition: counted[c] holds chunk c's bucket offsets once it is split.
     const std::size_t chunks = items_for(lv.n, chunk_cap_);
     auto chunk_begin = [&](std::size_t c) { return lv.n * c / chunks; };
@@ -169,12 +164,7 @@ class OutOfCoreSort {
 
     // 2. Sort: runs of consecutive buckets of about an item's size that fit a device; a bucket
     // that does not is the next level's input.
-    std::vector<std::uint64_t> bucket_begin(m + 1, 0);
-    for (std::uint32_t p = 0; p < m; ++p) {
-      std::uint64_t total = 0;
-      for (std::size_t c = 0; c < chunks; ++c) total += counted[c][p + 1] - counted[c][p];
-      bucket_begin[p + 1] = bucket_begin[p] + total;
-    }
+    const std::vector<std::uint64_t> bucket_begin = bucket_begins(counted, m);
     // Bucket run [first, last)'s pieces in `parted`: one per chunk (more where a chunk's run
     // crosses a piece of `parted`).
     auto pieces_of = [&](std::uint32_t first, std::uint32_t last) {
@@ -209,19 +199,33 @@ class OutOfCoreSort {
   }
 
  private:
+  // The level's digit (its bits and shift), recorded in the phases with the way it goes (`how`).
+  std::pair<int, int> level_digit(const Level& lv, const char* how) {
+    const int bits = std::min(digit_bits, lv.end_bit - plan_.begin_bit);
+    if (phases()) {
+      phases()->passes = std::max(phases()->passes, lv.depth + 1);
+      phases()->digit_bits = bits;
+      phases()->plan_text += "level " + std::to_string(lv.depth) + ": " + std::to_string(lv.n) + " elements " + how + "\n";
+    }
+    return {bits, lv.end_bit - bits};
+  }
+  // Where each of the m buckets begins, from every chunk's split offsets.
+  static std::vector<std::uint64_t> bucket_begins(const std::vector<std::vector<std::size_t>>& counted, std::uint32_t m) {
+    std::vector<std::uint64_t> begin(m + 1, 0);
+    for (std::uint32_t p = 0; p < m; ++p) {
+      std::uint64_t total = 0;
+      for (const auto& chunk : counted) total += chunk[p + 1] - chunk[p];
+      begin[p + 1] = begin[p] + total;
+    }
+    return begin;
+  }
 
   // A level resident on device 0 (the file's comment): pass 1 splits each chunk into `resident`,
   // pass 2 sorts groups gathered there and brings every bucket down to lv.out; buckets too large to
   // sort there are the next levels' inputs, in place in lv.out.
   void run_resident(const Level& lv) {
-    const int bits = std::min(digit_bits, lv.end_bit - plan_.begin_bit), shift = lv.end_bit - bits;
+    const auto [bits, shift] = level_digit(lv, "resident on the device");
     const std::uint32_t m = std::uint32_t(1) << bits;
-    if (phases()) {
-      phases()->passes = std::max(phases()->passes, lv.depth + 1);
-      phases()->digit_bits = bits;
-      phases()->plan_text += "level " + std::to_string(lv.depth) + ": " + std::to_string(lv.n) +
-                             " elements resident on the device\n";
-    }
     const std::size_t spare = budget_ - std::size_t(lv.n) * elem_bytes_;
     const std::size_t chunk_cap = std::min(spare / (2 * elem_bytes_), std::size_t(1) << 31);
     const std::size_t group_cap = std::size_t(double(spare) / (group_bytes_per_byte * double(elem_bytes_)));
@@ -267,12 +271,7 @@ class OutOfCoreSort {
 
     // 2. Sort: runs of buckets of about an item's size gathered on the device; a bucket larger
     // than a group comes down unsorted.
-    std::vector<std::uint64_t> bucket_begin(m + 1, 0);
-    for (std::uint32_t p = 0; p < m; ++p) {
-      std::uint64_t total = 0;
-      for (std::size_t c = 0; c < chunks; ++c) total += counted[c][p + 1] - counted[c][p];
-      bucket_begin[p + 1] = bucket_begin[p] + total;
-    }
+    const std::vector<std::uint64_t> bucket_begin = bucket_begins(counted, m);
     struct Run {
       std::uint32_t first, last;
       bool sorted_here;
