@@ -244,24 +244,15 @@ class OutOfCoreSort {
     // 1. Partition: the uploads on the device's own lane (the other lanes are idle: this pass sends
     // nothing down), each chunk split behind its upload on the split stream.
     auto started = now();
-    allocate_slots(std::size_t((lv.n + chunks - 1) / chunks), false, "sort: an out-of-core chunk");
+    allocate_slots(std::size_t((lv.n + chunks - 1) / chunks), false, "sort: an out-of-core chunk", 1);
     pass(
         "partitioning", lv.depth, chunks,
         [&](int i, int s, std::size_t c) {
           const std::uint64_t from = chunk_begin(c), count = chunk_begin(c + 1) - from;
-          Slot& slot = slots_[std::size_t(i)][std::size_t(s)];
-          upload(i, range_of(lv.input, from, count), slot.keys.get(), slot.values.get(), Lane::device);
-          mesh::LocalSplit split = digit_split(source, remap);
-          split.args.n = count;
-          split.args.keys_in = slot.keys.get();
-          split.args.keys_out = resident_keys.get() + from * key_bytes_;
-          if (plan_.value_bytes) {
-            split.args.values_in = slot.values.get();
-            split.args.values_out = resident_values.get() + from * plan_.value_bytes;
-            split.args.value_bytes = plan_.value_bytes;
-          }
-          split.args.offsets = counted[c].data();
-          backend_->start_split(i, s, split);
+          upload_and_split(i, s, range_of(lv.input, from, count), count, Lane::device, digit_split(source, remap),
+                           resident_keys.get() + from * key_bytes_,
+                           plan_.value_bytes ? resident_values.get() + from * plan_.value_bytes : nullptr,
+                           counted[c].data());
         },
         [&](int i, int s, std::size_t) { backend_->finish_split(i, s); }, 1);
     if (phases()) {
@@ -305,7 +296,7 @@ class OutOfCoreSort {
     started = now();
     std::size_t sorted_runs = 0;
     copy_lanes_at_once(1);  // only the down lane copies in this pass
-    allocate_slots(std::size_t(largest), false, "sort: an out-of-core group");
+    allocate_slots(std::size_t(largest), false, "sort: an out-of-core group", 1);
     pass(
         "sorting", lv.depth, runs.size(),
         [&](int i, int s, std::size_t r) {
@@ -447,11 +438,31 @@ class OutOfCoreSort {
     for (int i = 0; i < locals_; ++i) backend_->copy_lanes_at_once(i, lanes);
   }
 
-  // Every device's two slots with buffers of `elements` (and split buffers when `with_split`); the
-  // copy lanes wait for the allocations, which are ordered on the device's own lane.
-  void allocate_slots(std::size_t elements, bool with_split, const char* what) {
+  // A chunk (its pieces, `count` elements) up into slot s of device i on `lane`, then `split`
+  // queued from the slot into keys_out (values_out), its offsets written by finish_split(i, s).
+  void upload_and_split(int i, int s, const std::vector<Piece>& chunk, std::uint64_t count, Lane lane,
+                        mesh::LocalSplit split, std::byte* keys_out, std::byte* values_out, std::size_t* offsets) {
+    const Slot& slot = slots_[std::size_t(i)][std::size_t(s)];
+    upload(i, chunk, slot.keys.get(), slot.values.get(), lane);
+    if (lane != Lane::device) backend_->wait_for(i, Lane::device, backend_->mark(i, lane));  // the split follows it
+    split.args.n = count;
+    split.args.keys_in = slot.keys.get();
+    split.args.keys_out = keys_out;
+    if (plan_.value_bytes) {
+      split.args.values_in = slot.values.get();
+      split.args.values_out = values_out;
+      split.args.value_bytes = plan_.value_bytes;
+    }
+    split.args.offsets = offsets;
+    backend_->start_split(i, s, split);
+  }
+
+  // Two slots on each of the first `devices` local devices (0: all) with buffers of `elements`
+  // (and split buffers when `with_split`); the copy lanes wait for the allocations, which are
+  // ordered on the device's own lane.
+  void allocate_slots(std::size_t elements, bool with_split, const char* what, int devices = 0) {
     slots_.assign(std::size_t(locals_), {});
-    for (int i = 0; i < locals_; ++i) {
+    for (int i = 0; i < (devices ? devices : locals_); ++i) {
       for (Slot& s : slots_[std::size_t(i)]) {
         s.keys = backend_->allocate(i, elements * key_bytes_, what);
         if (plan_.value_bytes) s.values = backend_->allocate(i, elements * plan_.value_bytes, what);
@@ -488,20 +499,9 @@ class OutOfCoreSort {
         "partitioning", lv.depth, chunks,
         [&](int i, int s, std::size_t c) {
           const std::uint64_t from = chunk_begin(c), count = chunk_begin(c + 1) - from;
-          Slot& slot = slots_[std::size_t(i)][std::size_t(s)];
-          upload(i, range_of(lv.input, from, count), slot.keys.get(), slot.values.get());
-          backend_->wait_for(i, Lane::device, backend_->mark(i, Lane::up));
-          mesh::LocalSplit split = digit_split(source, remap);
-          split.args.n = count;
-          split.args.keys_in = slot.keys.get();
-          split.args.keys_out = slot.split_keys.get();
-          if (plan_.value_bytes) {
-            split.args.values_in = slot.values.get();
-            split.args.values_out = slot.split_values.get();
-            split.args.value_bytes = plan_.value_bytes;
-          }
-          split.args.offsets = counted[c].data();
-          backend_->start_split(i, s, split);
+          const Slot& slot = slots_[std::size_t(i)][std::size_t(s)];
+          upload_and_split(i, s, range_of(lv.input, from, count), count, Lane::up, digit_split(source, remap),
+                           slot.split_keys.get(), slot.split_values.get(), counted[c].data());
         },
         [&](int i, int s, std::size_t c) {
           const std::uint64_t from = chunk_begin(c), count = chunk_begin(c + 1) - from;
