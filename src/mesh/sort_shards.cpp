@@ -5,10 +5,15 @@
 // (only its keys, on every device), until no bucket spans or the digits run out (equal keys are
 // then split by position). A device's split buffer is then in destination order, one all_to_all_v
 // sends each destination its piece, and each device sorts what it received: the pieces arrive in
-// source order and each is stable, so a stable local sort gives the global stable order.
+// source order and each is stable, so a stable local sort gives the global stable order. Host
+// shards on GPU devices are uploaded first and, once large enough, come back down in groups: runs
+// of the first pass's buckets, each sorted while the one before goes down (mesh/sort_groups.hpp).
 #include <algorithm>
+#include <chrono>
+#include <exception>
 #include <numeric>
 #include <string>
+#include <thread>
 
 #include "core/backends.hpp"
 #include "mesh/device_backend.hpp"
@@ -18,6 +23,7 @@
 #include "mesh/local_errors.hpp"
 #include "mesh/phase_clock.hpp"
 #include "mesh/sort_checks.hpp"
+#include "mesh/sort_groups.hpp"
 #include "mesh/sort_passes.hpp"
 #include "mesh/sort_ranks_out_of_core.hpp"
 #include "radixmesh/buckets.hpp"
@@ -45,6 +51,86 @@ struct Work {
 
 std::byte* at(void* base, std::uint64_t element, std::size_t bytes) {
   return static_cast<std::byte*>(base) + element * bytes;
+}
+
+// Host shards on GPU devices come back down in groups (mesh/sort_groups.hpp) once every local
+// device received this many keys: each group is gathered and sorted while the one before comes
+// down, so that the local sort hides behind the download (sorted whole first, it took 10.6 of
+// 123.2 ms for 2e9 pinned u32 on 4 x H100: docs/design/mesh-sort.md). About groups_per_device
+// groups of at least min_group keys: the first group's sort is not hidden, and small sorts run
+// below the sort's rate.
+constexpr std::uint64_t groups_from = std::uint64_t(1) << 25, groups_per_device = 16,
+                        min_group = std::uint64_t(1) << 22;
+
+// The first partition pass's digit: every participant's histogram (size rows of m), and its shift.
+struct FirstPass {
+  std::vector<std::uint64_t> histograms;
+  int m = 0, shift = 0;
+};
+
+struct HostShard {
+  std::byte *keys = nullptr, *values = nullptr;
+};
+
+// Device i's received keys (w.result_*) gathered group by group into a buffer of their own, each
+// group sorted there (on the bits below the first pass's digit when it holds one bucket) and
+// brought down to its place in `to` once sorted, on the down lane, while the device sorts the next.
+// Returns once everything is down, with the host time at which the device's sorts had ended (when
+// `timed`; else the time of the return).
+std::chrono::steady_clock::time_point sort_down_in_groups(mesh::DeviceBackend& backend, int i, const SortPlan& plan,
+                                                          const Work& w, const std::vector<mesh::SortGroup>& groups,
+                                                          int digit_shift, HostShard to, std::size_t key_bytes,
+                                                          std::size_t value_bytes, bool timed) {
+  const std::shared_ptr<std::byte> keys = backend.allocate(i, plan.n * key_bytes, "sort: the received keys in groups");
+  const std::shared_ptr<std::byte> values =
+      value_bytes ? backend.allocate(i, plan.n * value_bytes, "sort: the received values in groups") : nullptr;
+  std::vector<mesh::LaneMark> sorted;
+  for (const mesh::SortGroup& g : groups) {
+    backend.copy_chunks(i, w.result_keys, keys.get(), g.chunks, key_bytes);
+    if (value_bytes) backend.copy_chunks(i, w.result_values, values.get(), g.chunks, value_bytes);
+    SortPlan sub = plan;
+    sub.n = std::size_t(g.count);
+    if (g.one_bucket) sub.end_bit = digit_shift;
+    if (sub.n > 1 && sub.begin_bit < sub.end_bit)
+      backend.sort_local(i, sub, at(keys.get(), g.begin, key_bytes),
+                         value_bytes ? at(values.get(), g.begin, value_bytes) : nullptr);
+    sorted.push_back(backend.mark(i, mesh::Lane::device));
+  }
+  // A host thread notes when the sorts end, while this one brings the groups down (a download into
+  // pageable memory returns once its bytes are there).
+  auto sorts_ended = std::chrono::steady_clock::now();
+  std::exception_ptr wait_failed;
+  {
+    std::thread waiter;
+    if (timed)
+      waiter = std::thread([&] {
+        try {
+          backend.synchronize(i, mesh::Lane::device);
+          sorts_ended = std::chrono::steady_clock::now();
+        } catch (...) {
+          wait_failed = std::current_exception();
+        }
+      });
+    struct Join {
+      std::thread& t;
+      ~Join() {
+        if (t.joinable()) t.join();
+      }
+    } join{waiter};
+    backend.copy_lanes_at_once(i, 1);  // only the down lane stages pageable memory: all its threads
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      backend.wait_for(i, mesh::Lane::down, sorted[g]);
+      backend.download(i, at(keys.get(), groups[g].begin, key_bytes), at(to.keys, groups[g].begin, key_bytes),
+                       groups[g].count * key_bytes, mesh::Lane::down);
+      if (value_bytes)
+        backend.download(i, at(values.get(), groups[g].begin, value_bytes),
+                         at(to.values, groups[g].begin, value_bytes), groups[g].count * value_bytes,
+                         mesh::Lane::down);
+    }
+    backend.synchronize(i, mesh::Lane::down);
+  }
+  if (wait_failed) std::rethrow_exception(wait_failed);
+  return timed ? sorts_ended : std::chrono::steady_clock::now();
 }
 
 // The exchange of the split buffers, destination-major, into the result arrays (source-major).
@@ -134,39 +220,39 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
   // The shards where the devices can sort them: in place (device spans, host spans on CPU mesh
   // devices) or uploaded (host spans on GPU mesh devices), and where their results go.
   const bool upload = !a.device_resident && ctx.mesh_backend(first) == Backend::cuda;
+  // The devices upload at once (an upload of pageable memory returns once its bytes are there).
   std::vector<Work> work(static_cast<std::size_t>(locals));
-  for (int i = 0; i < locals; ++i)
-    errors.run(first + i, [&] {
-      const std::size_t ii = std::size_t(i), n = a.in.sizes[ii], out_n = std::size_t(targets[std::size_t(first + i)]);
-      Work& w = work[ii];
-      if (upload) {
-        w.uploaded_keys = backend->allocate(i, n * key_bytes, "sort: the keys uploaded");
-        w.keys = w.uploaded_keys.get();
-        backend->upload(i, a.in.keys[ii], w.keys, n * key_bytes);
-        if (value_bytes) {
-          w.uploaded_values = backend->allocate(i, n * value_bytes, "sort: the values uploaded");
-          w.values = w.uploaded_values.get();
-          backend->upload(i, a.in.values[ii], w.values, n * value_bytes);
-        }
-      } else {
-        w.keys = static_cast<std::byte*>(a.in.keys[ii]);
-        if (value_bytes) w.values = static_cast<std::byte*>(a.in.values[ii]);
+  mesh::on_every_local(*backend, errors, first, locals, [&](int i) {
+    const std::size_t ii = std::size_t(i), n = a.in.sizes[ii], out_n = std::size_t(targets[std::size_t(first + i)]);
+    Work& w = work[ii];
+    if (upload) {
+      w.uploaded_keys = backend->allocate(i, n * key_bytes, "sort: the keys uploaded");
+      w.keys = w.uploaded_keys.get();
+      backend->upload(i, a.in.keys[ii], w.keys, n * key_bytes);
+      if (value_bytes) {
+        w.uploaded_values = backend->allocate(i, n * value_bytes, "sort: the values uploaded");
+        w.values = w.uploaded_values.get();
+        backend->upload(i, a.in.values[ii], w.values, n * value_bytes);
       }
-      if (!a.into) {
-        w.result_keys = w.keys;
-        w.result_values = w.values;
-      } else if (!upload) {
-        w.result_keys = static_cast<std::byte*>(a.out.keys[ii]);
-        if (value_bytes) w.result_values = static_cast<std::byte*>(a.out.values[ii]);
-      } else {
-        w.result_buffer_keys = backend->allocate(i, out_n * key_bytes, "sort: the sorted keys");
-        w.result_keys = w.result_buffer_keys.get();
-        if (value_bytes) {
-          w.result_buffer_values = backend->allocate(i, out_n * value_bytes, "sort: the sorted values");
-          w.result_values = w.result_buffer_values.get();
-        }
+    } else {
+      w.keys = static_cast<std::byte*>(a.in.keys[ii]);
+      if (value_bytes) w.values = static_cast<std::byte*>(a.in.values[ii]);
+    }
+    if (!a.into) {
+      w.result_keys = w.keys;
+      w.result_values = w.values;
+    } else if (!upload) {
+      w.result_keys = static_cast<std::byte*>(a.out.keys[ii]);
+      if (value_bytes) w.result_values = static_cast<std::byte*>(a.out.values[ii]);
+    } else {
+      w.result_buffer_keys = backend->allocate(i, out_n * key_bytes, "sort: the sorted keys");
+      w.result_keys = w.result_buffer_keys.get();
+      if (value_bytes) {
+        w.result_buffer_values = backend->allocate(i, out_n * value_bytes, "sort: the sorted values");
+        w.result_values = w.result_buffer_values.get();
       }
-    });
+    }
+  });
   clock.mark(&SortPhases::upload_ms);
 
   // The sorted-input shortcut: every device's smallest and largest sort key, gathered. Where the
@@ -210,6 +296,7 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
   if (already_across)
     for (int p = 0; p < size; ++p) moved[std::size_t(p) * std::size_t(size) + std::size_t(p)] = inputs[std::size_t(p)];
   std::string plan_json;
+  FirstPass first_pass;
   int shift = end_bit;
   const mesh::PartitionOptions partition{.epsilon = 0};  // exact counts: every device keeps its own
   for (int pass = 0; !ranges.empty(); ++pass) {
@@ -273,6 +360,7 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
     errors.collective([&] { comm.all_gather(count_bytes, std::as_writable_bytes(std::span(gathered))); });
     mesh::PassPlans planned =
         mesh::plan_pass(ranges, size, int(m), shift == begin_bit, gathered, own, targets, partition);
+    if (pass == 0) first_pass = {std::move(gathered), int(m), shift};
     for (const mesh::PartitionPlan& plan : planned.plans) {
       for (std::size_t e = 0; e < moved.size(); ++e) moved[e] += plan.send[e];
       if (report) {
@@ -309,29 +397,62 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
   clock.mark(&SortPhases::exchange_ms);
 
 
-  // Every device sorts what it received; host shards on GPU devices go back down.
+  // Every device sorts what it received; host shards on GPU devices go back down, in groups where
+  // every local device received enough keys (each group sorted while the one before comes down).
   for (int i = 0; i < locals; ++i)
     errors.run(first + i, [&] {
+      work[std::size_t(i)].split_keys.reset();  // its memory goes back to the pool for the sort's scratch
+      work[std::size_t(i)].split_values.reset();
+    });
+  bool in_groups = upload && !already_across;
+  for (int i = 0; i < locals; ++i) in_groups &= targets[std::size_t(first + i)] >= groups_from;
+  const ShardSpans& to = a.into ? a.out : a.in;
+  if (in_groups) {
+    const auto started = std::chrono::steady_clock::now();
+    std::vector<std::chrono::steady_clock::time_point> sorted_at(std::size_t(locals), started);
+    mesh::on_every_local(*backend, errors, first, locals, [&](int i) {
       const std::size_t ii = std::size_t(i);
-      work[ii].split_keys.reset();  // its memory goes back to the pool for the sort's scratch
-      work[ii].split_values.reset();
       SortPlan plan = plans[ii];
       plan.n = std::size_t(targets[std::size_t(first + i)]);
-      if (plan.n > 1 && plan.begin_bit < plan.end_bit)
-        backend->sort_local(i, plan, work[ii].result_keys, work[ii].result_values);
+      const std::uint64_t goal = std::max<std::uint64_t>(min_group, plan.n / groups_per_device);
+      const std::vector<mesh::SortGroup> groups =
+          mesh::plan_sort_groups(first_pass.histograms, first_pass.m, moved, size, first + i, goal);
+      sorted_at[ii] = sort_down_in_groups(*backend, i, plan, work[ii], groups, first_pass.shift,
+                                          {static_cast<std::byte*>(to.keys[ii]),
+                                           value_bytes ? static_cast<std::byte*>(to.values[ii]) : nullptr},
+                                          key_bytes, value_bytes, report != nullptr);
     });
-  clock.mark(&SortPhases::local_sort_ms);
-  if (upload)
+    clock.mark(&SortPhases::download_ms);
+    if (report) {  // the sorts' time, from the same start, out of the download's
+      const double sorting =
+          std::chrono::duration<double, std::milli>(*std::max_element(sorted_at.begin(), sorted_at.end()) - started)
+              .count();
+      report->local_sort_ms += sorting;
+      report->download_ms -= sorting;
+    }
+  } else {
     for (int i = 0; i < locals; ++i)
       errors.run(first + i, [&] {
         const std::size_t ii = std::size_t(i);
-        const ShardSpans& to = a.into ? a.out : a.in;
-        const std::size_t n = std::size_t(targets[std::size_t(first + i)]);
-        backend->download(i, work[ii].result_keys, to.keys[ii], n * key_bytes);
-        if (value_bytes) backend->download(i, work[ii].result_values, to.values[ii], n * value_bytes);
+        SortPlan plan = plans[ii];
+        plan.n = std::size_t(targets[std::size_t(first + i)]);
+        if (plan.n > 1 && plan.begin_bit < plan.end_bit)
+          backend->sort_local(i, plan, work[ii].result_keys, work[ii].result_values);
       });
-  for (int i = 0; i < locals; ++i) errors.run(first + i, [&] { backend->synchronize(i); });
-  clock.mark(&SortPhases::download_ms);
+    clock.mark(&SortPhases::local_sort_ms);
+    if (upload)
+      for (int i = 0; i < locals; ++i)
+        errors.run(first + i, [&] {
+          const std::size_t ii = std::size_t(i);
+          const std::size_t n = std::size_t(targets[std::size_t(first + i)]);
+          backend->download(i, work[ii].result_keys, to.keys[ii], n * key_bytes);
+          if (value_bytes) backend->download(i, work[ii].result_values, to.values[ii], n * value_bytes);
+        });
+    for (int i = 0; i < locals; ++i) errors.run(first + i, [&] { backend->synchronize(i); });
+    clock.mark(&SortPhases::download_ms);
+  }
+  if (report && in_groups)
+    report->plan_text += "local sort: in groups of runs of buckets, each sorted while the one before comes down\n";
   if (report) {
     report->moved = moved;
     report->plan_json = "{\"passes\":[" + plan_json + "]}";

@@ -163,6 +163,79 @@ TEST(GpuMeshSort, HostInputOnLogicalDevices) {
   EXPECT_EQ(phases.counts.size(), 3u);
 }
 
+// Host shards large enough to come down in groups (from 2^25 keys on every device: each group
+// sorted while the one before comes down), pageable and pinned, against one CPU device.
+TEST(GpuMeshSort, LargeHostShardsComeDownInGroups) {
+  RXM_REQUIRE_GPU();
+  auto ctx = rxm::Context::local({0, 0, 0});
+  const std::uint64_t seed = test_seed();
+  const std::size_t least = std::size_t(1) << 25;
+  const std::vector<std::size_t> counts = {least + 4099, least + 77, least + 123457};
+  const std::size_t n = counts[0] + counts[1] + counts[2];
+  struct Case {
+    const char* name;
+    rxm::KeyType type;
+    rxm::Distribution distribution;
+    std::size_t value_bytes;
+    rxm::Order order;
+    bool pinned;
+  };
+  const Case cases[] = {
+      {"u32 uniform, 8-byte values", rxm::KeyType::u32, rxm::Distribution::uniform, 8, rxm::Order::ascending, false},
+      {"f32 Zipf(1.0) descending, 4-byte values, pinned", rxm::KeyType::f32, rxm::Distribution::zipf, 4,
+       rxm::Order::descending, true},
+      {"u64 all equal", rxm::KeyType::u64, rxm::Distribution::all_equal, 0, rxm::Order::ascending, false},
+      {"i32 8 random bits descending, 8-byte values, pinned", rxm::KeyType::i32, rxm::Distribution::reduced_entropy,
+       8, rxm::Order::descending, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.name) + " seed " + std::to_string(seed));
+    rxm::GenerateOptions gen;
+    gen.distribution = c.distribution;
+    gen.entropy_bits = 8;
+    const auto in = rxm::testing::global_input(c.type, n, gen, seed);
+    rxm::SortOptions options;
+    options.order = c.order;
+    const auto want = rxm::testing::expected_sort(in, options);
+    const std::size_t kb = rxm::size_of(c.type), vb = c.value_bytes;
+    std::vector<std::byte> pageable(n * (kb + vb));
+    rxm::PinnedBuffer pinned(c.pinned ? n * (kb + vb) : 0);
+    std::byte* keys = c.pinned ? static_cast<std::byte*>(pinned.data()) : pageable.data();
+    std::byte* values = keys + n * kb;
+    std::memcpy(keys, in.keys.data(), n * kb);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (vb == 4) reinterpret_cast<std::uint32_t*>(values)[i] = std::uint32_t(in.index[i]);
+      if (vb == 8) reinterpret_cast<std::uint64_t*>(values)[i] = in.index[i];
+    }
+    rxm::SortPhases phases;
+    options.phases = &phases;
+    rxm::visit_key_type(c.type, [&](auto tag) {
+      using K = decltype(tag);
+      std::vector<std::span<K>> ks;
+      std::vector<std::span<std::uint32_t>> v4;
+      std::vector<std::span<std::uint64_t>> v8;
+      std::size_t at = 0;
+      for (std::size_t count : counts) {
+        ks.emplace_back(reinterpret_cast<K*>(keys) + at, count);
+        if (vb == 4) v4.emplace_back(reinterpret_cast<std::uint32_t*>(values) + at, count);
+        if (vb == 8) v8.emplace_back(reinterpret_cast<std::uint64_t*>(values) + at, count);
+        at += count;
+      }
+      using KS = std::span<const std::span<K>>;
+      if (vb == 0) rxm::sort_shards(ctx, KS(ks), options);
+      if (vb == 4) rxm::sort_shards(ctx, KS(ks), std::span<const std::span<std::uint32_t>>(v4), options);
+      if (vb == 8) rxm::sort_shards(ctx, KS(ks), std::span<const std::span<std::uint64_t>>(v8), options);
+    });
+    ASSERT_TRUE(rxm::testing::same_bytes(keys, want.keys.data(), n * kb));
+    for (std::size_t i = 0; i < n; ++i) {
+      if (vb == 4) ASSERT_EQ(reinterpret_cast<std::uint32_t*>(values)[i], std::uint32_t(want.index[i])) << "at " << i;
+      if (vb == 8) ASSERT_EQ(reinterpret_cast<std::uint64_t*>(values)[i], want.index[i]) << "at " << i;
+    }
+    EXPECT_NE(phases.plan_text.find("in groups"), std::string::npos) << phases.plan_text;
+    EXPECT_GT(phases.local_sort_ms, 0);
+  }
+}
+
 TEST(GpuMeshSort, SeveralGpusEveryDistribution) {
   RXM_REQUIRE_GPU();
   const auto found = rxm::discover_cuda();
