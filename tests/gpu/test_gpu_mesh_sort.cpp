@@ -184,7 +184,8 @@ TEST(GpuMeshSort, LargeHostShardsComeDownInGroups) {
       {"u32 uniform, 8-byte values", rxm::KeyType::u32, rxm::Distribution::uniform, 8, rxm::Order::ascending, false},
       {"f32 Zipf(1.0) descending, 4-byte values, pinned", rxm::KeyType::f32, rxm::Distribution::zipf, 4,
        rxm::Order::descending, true},
-      {"u64 all equal", rxm::KeyType::u64, rxm::Distribution::all_equal, 0, rxm::Order::ascending, false},
+      {"u64 five distinct keys (groups of one bucket, sorted below the digit)", rxm::KeyType::u64,
+       rxm::Distribution::few_distinct, 0, rxm::Order::ascending, false},
       {"i32 8 random bits descending, 8-byte values, pinned", rxm::KeyType::i32, rxm::Distribution::reduced_entropy,
        8, rxm::Order::descending, true},
   };
@@ -193,6 +194,7 @@ TEST(GpuMeshSort, LargeHostShardsComeDownInGroups) {
     rxm::GenerateOptions gen;
     gen.distribution = c.distribution;
     gen.entropy_bits = 8;
+    gen.distinct = 5;
     const auto in = rxm::testing::global_input(c.type, n, gen, seed);
     rxm::SortOptions options;
     options.order = c.order;
