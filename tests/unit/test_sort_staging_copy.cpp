@@ -1,10 +1,9 @@
 // The host-side copier of the GPU sort's staging pipe (src/cuda/sort/parallel_copy.hpp): every
 // byte copied for any team size, including sizes whose per-thread share is an exact page multiple
 // with a remainder (16 777 228 bytes over 16 threads: a share rounded down would lose the last
-// 12 bytes); and the non-temporal copy under it at every alignment of source and destination.
+// 12 bytes).
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <random>
@@ -40,24 +39,4 @@ TEST(SortStagingCopy, EveryByteForEveryTeamSize) {
                                           std::size_t(33554432)};
   for (unsigned team : {1u, 2u, 3u, 7u, 8u, 16u})
     for (std::size_t bytes : sizes) check_copies(team, bytes, rng);
-}
-
-TEST(SortStagingCopy, StreamingCopyAtEveryAlignment) {
-  std::mt19937_64 rng(radixmesh::testing::test_seed());
-  std::vector<unsigned char> src(70000), dst(src.size() + 64);
-  for (auto& b : src) b = static_cast<unsigned char>(rng());
-  for (std::size_t bytes : {std::size_t(0), std::size_t(1), std::size_t(31), std::size_t(4095), std::size_t(4096),
-                            std::size_t(4097), std::size_t(4096 + 127), std::size_t(65536 + 33)})
-    for (std::size_t from = 0; from < 64; from += 7)
-      for (std::size_t to = 0; to < 64; to += 5) {
-        std::fill(dst.begin(), dst.end(), 0xA5);
-        radixmesh::detail::streaming_copy(dst.data() + to, src.data() + from, bytes);
-        ASSERT_TRUE(std::equal(src.begin() + std::ptrdiff_t(from), src.begin() + std::ptrdiff_t(from + bytes),
-                               dst.begin() + std::ptrdiff_t(to)))
-            << bytes << " bytes from offset " << from << " to " << to;
-        for (std::size_t i = 0; i < dst.size(); ++i)
-          if (i < to || i >= to + bytes) {
-            ASSERT_EQ(dst[i], 0xA5) << "byte " << i << " outside the copy was written";
-          }
-      }
 }
