@@ -69,8 +69,9 @@ struct SortPhases {
   double partition_ms = 0;   // the first digit's local splits, the all_gather of the histograms, the plan
   double refine_ms = 0;      // the further passes over buckets that span devices
   double exchange_ms = 0;    // the all_to_all_v of keys and values
-  double local_sort_ms = 0;  // every device's sort of what it received
-  double download_ms = 0;    // the result back to host memory
+  double local_sort_ms = 0;  // every device's sort of what it received (host shards in groups: until
+                             // the last group's sort ended, beside the download of the ones before)
+  double download_ms = 0;    // the result back to host memory (in groups: what is left after the sorts)
   int passes = 0;            // partition passes: 1 + the refinement passes (0: sorted across devices)
   bool sorted_across_devices = false;  // the shortcut: each device's keys were already in place
   int digit_bits = 0;        // bits per partition digit
