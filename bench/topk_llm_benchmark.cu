@@ -2,14 +2,14 @@
 // device-level entry captured in a CUDA graph of `calls` calls, beside torch.topk(sorted=True)
 // captured the same way (bench/peers/torch_topk_grid.py, one process for the whole grid). Per
 // shape: ours sorted (the figure), ours unsorted (the cost of sorting), the path before the
-// row-stream one (row_stream = 0) and the row-stream family's other variant (row_cluster), all
+// row-stream one (row_stream = 0) and the row-stream family's other variants (row_cluster, row_smem), all
 // diagnostics; the floor is one read of the logits over the device-to-device copy bandwidth
 // measured in the run. Ours sorted is checked against the CPU backend (every index and value),
 // and the previous path and the other variant against ours.
 //
 //   bench_topk_llm [--rows 1,8,64,256,4096] [--vocab 32000,128256,256000] [--k 1,50,1024]
 //                  [--dtype bf16,f32] [--calls 20] [--reps 10] [--no-torch] [--no-verify]
-//                  [--segment-min LIST] [--compact LIST] [--row-cluster 0|1]
+//                  [--segment-min LIST] [--compact LIST] [--row-cluster 0|1] [--row-smem 0|1]
 //                  (sweeps of the row-stream knobs, or the variant forced: ours only)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -44,8 +44,9 @@ struct Options {
   // Sweeping times ours sorted only.
   std::vector<std::size_t> segment = {0}, compact = {0};
   int row_cluster = -1;  // TopkTuning::row_cluster for ours (-1: automatic); forcing it times ours only
+  int row_smem = -1;     // TopkTuning::row_smem, the same way
   bool sweep() const {
-    return segment.size() > 1 || compact.size() > 1 || segment[0] || compact[0] || row_cluster >= 0;
+    return segment.size() > 1 || compact.size() > 1 || segment[0] || compact[0] || row_cluster >= 0 || row_smem >= 0;
   }
 };
 
@@ -85,7 +86,7 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   p.max_row_length = vocab, p.k = k, p.options = {.largest = true, .sorted = true}, p.index_bytes = 4;
   p.out_values = out_v.data(), p.out_indices = out_i.data();
   p.tuning.row_stream_segment = segment, p.tuning.row_stream_compact = compact;
-  p.tuning.row_cluster = o.row_cluster;
+  p.tuning.row_cluster = o.row_cluster, p.tuning.row_smem = o.row_smem;
   // In a graph where the path allows it; the previous path's segmented CUB sort (several sorted
   // rows) cannot be captured, so it runs as `calls` launches on the stream, timed the same way.
   auto timed = [&](const rxm::device::TopkProblem& q, bool graph) {
@@ -106,23 +107,35 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   previous.tuning.row_stream = 0;
   previous.out_values = ref_v.data(), previous.out_indices = ref_i.data();
   const Stats old_path = peers ? timed(previous, false) : Stats{};
-  // The row-stream family's other variant at this shape (blocks that keep k, or a cluster per
-  // row: TopkTuning::row_cluster), timed and compared with ours the same way.
-  rxm::device::TopkProblem variant = previous;
-  variant.tuning = p.tuning;
-  const bool cluster = std::string(rxm::device::topk_path_name(p, 0)) == "row-cluster";
-  variant.tuning.row_cluster = cluster ? 0 : 1;
-  const bool has_variant = peers && k > 1 && std::string(rxm::device::topk_path_name(variant, 0)) != rxm::device::topk_path_name(p, 0);
-  std::vector<Host> variant_v;
-  std::vector<std::int32_t> variant_i;
-  Stats variant_time;
-  if (has_variant) {
-    variant_time = timed(variant, true);
+  // The row-stream family's other variants at this shape, each timed and compared with ours the
+  // same way: blocks that keep k or a cluster per row (TopkTuning::row_cluster), and a block per
+  // row from shared memory (TopkTuning::row_smem), where they differ from ours.
+  struct Variant {
+    std::string label;
+    Stats time;
+    std::vector<Host> v;
+    std::vector<std::int32_t> i;
+  };
+  std::vector<Variant> variants;
+  const std::string path = rxm::device::topk_path_name(p, 0);
+  auto try_variant = [&](rxm::device::TopkTuning tuning, const std::string& label) {
+    rxm::device::TopkProblem variant = previous;
+    variant.tuning = tuning;
+    if (!peers || k < 2 || rxm::device::topk_path_name(variant, 0) == path) return;
+    Variant got{label + " (" + rxm::device::topk_path_name(variant, 0) + ")", timed(variant, true), {}, {}};
     RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    variant_v.resize(places), variant_i.resize(places);
-    RXM_CUDA_CHECK(cudaMemcpy(variant_v.data(), ref_v.data(), places * sizeof(T), cudaMemcpyDeviceToHost));
-    RXM_CUDA_CHECK(cudaMemcpy(variant_i.data(), ref_i.data(), places * 4, cudaMemcpyDeviceToHost));
-  }
+    got.v.resize(places), got.i.resize(places);
+    RXM_CUDA_CHECK(cudaMemcpy(got.v.data(), ref_v.data(), places * sizeof(T), cudaMemcpyDeviceToHost));
+    RXM_CUDA_CHECK(cudaMemcpy(got.i.data(), ref_i.data(), places * 4, cudaMemcpyDeviceToHost));
+    variants.push_back(std::move(got));
+  };
+  rxm::device::TopkTuning other = p.tuning;
+  other.row_smem = 0;
+  other.row_cluster = path == "row-cluster" ? 0 : 1;
+  try_variant(other, path == "row-cluster" ? "radixmesh sorted, row_cluster = 0" : "radixmesh sorted, row_cluster = 1");
+  other = p.tuning;
+  other.row_smem = path == "row-smem" ? 0 : 1;
+  try_variant(other, path == "row-smem" ? "radixmesh sorted, row_smem = 0" : "radixmesh sorted, row_smem = 1");
   const Stats ours = timed(p, true);  // last: out_v / out_i hold its result
   RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
 
@@ -134,9 +147,8 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   RXM_CUDA_CHECK(cudaMemcpy(prev_i.data(), ref_i.data(), places * 4, cudaMemcpyDeviceToHost));
   bool same_as_previous =
       !peers || (got_i == prev_i && std::memcmp(got_v.data(), prev_v.data(), places * sizeof(T)) == 0);
-  if (has_variant)
-    same_as_previous = same_as_previous && got_i == variant_i &&
-                       std::memcmp(got_v.data(), variant_v.data(), places * sizeof(T)) == 0;
+  for (const Variant& v : variants)
+    same_as_previous = same_as_previous && got_i == v.i && std::memcmp(got_v.data(), v.v.data(), places * sizeof(T)) == 0;
   std::string verified = "skipped";
   if (o.verify) {
     std::vector<Host> host(n);
@@ -159,10 +171,7 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   if (peers) {
     c.add_diagnostic("radixmesh unsorted (the cost of sorting)", ours_unsorted);
     c.add_diagnostic("radixmesh sorted, the path before row-stream (row_stream = 0; stream launches)", old_path);
-    if (has_variant)
-      c.add_diagnostic(cluster ? "radixmesh sorted, row-stream blocks (row_cluster = 0)"
-                               : "radixmesh sorted, a cluster per row (row_cluster = 1)",
-                       variant_time);
+    for (const Variant& v : variants) c.add_diagnostic(v.label, v.time);
   }
   if (auto t = torch.find(shape_key(rows, vocab, k, type)); peers && t != torch.end())
     c.add(t->second.value("what", std::string("torch.topk")) + " (torch " + t->second.value("torch", std::string("?")) + ")",
@@ -191,7 +200,7 @@ std::vector<std::size_t> count_list(const std::string& flag, const std::string& 
 const char* const usage =
     "usage: bench_topk_llm [--rows 1,8,64,256,4096] [--vocab 32000,128256,256000] [--k 1,50,1024]\n"
     "                      [--dtype bf16,f32] [--calls 20] [--reps 10] [--no-torch] [--no-verify]\n"
-    "                      [--segment-min LIST] [--compact LIST] [--row-cluster 0|1]  (knob sweeps, ours only)\n"
+    "                      [--segment-min LIST] [--compact LIST] [--row-cluster 0|1] [--row-smem 0|1]  (knob sweeps, ours only)\n"
     "  sorted top-k at LLM shapes in a CUDA graph, beside torch.topk(sorted=True) in a graph\n";
 
 int run(int argc, char** argv) {
@@ -207,6 +216,7 @@ int run(int argc, char** argv) {
     else if (args.is("--segment-min")) o.segment = count_list("--segment-min", args.value());
     else if (args.is("--compact")) o.compact = count_list("--compact", args.value());
     else if (args.is("--row-cluster")) o.row_cluster = int(rxm::bench::driver_count("bench_topk_llm", "--row-cluster", args.value()));
+    else if (args.is("--row-smem")) o.row_smem = int(rxm::bench::driver_count("bench_topk_llm", "--row-smem", args.value()));
     else if (args.is("--no-verify")) o.verify = false;
     else if (args.is("--dtype")) {
       o.types.clear();

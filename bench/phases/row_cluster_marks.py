@@ -1,15 +1,12 @@
 # Writes a copy of the row-cluster top-k kernel (src/cuda/topk/topk_row_cluster.cuh) with
 # %globaltimer marks in block 0 of row 0's cluster: after the load, each pass (and pass 0's
-# steps), the winners' sort, and the end. bench/phases/row_cluster.sh builds and runs it.
+# steps), the winners' sort, and the end. bench/phases/marked_kernel.sh row_cluster builds it.
 #   python3 bench/phases/row_cluster_marks.py OUT.cuh
-import pathlib, sys
-root = pathlib.Path(__file__).resolve().parents[2]
-s = (root / 'src/cuda/topk/topk_row_cluster.cuh').read_text()
-def rep(old,new):
-    global s
-    assert old in s, old
-    s=s.replace(old,new)
-rep('#pragma once','#pragma once\n__device__ unsigned long long prof_t[64];\n__device__ __forceinline__ unsigned long long gt(){unsigned long long t; asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t)); return t;}\n#define MARK(i) do { if (blockIdx.y == 0 && threadIdx.x == 0 && cg::this_cluster().block_rank() == 0) prof_t[i] = gt(); } while (0)\n')
+import sys
+from marks import Marked, TIMER
+marked = Marked('src/cuda/topk/topk_row_cluster.cuh')
+rep = marked.rep
+rep('#pragma once','#pragma once\n' + TIMER + '#define MARK(i) do { if (blockIdx.y == 0 && threadIdx.x == 0 && cg::this_cluster().block_rank() == 0) prof_t[i] = gt(); } while (0)\n')
 rep('namespace radixmesh::detail::topk_gpu {','namespace radixmesh::detail::topk_gpu {\nnamespace cg = cooperative_groups;')
 rep('  cg::cluster_group cluster = cg::this_cluster();','  cg::cluster_group cluster = cg::this_cluster();\n  MARK(0);')
 rep('  slice.load(p.values + begin);','  slice.load(p.values + begin);\n  __syncthreads(); MARK(1);')
@@ -36,4 +33,4 @@ rep('''    if (t < kClusterBins) {
       unsigned before = inclusive - count;''','''    if (pass == 0) MARK(33);
     if (t < kClusterBins) {
       unsigned before = inclusive - count;''')
-pathlib.Path(sys.argv[1]).write_text(s)
+marked.write(sys.argv[1])

@@ -1,7 +1,7 @@
 // The row-cluster top-k kernel's phase times (block 0 of row 0's cluster, %globaltimer), on
 // normal logits: load, each pass (pass 0 split into count / push / cluster barrier / scan /
 // decision), the winners' listing and sort, and the exchange, ranking and writes. Built by
-// bench/phases/row_cluster.sh against a marked copy of the kernel; not a benchmark (one launch,
+// bench/phases/marked_kernel.sh row_cluster against a marked copy of the kernel; not a benchmark (one launch,
 // no peer): it says where a call's time goes.
 #include "row_cluster_marked.cuh"
 #include <cstdio>

@@ -38,6 +38,9 @@ const rxm::TopkOptions llm_options[] = {{.largest = true, .sorted = true},
 struct GridShape {
   std::size_t rows, vocab;
   bool cluster = false;  // whether k > 128 takes a cluster per row (TopkTuning::row_cluster's rule)
+  // Whether k >= 2 takes a block per row from shared memory (TopkTuning::row_smem's rule: 32 rows
+  // and more in one wave; `maybe` where that depends on the device's SM count).
+  enum { no, yes, maybe } smem = no;
 };
 
 std::string path_of(rxm::KeyType type, std::size_t rows, std::size_t vocab, std::size_t k,
@@ -51,10 +54,12 @@ std::string path_of(rxm::KeyType type, std::size_t rows, std::size_t vocab, std:
 }
 
 template <class T> void check_grid() {
-  // Up to 16 rows, and more in one wave of clusters with slices of at most 16384 values (64 rows
-  // of 32000 in 2-block clusters), take clusters; 32 x 128256 (slices of 32064) and 128 x 32000 do not.
-  const GridShape shapes[] = {{1, 1000, true},    {5, 32000, true},   {64, 32000, true},    {3, 128256, true},
-                              {2, 256000, true},  {32, 128256, false}, {128, 32000, false}};
+  // Up to 16 rows, and more in one wave of clusters with slices of at most 16384 values, take
+  // clusters; 32 x 128256 (slices of 32064) and 128 x 32000 do not. 64 and 128 rows of 32000 fit a
+  // block's shared memory and take a block each.
+  const GridShape shapes[] = {{1, 1000, true},   {5, 32000, true},    {64, 32000, true, GridShape::yes},
+                              {3, 128256, true}, {2, 256000, true},   {32, 128256, false},
+                              {128, 32000, false, GridShape::maybe}};
   for (const auto& input : rxm::testing::topk_inputs(test_seed())) {
     if (input.name != "normal" && input.name != "few-distinct" && input.name != "specials" && input.name != "sorted")
       continue;
@@ -62,7 +67,11 @@ template <class T> void check_grid() {
       const auto v = rxm::testing::make_topk_input<T>(input, s.rows * s.vocab);
       for (std::size_t k : {std::size_t(1), std::size_t(50), std::size_t(1024)}) {
         if (k > s.vocab) continue;
-        EXPECT_EQ(path_of(rxm::key_type_v<T>, s.rows, s.vocab, k), k > 128 && s.cluster ? "row-cluster" : "row-stream");
+        const std::string path = path_of(rxm::key_type_v<T>, s.rows, s.vocab, k);
+        const std::string other = k > 128 && s.cluster ? "row-cluster" : "row-stream";
+        if (k < 2 || s.smem == GridShape::no) EXPECT_EQ(path, other);
+        else if (s.smem == GridShape::yes) EXPECT_EQ(path, "row-smem");
+        else EXPECT_TRUE(path == "row-smem" || path == other) << path;
         for (const auto& o : llm_options) {
           SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + input.name + " rows=" +
                                     std::to_string(s.rows),
@@ -172,10 +181,12 @@ struct PathTuning {
   rxm::device::TopkTuning tuning;
 };
 std::vector<PathTuning> padded_row_paths() {
-  std::vector<PathTuning> paths(6);
+  std::vector<PathTuning> paths(7);
   paths[0].name = "automatic (row-stream)";
   paths[5].name = "row-cluster";
   paths[5].tuning.row_cluster = 1;
+  paths[6].name = "row-smem";
+  paths[6].tuning.row_smem = 1;
   paths[1].name = "delegates";
   paths[1].tuning.row_stream = 0;
   paths[2].name = "raw radix select";
@@ -301,13 +312,14 @@ TEST(GpuTopkLlm, ForcedOnLongRowsAndOff) {
       }
 }
 
-// The row-cluster variant forced (TopkTuning::row_cluster = 1) on every shape it takes: key types
-// of 16 and 32 bits, the adversarial inputs and masked logits, k from 2 to 1024, one block per
-// row up to 16 (a forced slice of 1000 values spreads short rows over many blocks), unaligned and
-// short rows from offsets with caller indices of both widths.
-TEST(GpuTopkLlm, RowClusterPath) {
-  RXM_REQUIRE_GPU();
-  const GridShape shapes[] = {{1, 1000}, {3, 32000}, {2, 128256}, {1, 262144}, {4, 4097}};
+namespace {
+
+// A variant of the row-stream family forced by `force` on every shape given: key types of 16 and
+// 32 bits, the adversarial inputs and masked logits, k from 2 to 1024, a forced slice of 1000
+// values (the cluster variant spreads short rows over many blocks), unaligned and short rows from
+// offsets with caller indices of both widths.
+void check_forced_variant(const char* path, void (*force)(rxm::device::TopkTuning&), std::span<const GridShape> shapes,
+                          std::size_t masked_vocab_max, std::size_t offsets_row) {
   const std::size_t ks[] = {2, 50, 129, 1000, 1024};
   auto check = [&](auto tag, const std::string& name, const auto& v, const GridShape& s, int slice) {
     using T = decltype(tag);
@@ -318,8 +330,8 @@ TEST(GpuTopkLlm, RowClusterPath) {
                                   std::to_string(s.rows) + " slice=" + std::to_string(slice),
                               s.vocab, k, o));
         rxm::testing::DeviceRun run;
-        run.tuning.row_cluster = 1, run.tuning.row_stream_segment = slice;
-        ASSERT_EQ(path_of(rxm::key_type_v<T>, s.rows, s.vocab, k, run.tuning), "row-cluster");
+        force(run.tuning), run.tuning.row_stream_segment = slice;
+        ASSERT_EQ(path_of(rxm::key_type_v<T>, s.rows, s.vocab, k, run.tuning), path);
         expect_equal(rxm::testing::device_topk<T>(v, s.rows, {}, k, o, run),
                      rxm::topk_batched(cpu(), std::span<const T>(v), rxm::Rows::uniform(s.rows, s.vocab), k, o));
       }
@@ -333,7 +345,7 @@ TEST(GpuTopkLlm, RowClusterPath) {
         check(tag, input.name, rxm::testing::make_topk_input<T>(input, s.rows * s.vocab), s, 0);
     }
     if constexpr (!std::is_integral_v<T>)
-      for (std::size_t vocab : {std::size_t(1000), std::size_t(32000)})
+      for (std::size_t vocab : {std::size_t(1000), masked_vocab_max})
         check(tag, "masked", masked_logits<T>(10, vocab, test_seed()), GridShape{10, vocab}, 0);
     check(tag, "normal", rxm::testing::make_topk_input<T>(rxm::testing::topk_inputs(test_seed())[3], 3 * 32000),
           GridShape{3, 32000}, 1000);
@@ -341,7 +353,7 @@ TEST(GpuTopkLlm, RowClusterPath) {
   every_input(float{}), every_input(rxm::bfloat16_t{}), every_input(rxm::half_t{});
   every_input(std::int32_t{}), every_input(std::uint16_t{});
 
-  const std::vector<std::uint64_t> offsets = {0, 50257, 50257 + 7, 50257 + 7, 100521, 100521 + 1023, 100521 + 1023 + 200003};
+  const std::vector<std::uint64_t> offsets = {0, 50257, 50257 + 7, 50257 + 7, 100521, 100521 + 1023, 100521 + 1023 + offsets_row};
   auto v = rxm::testing::make_topk_input<rxm::bfloat16_t>(rxm::testing::topk_inputs(test_seed())[3], offsets.back() + 1);
   std::vector<std::int32_t> caller32(offsets.back());
   std::vector<std::int64_t> caller64(offsets.back());
@@ -349,9 +361,9 @@ TEST(GpuTopkLlm, RowClusterPath) {
   const std::vector<rxm::bfloat16_t> packed(v.begin() + 1, v.end());
   for (std::size_t k : {std::size_t(50), std::size_t(1024)})
     for (const auto& o : llm_options) {
-      SCOPED_TRACE(describe("bf16 offsets, one value in (unaligned), row-cluster", offsets.back(), k, o));
+      SCOPED_TRACE(describe(std::string("bf16 offsets, one value in (unaligned), ") + path, offsets.back(), k, o));
       rxm::testing::DeviceRun run;
-      run.tuning.row_cluster = 1, run.skip = 1;
+      force(run.tuning), run.skip = 1;
       const auto rows = rxm::Rows::from_offsets(std::span<const std::uint64_t>(offsets));
       auto want32 = rxm::topk_batched<rxm::bfloat16_t, std::int32_t>(cpu(), std::span<const rxm::bfloat16_t>(packed), rows, k, o);
       auto want64 = rxm::topk_batched<rxm::bfloat16_t, std::int64_t>(cpu(), std::span<const rxm::bfloat16_t>(packed), rows, k, o);
@@ -364,6 +376,24 @@ TEST(GpuTopkLlm, RowClusterPath) {
       expect_equal(rxm::testing::device_topk<rxm::bfloat16_t, std::int32_t>(v, offsets.size() - 1, offsets, k, o, run, caller32), want32);
       expect_equal(rxm::testing::device_topk<rxm::bfloat16_t, std::int64_t>(v, offsets.size() - 1, offsets, k, o, run, caller64), want64);
     }
+}
+
+}  // namespace
+
+// The row-cluster variant (TopkTuning::row_cluster = 1) on rows of 1000 to 262144 values, one
+// block per row up to 16.
+TEST(GpuTopkLlm, RowClusterPath) {
+  RXM_REQUIRE_GPU();
+  const GridShape shapes[] = {{1, 1000}, {3, 32000}, {2, 128256}, {1, 262144}, {4, 4097}};
+  check_forced_variant("row-cluster", [](rxm::device::TopkTuning& t) { t.row_cluster = 1; }, shapes, 32000, 200003);
+}
+
+// The row-smem variant (TopkTuning::row_smem = 1) on rows that fit a block's shared memory: 32-bit
+// rows of up to 50257 values, many rows, rows shorter than k.
+TEST(GpuTopkLlm, RowSmemPath) {
+  RXM_REQUIRE_GPU();
+  const GridShape shapes[] = {{1, 1000}, {3, 32000}, {2, 50257}, {4, 4097}, {300, 2000}, {9, 97}};
+  check_forced_variant("row-smem", [](rxm::device::TopkTuning& t) { t.row_smem = 1; }, shapes, 50257, 20003);
 }
 
 namespace {
@@ -385,8 +415,8 @@ __global__ void fill_replay(__nv_bfloat16* out, const std::uint64_t* replay, std
 
 }  // namespace
 
-// k = 50 takes the row-stream blocks, k = 1024 a cluster per row (four rows: few).
-static void replay_in_graph(std::size_t k, const char* path) {
+// The path each replay takes is named (its tuning chooses it, or the automatic rule).
+static void replay_in_graph(std::size_t k, const char* path, const rxm::device::TopkTuning& tuning = {}) {
   const std::size_t rows = 4, vocab = 32000, replays = 1000;
   rxm::DeviceArray<rxm::bfloat16_t> logits(0, rows * vocab), out_v(0, rows * k);
   rxm::DeviceArray<std::int32_t> out_i(0, rows * k);
@@ -395,6 +425,7 @@ static void replay_in_graph(std::size_t k, const char* path) {
   p.type = rxm::KeyType::bf16, p.values = logits.data(), p.total = rows * vocab, p.rows = rows;
   p.row_length = vocab, p.max_row_length = vocab, p.k = k, p.options = {.largest = true, .sorted = true};
   p.index_bytes = 4, p.out_values = out_v.data(), p.out_indices = out_i.data();
+  p.tuning = tuning;
   ASSERT_STREQ(rxm::device::topk_path_name(p, 0), path);
   const std::size_t bytes = rxm::device::topk_temp_bytes(p, 0);
   rxm::DeviceBuffer temp(0, bytes);
@@ -437,6 +468,13 @@ static void replay_in_graph(std::size_t k, const char* path) {
 
 TEST(GpuTopkLlm, GraphCaptureReplaysWithNewLogits) {
   RXM_REQUIRE_GPU();
-  replay_in_graph(50, "row-stream");
-  replay_in_graph(1024, "row-cluster");
+  rxm::device::TopkTuning blocks, cluster, smem;
+  blocks.row_smem = 0, blocks.row_cluster = 0;
+  cluster.row_smem = 0, cluster.row_cluster = 1;
+  smem.row_smem = 1;
+  for (std::size_t k : {std::size_t(50), std::size_t(1024)}) {
+    replay_in_graph(k, "row-stream", blocks);
+    replay_in_graph(k, "row-cluster", cluster);
+    replay_in_graph(k, "row-smem", smem);
+  }
 }

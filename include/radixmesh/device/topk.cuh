@@ -97,6 +97,11 @@ struct TopkTuning {
   // -1 chooses it for k > 128 and at most 16 rows, 0 never, 1 wherever the row-stream path runs.
   // row_stream_segment, when set, is a block's slice of the row here (at most 16 blocks a row).
   int row_cluster = -1;
+  // The row-stream family's variant for rows that fit in one block's shared memory
+  // (src/cuda/topk/topk_row_smem.cuh): a block per row holds the row's ranks, bounds the k-th from
+  // below by its threads' best values, and radix-selects over the few values above the bound.
+  // 2 <= k <= 1024, 16- and 32-bit keys. -1 automatic, 0 never, 1 wherever the row fits.
+  int row_smem = -1;
 };
 
 struct TopkProblem {

@@ -8,13 +8,15 @@
 
 #include "cuda/topk/topk_plan_gpu.hpp"
 #include "cuda/topk/topk_row_cluster.hpp"
+#include "cuda/topk/topk_row_smem.hpp"
 #include "cuda/topk/topk_row_stream.hpp"
 #include "radixmesh/device/topk.cuh"
 
 namespace radixmesh::detail::topk_gpu {
 
 struct PlannedTopk {
-  enum class Path { row_cluster, row_stream, select } path = Path::select;
+  enum class Path { row_smem, row_cluster, row_stream, select } path = Path::select;
+  RowSmemPlan smem;
   RowClusterPlan cluster;
   RowStreamPlan stream;
   GpuPlan select;              // the delegate, raw and sample paths

@@ -145,12 +145,8 @@ std::optional<RowClusterPlan> row_cluster_plan(const device::TopkProblem& pr, in
 }
 
 void launch_row_cluster(const RowClusterPlan& g, const device::TopkProblem& pr, cudaStream_t stream) {
-  with_stream_type(pr.type, [&](auto tag) {
-    using T = decltype(tag);
-    int device = 0;
-    RXM_CUDA_CHECK(cudaGetDevice(&device));
+  with_stream_params(pr, [&]<class T>(StreamParams<T> p, int device) {
     prepare<T>(device);
-    StreamParams<T> p = stream_params_of<T>(pr);
     p.k_pad = g.k_pad, p.capacity = g.list;
     p.segments = g.blocks, p.segment_length = g.slice;
     p.index_bits = g.index_bits;

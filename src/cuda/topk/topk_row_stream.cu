@@ -130,12 +130,8 @@ RowStreamPlan plan_row_stream(const device::TopkProblem& pr, int device) {
 }
 
 void launch_row_stream(const RowStreamPlan& g, void* temp, const device::TopkProblem& pr, cudaStream_t stream) {
-  with_stream_type(pr.type, [&](auto tag) {
-    using T = decltype(tag);
-    int device = 0;
-    RXM_CUDA_CHECK(cudaGetDevice(&device));
+  with_stream_params(pr, [&]<class T>(StreamParams<T> p, int device) {
     allow_shared<T>(device);
-    StreamParams<T> p = stream_params_of<T>(pr);
     p.k_pad = g.k_pad, p.capacity = g.capacity, p.compact_above = g.compact_above;
     p.segments = g.segments, p.segment_length = g.segment_length;
     p.index_bits = g.index_bits;

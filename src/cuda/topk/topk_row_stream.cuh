@@ -23,6 +23,7 @@
 
 #include <cstdint>
 
+#include "cuda/runtime/cuda_check.hpp"
 #include "cuda/topk/topk_common.cuh"
 #include "radixmesh/device/topk.cuh"
 
@@ -107,6 +108,16 @@ template <class T> StreamParams<T> stream_params_of(const device::TopkProblem& p
   p.input_indices = pr.input_indices;
   p.index64 = pr.index_bytes == 8;
   return p;
+}
+
+// Calls f(params, device) with the problem's StreamParams of its key type and the current device:
+// how every launch of the row-stream family starts.
+template <class F> void with_stream_params(const device::TopkProblem& pr, F&& f) {
+  with_stream_type(pr.type, [&](auto tag) {
+    int device = 0;
+    RXM_CUDA_CHECK(cudaGetDevice(&device));
+    f(stream_params_of<decltype(tag)>(pr), device);
+  });
 }
 
 // Shared state of one block (the buffer itself is dynamic shared memory).

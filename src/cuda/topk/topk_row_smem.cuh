@@ -1,0 +1,306 @@
+// The row-smem path of the GPU top-k: batched rows that fit in one block's shared memory (LLM
+// vocabularies of up to about 100,000 16-bit or 50,000 32-bit values) with 2 <= k <= 1024. One
+// block per row reads the row once, keeps every value's rank in shared memory, and on the way
+// keeps each thread's two best ranks. Those give a lower bound that at least k values reach (for
+// k above 8 per warp every thread's second best, else each warp's ceil(k / warps)-th best of its
+// threads' maxima), so the radix passes that find the k-th rank, 8 bits of the rank a pass,
+// count only the few values at or above the bound instead of the whole row (LLM logits
+// crowd a few exponents, where every counted value is a contended shared atomic). A 16-bit rank
+// takes at most two passes. Equal ranks at the k-th place are taken by lowest position through a
+// block scan, never by radix passes over position bits. The winners, exactly min(k, length), are
+// then sorted and written as the row-stream path writes its rows. Design and measurements:
+// docs/design/topk.md.
+#pragma once
+#include "cuda/topk/topk_row_stream.cuh"
+
+namespace radixmesh::detail::topk_gpu {
+
+constexpr int kSmemThreads = 512;
+constexpr int kSmemBlocksPerSm = 3;  // 32000 bf16 values a block: 3 blocks of 75 KiB fit an SM
+constexpr int kSmemWarps = kSmemThreads / 32;
+constexpr int kSmemHistCopies = 4;     // a histogram per 4 warps: fewer same-address atomics
+constexpr int kSmemLoadsInFlight = 4;  // 16-byte loads a thread issues before it uses them
+// Warps whose k-th share of the bound is at most this take the warp bound (a shuffle round each).
+constexpr unsigned kSmemWarpBoundMax = 8;
+// The winners' keys share their space with the select's histograms (never in use at once).
+constexpr unsigned kSmemHistKeys = kSmemHistCopies * 256 * sizeof(unsigned) / sizeof(unsigned long long);
+
+// A block's dynamic shared memory: `keys` 8-byte entries (the winners, or the histograms), then
+// the row's ranks with room for its offset from a 16-byte boundary.
+constexpr std::size_t row_smem_shared_bytes(unsigned keys, std::uint64_t longest, std::size_t value_bytes) {
+  return std::size_t(keys) * sizeof(unsigned long long) + ((longest + 32 / value_bytes) * value_bytes + 15) / 16 * 16;
+}
+
+struct SmemShared {
+  unsigned long long warp_best[kSmemWarps], warp_bound[kSmemWarps];
+  unsigned warp_total[kSmemWarps];
+  StreamShared stream;  // the digit decision (find_digit), the winners' count and the sort
+};
+
+// The lanes of a 16-byte vector of ranks (16- or 32-bit) that are at least `x` (or, Equal, equal
+// to it) as a bit mask (bit e: lane e): two 16-bit lanes per instruction where the ranks are 16-bit.
+template <class U, bool Equal = false> __device__ __forceinline__ unsigned lanes_at_least(const uint4& v, unsigned x) {
+  const unsigned w[4] = {v.x, v.y, v.z, v.w};
+  unsigned m = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+    if constexpr (sizeof(U) == 2) {
+      const unsigned c = Equal ? __vcmpeq2(w[i], x * 0x10001u) : __vcmpgeu2(w[i], x * 0x10001u);
+      m |= ((c & 1u) | ((c >> 15) & 2u)) << (2 * i);
+    } else {
+      m |= ((Equal ? w[i] == x : w[i] >= x) ? 1u : 0u) << i;
+    }
+  return m;
+}
+template <class U> __device__ __forceinline__ unsigned lanes_equal(const uint4& v, unsigned x) {
+  return lanes_at_least<U, true>(v, x);
+}
+
+// One block per row of the launch: the row's min(k, length) best keys, sorted (best first, or by
+// position) and written as the row's output. p.k_pad: a power of two >= k; p.capacity: the keys'
+// entries (at least k_pad and kSmemHistKeys).
+template <class T> __global__ void __launch_bounds__(kSmemThreads, kSmemBlocksPerSm) row_smem(StreamParams<T> p) {
+  using U = key_bits_t<T>;
+  constexpr int W = 8 * sizeof(U);
+  constexpr int E = 16 / int(sizeof(U));  // values per 16-byte vector
+  constexpr unsigned kTop = unsigned((1ull << W) - 1);
+  using Wide = std::conditional_t<(W < 32), unsigned, unsigned long long>;  // a rank + 1; 0: none
+  extern __shared__ __align__(16) unsigned char row_smem_bytes[];
+  __shared__ SmemShared sh;
+  unsigned long long* keys = reinterpret_cast<unsigned long long*>(row_smem_bytes);
+  auto* hist = reinterpret_cast<unsigned(*)[256]>(row_smem_bytes);  // [copy][bin], during the select
+  U* slots = reinterpret_cast<U*>(row_smem_bytes + std::size_t(p.capacity) * sizeof(unsigned long long));
+  const unsigned t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  const std::size_t r = p.row0 + blockIdx.x;
+  const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
+  const U* row = p.values + begin;
+  const StreamRank<T> rank(p.options);
+  const StreamKey<W> key(p.index_bits);
+  const unsigned wanted = unsigned(std::min<std::uint64_t>(p.k, length));
+  const unsigned n = unsigned(length);  // fits: the row fits the block's shared memory
+
+  // Slot s holds the rank of position s - lead (lead: the row's values before its first 16-byte
+  // boundary), so that whole vectors of the row land in whole vectors of slots. Only the first
+  // and the last vector may hold slots outside the row (`edge`; `inside` masks their lanes).
+  const auto address = reinterpret_cast<std::uintptr_t>(row);
+  const unsigned lead = unsigned((address % 16) / sizeof(U));
+  const unsigned used = lead + n, vectors = (used + E - 1) / E;
+  const unsigned full_first = lead ? 1 : 0, full_end = used / E;
+  auto edge = [&](unsigned j) { return j < full_first || j >= full_end; };
+  auto inside = [&](unsigned j) {
+    const unsigned s0 = j * E;
+    const unsigned first = s0 < lead ? unsigned(lead - s0) : 0u;
+    const unsigned last = used - s0 < unsigned(E) ? unsigned(used - s0) : unsigned(E);
+    return ((1u << last) - 1) & ~((1u << first) - 1);
+  };
+  const uint4* from = reinterpret_cast<const uint4*>(address - lead * sizeof(U));
+  uint4* to = reinterpret_cast<uint4*>(slots);
+  Wide best1 = 0, best2 = 0;
+  auto offer = [&](U rk) {
+    const Wide v = Wide(rk) + 1;
+    if (v > best1) best2 = best1, best1 = v;
+    else if (v > best2) best2 = v;
+  };
+  for (unsigned j0 = full_first + t; j0 < full_end; j0 += kSmemLoadsInFlight * kSmemThreads) {
+    uint4 v[kSmemLoadsInFlight];
+#pragma unroll
+    for (int b = 0; b < kSmemLoadsInFlight; ++b)
+      if (const unsigned j = j0 + unsigned(b) * kSmemThreads; j < full_end) v[b] = __ldcs(from + j);
+#pragma unroll
+    for (int b = 0; b < kSmemLoadsInFlight; ++b) {
+      const unsigned j = j0 + unsigned(b) * kSmemThreads;
+      if (j >= full_end) break;
+      U lanes[E];
+      memcpy(lanes, &v[b], 16);
+#pragma unroll
+      for (int e = 0; e < E; ++e) lanes[e] = rank(lanes[e]), offer(lanes[e]);
+      memcpy(&v[b], lanes, 16);
+      to[j] = v[b];
+    }
+  }
+  // At most two partial vectors: the first (the row starts inside it) and the last.
+  if (t < 2) {
+    const unsigned j = t == 0 ? (lead ? 0 : vectors) : (full_end >= full_first ? full_end : vectors);
+    if (j < vectors) {
+      U lanes[E];
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        const unsigned s = j * E + e;
+        lanes[e] = 0;
+        if (s >= lead && s < used) lanes[e] = rank(row[s - lead]), offer(lanes[e]);
+      }
+      memcpy(&to[j], lanes, 16);
+    }
+  }
+
+  // The row's best rank and the bound (rank + 1; 0: none) that at least `wanted` values reach.
+  const unsigned per_warp = (wanted + kSmemWarps - 1) / kSmemWarps;
+  Wide bound = 0;
+  if (per_warp <= kSmemWarpBoundMax) {
+    // The warp's per_warp-th best of its threads' maxima: every round drops the lanes holding the
+    // round's maximum (at least one), so after round i at least i lanes reach it.
+    Wide mine = best1;
+    for (unsigned i = 0; i < per_warp; ++i) {
+      Wide top = mine;
+      for (int d = 16; d > 0; d /= 2) {
+        const Wide other = __shfl_xor_sync(0xffffffffu, top, d);
+        top = other > top ? other : top;
+      }
+      bound = top;
+      if (mine == top) mine = 0;
+    }
+  } else {
+    bound = wanted <= unsigned(kSmemThreads) ? best1 : best2;  // threads x (1 or 2) >= k (k <= 1024)
+    for (int d = 16; d > 0; d /= 2) {
+      const Wide other = __shfl_xor_sync(0xffffffffu, bound, d);
+      bound = other < bound ? other : bound;
+    }
+  }
+  Wide best = best1;
+  for (int d = 16; d > 0; d /= 2) {
+    const Wide other = __shfl_xor_sync(0xffffffffu, best, d);
+    best = other > best ? other : best;
+  }
+  if (lane == 0) sh.warp_best[warp] = best, sh.warp_bound[warp] = bound;
+  for (unsigned b = t; b < kSmemHistCopies * 256; b += kSmemThreads) hist[0][b] = 0;
+  __syncthreads();  // the slots, the warps' figures, the zeroed histograms
+  unsigned long long block_best = 0, block_bound = ~0ull;
+  for (int w = 0; w < kSmemWarps; ++w) {
+    block_best = sh.warp_best[w] > block_best ? sh.warp_best[w] : block_best;
+    block_bound = sh.warp_bound[w] < block_bound ? sh.warp_bound[w] : block_bound;
+  }
+
+  // The select: ranks at bits [high, W) resolved to `prefix`, `need` places left among the values
+  // at or above `low` that share it. All of them win when length <= k.
+  const unsigned low = wanted < length && block_bound ? unsigned(block_bound - 1) : 0u;
+  int high = 0;
+  unsigned long long prefix = 0;
+  unsigned need = wanted;
+  bool exact = wanted == length;  // the winners are exactly the ranks >= the threshold below
+  if (!exact && block_best) {
+    const unsigned top = unsigned(block_best - 1), differ = low ^ top;
+    high = differ ? 32 - __clz(int(differ)) : 0;
+    prefix = (unsigned long long)top >> high;
+  }
+  for (int pass = 0; !exact && high > 0; ++pass) {
+    const int shift = high > 8 ? high - 8 : 0, width = high - shift;
+    if (pass > 0) {
+      for (unsigned b = t; b < kSmemHistCopies * 256; b += kSmemThreads) hist[0][b] = 0;
+      __syncthreads();
+    }
+    // Only lanes at or above both `low` and the bucket's first rank can count.
+    const unsigned from_rank = unsigned(prefix << high) > low ? unsigned(prefix << high) : low;
+    unsigned* counts = hist[warp % kSmemHistCopies];
+    auto count = [&](const uint4& v, unsigned j) {
+      unsigned m = lanes_at_least<U>(v, from_rank);
+      if (m && edge(j)) m &= inside(j);
+      if (!m) return;
+      U lanes[E];
+      memcpy(lanes, &v, 16);
+#pragma unroll
+      for (int e = 0; e < E; ++e)
+        if ((m >> e) & 1u) {
+          const unsigned x = lanes[e];
+          if (((unsigned long long)x >> high) == prefix) atomicAdd(&counts[(x >> shift) & ((1u << width) - 1)], 1u);
+        }
+    };
+    // Two vectors a step: their loads and tests overlap (a thread's steps are a chain of latencies).
+    for (unsigned j = t; j < vectors; j += 2 * kSmemThreads) {
+      const unsigned j2 = j + kSmemThreads;
+      const uint4 v = to[j], v2 = j2 < vectors ? to[j2] : uint4{};
+      count(v, j);
+      if (j2 < vectors) count(v2, j2);
+    }
+    __syncthreads();
+    if (t < 256) {
+      unsigned sum = 0;
+      for (int c = 0; c < kSmemHistCopies; ++c) sum += hist[c][t];
+      hist[0][t] = sum;
+    }
+    __syncthreads();
+    if (t < 32) find_digit(hist[0], need, sh.stream);
+    __syncthreads();
+    const unsigned digit = sh.stream.digit, above = sh.stream.above, bucket = sh.stream.bucket;
+    need -= above;
+    prefix = (prefix << width) | digit;
+    high = shift;
+    exact = bucket == need;
+    __syncthreads();  // sh.stream's decision and the histograms are rewritten by the next pass
+  }
+
+  // The winners: every rank at or above the threshold; when the k-th rank's equals are not all
+  // taken (`prefix` is that rank), the ranks above it and its first `need` equals by position.
+  // The keys overwrite the histograms, whose last reader passed the barrier above.
+  const bool above_any = exact || prefix < kTop;
+  const unsigned threshold =
+      exact ? (unsigned(prefix << high) > low ? unsigned(prefix << high) : low) : unsigned(prefix) + 1u;
+  if (t == 0) sh.stream.count = 0;
+  __syncthreads();
+  if (wanted > 0 && above_any)
+    for (unsigned j0 = unsigned(warp) * 32; j0 < vectors; j0 += kSmemThreads) {  // whole-warp rounds
+      const unsigned j = j0 + lane;
+      uint4 v = make_uint4(0, 0, 0, 0);
+      unsigned m = 0;
+      if (j < vectors) {
+        v = to[j];
+        m = lanes_at_least<U>(v, threshold);
+        if (m && edge(j)) m &= inside(j);
+      }
+      const unsigned c = unsigned(__popc(m));
+      unsigned inclusive = c;
+      for (int d = 1; d < 32; d *= 2) {
+        const unsigned up = __shfl_up_sync(0xffffffffu, inclusive, d);
+        if (lane >= unsigned(d)) inclusive += up;
+      }
+      const unsigned total = __shfl_sync(0xffffffffu, inclusive, 31);
+      if (total == 0) continue;
+      unsigned base = 0;
+      if (lane == 31) base = atomicAdd(&sh.stream.count, total);
+      unsigned at = __shfl_sync(0xffffffffu, base, 31) + inclusive - c;
+      U lanes[E];
+      memcpy(lanes, &v, 16);
+#pragma unroll
+      for (int e = 0; e < E; ++e)
+        if ((m >> e) & 1u) {
+          if (at < p.k_pad) keys[at] = key.make(lanes[e], j * E + e - lead);
+          ++at;
+        }
+    }
+  if (!exact && need > 0) {
+    // Each thread's contiguous run of vectors counts its equals; a block scan places the runs. A
+    // thread starts its run at its own offset (lanes apart in shared memory banks), and only the
+    // thread whose run holds the last equal taken needs them in position order.
+    const unsigned x = unsigned(prefix), strict = wanted - need;
+    const unsigned run = (vectors + kSmemThreads - 1) / kSmemThreads;
+    const unsigned j0 = std::min<unsigned>(vectors, unsigned(t) * run), j1 = std::min<unsigned>(vectors, j0 + run);
+    const unsigned span = j1 - j0, skew = span ? t % span : 0;
+    auto equal = [&](unsigned j) {
+      const unsigned m = lanes_equal<U>(to[j], x);
+      return m && edge(j) ? m & inside(j) : m;
+    };
+    auto skewed = [&](unsigned i) { return j0 + (i + skew < span ? i + skew : i + skew - span); };
+    unsigned mine = 0;
+    for (unsigned i = 0; i < j1 - j0; ++i) mine += unsigned(__popc(equal(skewed(i))));
+    unsigned inclusive = mine;
+    for (int d = 1; d < 32; d *= 2) {
+      const unsigned up = __shfl_up_sync(0xffffffffu, inclusive, d);
+      if (lane >= unsigned(d)) inclusive += up;
+    }
+    if (lane == 31) sh.warp_total[warp] = inclusive;
+    __syncthreads();
+    unsigned before = inclusive - mine;
+    for (unsigned w = 0; w < warp; ++w) before += sh.warp_total[w];
+    const bool all_mine = before + mine <= need;  // then in any order
+    for (unsigned i = 0; i < j1 - j0 && before < need; ++i) {
+      const unsigned j = all_mine ? skewed(i) : j0 + i;
+      for (unsigned m = equal(j); m && before < need; m &= m - 1, ++before)
+        keys[strict + before] = key.make(U(x), j * E + unsigned(__ffs(int(m)) - 1) - lead);
+    }
+  }
+  __syncthreads();
+  const unsigned count = wanted;
+  StreamBuffer buf{keys, keys, sh.stream};
+  write_row(p, buf, r, begin, count);
+}
+
+}  // namespace radixmesh::detail::topk_gpu
