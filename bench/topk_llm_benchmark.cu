@@ -5,7 +5,7 @@
 // row-stream one (row_stream = 0) and the row-stream family's other variants (row_cluster, row_smem), all
 // diagnostics; the floor is one read of the logits over the device-to-device copy bandwidth
 // measured in the run. Ours sorted is checked against the CPU backend (every index and value),
-// and the previous path and the other variant against ours.
+// and the previous path and the other variants against ours.
 //
 //   bench_topk_llm [--rows 1,8,64,256,4096] [--vocab 32000,128256,256000] [--k 1,50,1024]
 //                  [--dtype bf16,f32] [--calls 20] [--reps 10] [--no-torch] [--no-verify]

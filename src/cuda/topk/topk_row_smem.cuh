@@ -1,9 +1,9 @@
 // The row-smem path of the GPU top-k: batched rows that fit in one block's shared memory (LLM
 // vocabularies of up to about 100,000 16-bit or 50,000 32-bit values) with 2 <= k <= 1024. One
 // block per row reads the row once, keeps every value's rank in shared memory, and on the way
-// keeps each thread's two best ranks. Those give a lower bound that at least k values reach (for
-// k above 8 per warp every thread's second best, else each warp's ceil(k / warps)-th best of its
-// threads' maxima), so the radix passes that find the k-th rank, 8 bits of the rank a pass,
+// keeps each thread's two best ranks. Those give a lower bound that at least k values reach (each
+// warp's ceil(k / warps)-th best of its threads' maxima where that is at most the 8th, else every
+// thread's best for k <= 512 and its second best above), so the radix passes that find the k-th rank, 8 bits of the rank a pass,
 // count only the few values at or above the bound instead of the whole row (LLM logits
 // crowd a few exponents, where every counted value is a contended shared atomic). A 16-bit rank
 // takes at most two passes. Equal ranks at the k-th place are taken by lowest position through a
@@ -12,6 +12,7 @@
 // docs/design/topk.md.
 #pragma once
 #include "cuda/topk/topk_row_stream.cuh"
+#include "radixmesh/device/multisplit/common.cuh"
 
 namespace radixmesh::detail::topk_gpu {
 
@@ -247,11 +248,7 @@ template <class T> __global__ void __launch_bounds__(kSmemThreads, kSmemBlocksPe
         if (m && edge(j)) m &= inside(j);
       }
       const unsigned c = unsigned(__popc(m));
-      unsigned inclusive = c;
-      for (int d = 1; d < 32; d *= 2) {
-        const unsigned up = __shfl_up_sync(0xffffffffu, inclusive, d);
-        if (lane >= unsigned(d)) inclusive += up;
-      }
+      const unsigned inclusive = ::radixmesh::device::multisplit_detail::warp_inclusive_scan(c);
       const unsigned total = __shfl_sync(0xffffffffu, inclusive, 31);
       if (total == 0) continue;
       unsigned base = 0;
@@ -279,17 +276,9 @@ template <class T> __global__ void __launch_bounds__(kSmemThreads, kSmemBlocksPe
       return m && edge(j) ? m & inside(j) : m;
     };
     auto skewed = [&](unsigned i) { return j0 + (i + skew < span ? i + skew : i + skew - span); };
-    unsigned mine = 0;
+    unsigned mine = 0, all = 0;
     for (unsigned i = 0; i < j1 - j0; ++i) mine += unsigned(__popc(equal(skewed(i))));
-    unsigned inclusive = mine;
-    for (int d = 1; d < 32; d *= 2) {
-      const unsigned up = __shfl_up_sync(0xffffffffu, inclusive, d);
-      if (lane >= unsigned(d)) inclusive += up;
-    }
-    if (lane == 31) sh.warp_total[warp] = inclusive;
-    __syncthreads();
-    unsigned before = inclusive - mine;
-    for (unsigned w = 0; w < warp; ++w) before += sh.warp_total[w];
+    unsigned before = ::radixmesh::device::multisplit_detail::block_exclusive_scan<unsigned, false, kSmemWarps>(mine, sh.warp_total, all);
     const bool all_mine = before + mine <= need;  // then in any order
     for (unsigned i = 0; i < j1 - j0 && before < need; ++i) {
       const unsigned j = all_mine ? skewed(i) : j0 + i;
@@ -298,9 +287,10 @@ template <class T> __global__ void __launch_bounds__(kSmemThreads, kSmemBlocksPe
     }
   }
   __syncthreads();
-  const unsigned count = wanted;
+  // Exactly `wanted` keys, at most k: write_row only sorts them (its compaction, which would need
+  // a separate destination, never runs), so the buffer is its own `keep`.
   StreamBuffer buf{keys, keys, sh.stream};
-  write_row(p, buf, r, begin, count);
+  write_row(p, buf, r, begin, wanted);
 }
 
 }  // namespace radixmesh::detail::topk_gpu
