@@ -1,6 +1,7 @@
 # Writes a copy of the row-smem top-k kernel (src/cuda/topk/topk_row_smem.cuh) with %globaltimer
-# marks in block 0, thread 0: the load, the bound, each select pass, the winners above the k-th
-# rank, its equals by position, and the sort and output. bench/phases/marked_kernel.sh row_smem builds it.
+# marks in block 0, thread 0: the load, the bound, each select pass, the winners counted, the
+# winners placed in position order, their sort, and the output. bench/phases/marked_kernel.sh
+# row_smem builds it.
 #   python3 bench/phases/row_smem_marks.py OUT.cuh
 import sys
 from marks import Marked, TIMER
@@ -15,7 +16,9 @@ rep('  __syncthreads();  // the slots, the warps\' figures, the zeroed histogram
     '  __syncthreads();  // the slots, the warps\' figures, the zeroed histograms\n  MARK(2);\n')
 rep('    __syncthreads();  // sh.stream\'s decision and the histograms are rewritten by the next pass\n',
     '    __syncthreads();  // sh.stream\'s decision and the histograms are rewritten by the next pass\n    MARK(3 + pass);\n')
-rep('  if (!exact && need > 0) {\n    // Each thread', '  __syncthreads(); MARK(10);\n  if (!exact && need > 0) {\n    // Each thread')
-rep('  __syncthreads();\n  const unsigned count', '  __syncthreads(); MARK(11);\n  const unsigned count')
-rep('  write_row(p, buf, r, begin, count);\n}', '  write_row(p, buf, r, begin, count);\n  __syncthreads(); MARK(12);\n}')
+rep('  if (lane == 0) sh.warp_counts[warp] = mine;\n  __syncthreads();\n',
+    '  if (lane == 0) sh.warp_counts[warp] = mine;\n  __syncthreads();\n  MARK(10);\n')
+rep('  __syncthreads();\n\n  // Sorted output', '  __syncthreads();\n  MARK(11);\n\n  // Sorted output')
+rep('  for (unsigned q = t; q < p.k; q += kSmemThreads)', '  __syncthreads(); MARK(12);\n  for (unsigned q = t; q < p.k; q += kSmemThreads)')
+rep('q < wanted ? ordered[q] : 0ull);\n}', 'q < wanted ? ordered[q] : 0ull);\n  __syncthreads(); MARK(13);\n}')
 marked.write(sys.argv[1])

@@ -1,5 +1,6 @@
 // The row-smem top-k kernel's phase times (block 0, %globaltimer) on normal logits: the load, the
-// bound, each select pass, the winners above the k-th rank, its equals, and the sort and writes, for one row alone, one row an SM and three rows an SM. Built by bench/phases/marked_kernel.sh row_smem
+// bound, each select pass, the winners counted and placed in position order, their sort and the
+// output, for one row alone, one row an SM and three rows an SM. Built by bench/phases/marked_kernel.sh row_smem
 // against a marked copy of the kernel; not a benchmark (no peer): it says where a call's time goes.
 #include "row_smem_marked.cuh"
 #include <cstdio>
@@ -20,7 +21,7 @@ template <class T> void run(std::size_t rows, std::size_t n, unsigned k) {
   p.capacity = p.k_pad > kSmemHistKeys ? p.k_pad : kSmemHistKeys;
   int ib = 0; while ((1ull << ib) <= n) ++ib; p.index_bits = ib;
   p.options = {.largest = true, .sorted = true}; p.out_values = ov; p.out_indices = oi; p.index64 = false;
-  const std::size_t shared = row_smem_shared_bytes(p.capacity, n, sizeof(U));
+  const std::size_t shared = row_smem_shared_bytes(p.capacity, p.k_pad, n, sizeof(U));
   cudaFuncSetAttribute(row_smem<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, 200000);
   cudaFuncSetAttribute(row_smem<T>, cudaFuncAttributePreferredSharedMemoryCarveout, int(cudaSharedmemCarveoutMaxShared));
   for (int rep = 0; rep < 3; ++rep) {
@@ -36,8 +37,8 @@ template <class T> void run(std::size_t rows, std::size_t n, unsigned k) {
            int(cudaGetLastError()), ms * 1000, (t[1] - t[0]) / 1e3, (t[2] - t[1]) / 1e3);
     unsigned long long prev = t[2];
     for (int i = 3; i < 10; ++i) if (t[i]) { printf(" pass%d %.2f", i - 3, (t[i] - prev) / 1e3); prev = t[i]; }
-    printf(" | winners above %.2f equals %.2f | sort+write %.2f | block 0 total %.2f\n", (t[10] - prev) / 1e3,
-           (t[11] - t[10]) / 1e3, (t[12] - t[11]) / 1e3, (t[12] - t[0]) / 1e3);
+    printf(" | winners counted %.2f placed %.2f | sort %.2f | write %.2f | block 0 total %.2f\n", (t[10] - prev) / 1e3,
+           (t[11] - t[10]) / 1e3, (t[12] - t[11]) / 1e3, (t[13] - t[12]) / 1e3, (t[13] - t[0]) / 1e3);
   }
   cudaFree(dv); cudaFree(ov); cudaFree(oi);
 }
@@ -45,7 +46,7 @@ int main() {
   int sms = 0;
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   for (std::size_t rows : {std::size_t(1), std::size_t(sms), std::size_t(3 * sms)})
-    for (unsigned k : {2u, 50u, 256u, 1024u}) run<bfloat16_t>(rows, 32000, k);
-  for (unsigned k : {50u, 1024u}) run<float>(1, 32000, k);
+    for (unsigned k : {2u, 50u, 256u, 512u, 1024u}) run<bfloat16_t>(rows, 32000, k);
+  for (unsigned k : {50u, 512u, 1024u}) run<float>(1, 32000, k);
   return 0;
 }

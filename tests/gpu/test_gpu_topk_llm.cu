@@ -320,7 +320,7 @@ namespace {
 // offsets with caller indices of both widths.
 void check_forced_variant(const char* path, void (*force)(rxm::device::TopkTuning&), std::span<const GridShape> shapes,
                           std::size_t masked_vocab_max, std::size_t offsets_row) {
-  const std::size_t ks[] = {2, 50, 129, 1000, 1024};
+  const std::size_t ks[] = {2, 50, 129, 300, 1000, 1024};
   auto check = [&](auto tag, const std::string& name, const auto& v, const GridShape& s, int slice) {
     using T = decltype(tag);
     for (std::size_t k : ks) {

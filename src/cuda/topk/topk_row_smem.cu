@@ -54,7 +54,7 @@ std::optional<RowSmemPlan> row_smem_plan(const device::TopkProblem& pr, int devi
   g.k_pad = unsigned(std::bit_ceil(pr.k));
   g.index_bits = int(std::bit_width(longest));
   g.keys = std::max(g.k_pad, kSmemHistKeys);
-  g.shared_bytes = row_smem_shared_bytes(g.keys, longest, width);
+  g.shared_bytes = row_smem_shared_bytes(g.keys, g.k_pad, longest, width);
   std::size_t allowed = 0;
   with_stream_type(pr.type, [&](auto tag) { allowed = allowed_shared<decltype(tag)>(device); });
   if (g.shared_bytes > allowed) return std::nullopt;

@@ -11,6 +11,7 @@
 // then sorted and written as the row-stream path writes its rows. Design and measurements:
 // docs/design/topk.md.
 #pragma once
+#include "cuda/topk/topk_block_radix_sort.cuh"
 #include "cuda/topk/topk_row_stream.cuh"
 #include "radixmesh/device/multisplit/common.cuh"
 
@@ -26,15 +27,24 @@ constexpr unsigned kSmemWarpBoundMax = 8;
 // The winners' keys share their space with the select's histograms (never in use at once).
 constexpr unsigned kSmemHistKeys = kSmemHistCopies * 256 * sizeof(unsigned) / sizeof(unsigned long long);
 
+// Sorts of at most this many winners (a power of two) take the bitonic steps, larger ones the
+// radix passes (16-bit ranks: 2 passes of 4 barriers; 32-bit: 4), by their count of barriers: the
+// bitonic sort of 256 keys takes 14 (shuffles below stride 32), of 512 19, of 1024 55.
+constexpr unsigned kSmemBitonicMax16 = 128, kSmemBitonicMax32 = 256;
+
 // A block's dynamic shared memory: `keys` 8-byte entries (the winners, or the histograms), then
-// the row's ranks with room for its offset from a 16-byte boundary.
-constexpr std::size_t row_smem_shared_bytes(unsigned keys, std::uint64_t longest, std::size_t value_bytes) {
-  return std::size_t(keys) * sizeof(unsigned long long) + ((longest + 32 / value_bytes) * value_bytes + 15) / 16 * 16;
+// the row's ranks with room for its offset from a 16-byte boundary, which the radix sort of k_pad
+// winners reuses once they are placed.
+constexpr std::size_t row_smem_shared_bytes(unsigned keys, unsigned k_pad, std::uint64_t longest, std::size_t value_bytes) {
+  const std::size_t ranks = ((longest + 32 / value_bytes) * value_bytes + 15) / 16 * 16;
+  const std::size_t sort = block_radix_sort_scratch_bytes<kSmemWarps>(k_pad);
+  return std::size_t(keys) * sizeof(unsigned long long) + (ranks > sort ? ranks : sort);
 }
 
 struct SmemShared {
   unsigned long long warp_best[kSmemWarps], warp_bound[kSmemWarps];
   unsigned warp_total[kSmemWarps];
+  unsigned long long warp_counts[kSmemWarps];  // a warp's winners (low half) and equals (high half)
   StreamShared stream;  // the digit decision (find_digit), the winners' count and the sort
 };
 
@@ -55,6 +65,14 @@ template <class U, bool Equal = false> __device__ __forceinline__ unsigned lanes
 }
 template <class U> __device__ __forceinline__ unsigned lanes_equal(const uint4& v, unsigned x) {
   return lanes_at_least<U, true>(v, x);
+}
+
+// Lane e of a 16-byte vector of 16- or 32-bit ranks (e known only at run time: selects, no local array).
+template <class U> __device__ __forceinline__ U lane_of(const uint4& v, int e) {
+  constexpr int per_word = 4 / int(sizeof(U));
+  const int w = e / per_word;
+  const unsigned word = w == 0 ? v.x : w == 1 ? v.y : w == 2 ? v.z : v.w;
+  return U(sizeof(U) == 2 ? word >> (16 * (e & 1)) : word);
 }
 
 // One block per row of the launch: the row's min(k, length) best keys, sorted (best first, or by
@@ -229,68 +247,76 @@ template <class T> __global__ void __launch_bounds__(kSmemThreads, kSmemBlocksPe
     __syncthreads();  // sh.stream's decision and the histograms are rewritten by the next pass
   }
 
-  // The winners: every rank at or above the threshold; when the k-th rank's equals are not all
-  // taken (`prefix` is that rank), the ranks above it and its first `need` equals by position.
-  // The keys overwrite the histograms, whose last reader passed the barrier above.
-  const bool above_any = exact || prefix < kTop;
+  // The winners, in position order: every rank at or above the threshold; when the k-th rank's
+  // equals are not all taken (`prefix` is that rank), the ranks above it and its first `need`
+  // equals. Warp w takes a contiguous run of vectors: it counts its winners and equals, a block
+  // scan of those counts gives each warp its first places, and the warp places its keys round by
+  // round (lane l the round's l-th vector). The keys overwrite the histograms, whose last reader
+  // passed the barrier above.
+  const bool above_any = exact || prefix < kTop, equals = !exact && need > 0;
   const unsigned threshold =
       exact ? (unsigned(prefix << high) > low ? unsigned(prefix << high) : low) : unsigned(prefix) + 1u;
-  if (t == 0) sh.stream.count = 0;
+  const unsigned x = unsigned(prefix);
+  const unsigned run = (vectors + kSmemWarps - 1) / kSmemWarps;
+  const unsigned w0 = std::min<unsigned>(vectors, warp * run), w1 = std::min<unsigned>(vectors, w0 + run);
+  auto winners = [&](unsigned j, uint4& v, unsigned& above, unsigned& equal) {
+    v = to[j];
+    above = above_any ? lanes_at_least<U>(v, threshold) : 0u;
+    equal = equals ? lanes_equal<U>(v, x) : 0u;
+    if ((above | equal) && edge(j)) above &= inside(j), equal &= inside(j);
+  };
+  // A lane's count of winners above the k-th rank (low half) and of its equals (high half).
+  auto counted = [](unsigned above, unsigned equal) {
+    return (unsigned long long)__popc(above) | (unsigned long long)__popc(equal) << 32;
+  };
+  unsigned long long mine = 0;
+  if (wanted > 0)
+    for (unsigned j = w0 + lane; j < w1; j += 64) {  // two vectors a step: their loads overlap
+      uint4 v;
+      unsigned above, equal;
+      winners(j, v, above, equal);
+      mine += counted(above, equal);
+      if (j + 32 < w1) winners(j + 32, v, above, equal), mine += counted(above, equal);
+    }
+  for (int d = 16; d > 0; d /= 2) mine += __shfl_xor_sync(0xffffffffu, mine, d);
+  if (lane == 0) sh.warp_counts[warp] = mine;
   __syncthreads();
-  if (wanted > 0 && above_any)
-    for (unsigned j0 = unsigned(warp) * 32; j0 < vectors; j0 += kSmemThreads) {  // whole-warp rounds
+  unsigned long long before = 0;
+  for (unsigned w = 0; w < warp; ++w) before += sh.warp_counts[w];
+  if (wanted > 0)
+    for (unsigned j0 = w0; j0 < w1; j0 += 32) {  // whole-warp rounds
       const unsigned j = j0 + lane;
       uint4 v = make_uint4(0, 0, 0, 0);
-      unsigned m = 0;
-      if (j < vectors) {
-        v = to[j];
-        m = lanes_at_least<U>(v, threshold);
-        if (m && edge(j)) m &= inside(j);
+      unsigned above = 0, equal = 0;
+      if (j < w1) winners(j, v, above, equal);
+      const unsigned long long c = counted(above, equal);
+      if (!__any_sync(0xffffffffu, c != 0)) continue;
+      const unsigned long long inclusive = ::radixmesh::device::multisplit_detail::warp_inclusive_scan(c);
+      unsigned above_before = unsigned(before + inclusive - c), equal_before = unsigned((before + inclusive - c) >> 32);
+      before += __shfl_sync(0xffffffffu, inclusive, 31);
+      for (unsigned m = above | equal; m; m &= m - 1) {  // the lane's candidates, by position
+        const int e = __ffs(int(m)) - 1;
+        const bool is_above = (above >> e) & 1u;
+        const unsigned at = above_before + (is_above ? std::min(equal_before, need) : equal_before);
+        if ((is_above || equal_before < need) && at < wanted) keys[at] = key.make(lane_of<U>(v, e), j * E + e - lead);
+        above_before += is_above, equal_before += !is_above;
       }
-      const unsigned c = unsigned(__popc(m));
-      const unsigned inclusive = ::radixmesh::device::multisplit_detail::warp_inclusive_scan(c);
-      const unsigned total = __shfl_sync(0xffffffffu, inclusive, 31);
-      if (total == 0) continue;
-      unsigned base = 0;
-      if (lane == 31) base = atomicAdd(&sh.stream.count, total);
-      unsigned at = __shfl_sync(0xffffffffu, base, 31) + inclusive - c;
-      U lanes[E];
-      memcpy(lanes, &v, 16);
-#pragma unroll
-      for (int e = 0; e < E; ++e)
-        if ((m >> e) & 1u) {
-          if (at < p.k_pad) keys[at] = key.make(lanes[e], j * E + e - lead);
-          ++at;
-        }
     }
-  if (!exact && need > 0) {
-    // Each thread's contiguous run of vectors counts its equals; a block scan places the runs. A
-    // thread starts its run at its own offset (lanes apart in shared memory banks), and only the
-    // thread whose run holds the last equal taken needs them in position order.
-    const unsigned x = unsigned(prefix), strict = wanted - need;
-    const unsigned run = (vectors + kSmemThreads - 1) / kSmemThreads;
-    const unsigned j0 = std::min<unsigned>(vectors, unsigned(t) * run), j1 = std::min<unsigned>(vectors, j0 + run);
-    const unsigned span = j1 - j0, skew = span ? t % span : 0;
-    auto equal = [&](unsigned j) {
-      const unsigned m = lanes_equal<U>(to[j], x);
-      return m && edge(j) ? m & inside(j) : m;
-    };
-    auto skewed = [&](unsigned i) { return j0 + (i + skew < span ? i + skew : i + skew - span); };
-    unsigned mine = 0, all = 0;
-    for (unsigned i = 0; i < j1 - j0; ++i) mine += unsigned(__popc(equal(skewed(i))));
-    unsigned before = ::radixmesh::device::multisplit_detail::block_exclusive_scan<unsigned, false, kSmemWarps>(mine, sh.warp_total, all);
-    const bool all_mine = before + mine <= need;  // then in any order
-    for (unsigned i = 0; i < j1 - j0 && before < need; ++i) {
-      const unsigned j = all_mine ? skewed(i) : j0 + i;
-      for (unsigned m = equal(j); m && before < need; m &= m - 1, ++before)
-        keys[strict + before] = key.make(U(x), j * E + unsigned(__ffs(int(m)) - 1) - lead);
+  __syncthreads();
+
+  // Sorted output: best first, equal ranks by position (the order they are in). The rank bits
+  // alone decide, by the stable radix sort where its passes are fewer than the bitonic steps.
+  const unsigned long long* ordered = keys;
+  if (p.options.sorted && wanted > 1) {
+    if (p.k_pad > (W == 16 ? kSmemBitonicMax16 : kSmemBitonicMax32)) {
+      auto* other = reinterpret_cast<unsigned long long*>(slots);  // the ranks are read no more
+      ordered = block_radix_sort_descending<kSmemWarps, 2>(keys, other, p.k_pad, wanted, 64 - W, 64, sh.warp_total);
+    } else {
+      StreamBuffer buf{keys, keys, sh.stream};
+      buf.sort(wanted, p.k_pad, [](unsigned long long k) { return k; });
     }
   }
-  __syncthreads();
-  // Exactly `wanted` keys, at most k: write_row only sorts them (its compaction, which would need
-  // a separate destination, never runs), so the buffer is its own `keep`.
-  StreamBuffer buf{keys, keys, sh.stream};
-  write_row(p, buf, r, begin, wanted);
+  for (unsigned q = t; q < p.k; q += kSmemThreads) write_place(p, r, begin, q, q < wanted ? ordered[q] : 0ull);
 }
 
 }  // namespace radixmesh::detail::topk_gpu

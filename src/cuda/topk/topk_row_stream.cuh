@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "cuda/runtime/cuda_check.hpp"
+#include "cuda/topk/topk_block_radix_sort.cuh"
 #include "cuda/topk/topk_common.cuh"
 #include "radixmesh/device/topk.cuh"
 
@@ -544,6 +545,15 @@ __device__ void write_place(const StreamParams<T>& p, std::size_t r, std::uint64
   else static_cast<std::int32_t*>(p.out_indices)[at] = std::int32_t(index);
 }
 
+// Sorts of more keys than this take the radix passes (block_radix_sort_descending, when the
+// block's buffer holds their scratch): 8-bit passes over the bits the keys differ in (a rank and a
+// position: 4-7 passes of 4 barriers) against 45 barrier-separated bitonic steps at 512 keys and
+// 55 at 1024.
+constexpr unsigned kStreamBitonicMax = 256;
+// Buffer entries the radix sort needs: its keys, the other half, and the tables of 8 warps.
+constexpr std::uint32_t kStreamRadixEntries =
+    kRowStreamMaxK + std::uint32_t(block_radix_sort_scratch_bytes<kStreamThreads / 32>(kRowStreamMaxK) / 8);
+
 // The block's k best keys, sorted (best first, or by ascending position), written as the row's
 // output; places past a short row's values get value bits 0 and index -1.
 template <class T>
@@ -552,15 +562,21 @@ __device__ void write_row(const StreamParams<T>& p, StreamBuffer& buf, std::size
   using U = key_bits_t<T>;
   const StreamKey<8 * sizeof(U)> key_of(p.index_bits);
   const bool by_rank = p.options.sorted;
-  if (count > p.k && by_rank && count <= kSortedKeepMax) {
-    unsigned size = 1;  // best first: one sort of everything kept, the first k written
-    while (size < count) size *= 2;
-    buf.sort(count, size, [](unsigned long long key) { return key; });
+  // Best first: up to kSortedKeepMax kept keys are sorted whole and the first k written.
+  if (count > p.k && !(by_rank && count <= kSortedKeepMax)) count = (buf.keep_best(count, p.k), p.k);
+  unsigned size = p.k_pad;
+  while (size < count) size *= 2;
+  const unsigned long long* ordered = buf.keys;
+  if (size > kStreamBitonicMax && p.capacity >= kStreamRadixEntries) {
+    // By rank: every bit below the rank's top down to the position's lowest; by position: the
+    // complemented position's bits alone.
+    const int low_bit = key_of.pos_shift, high_bit = by_rank ? 64 : key_of.pos_shift + p.index_bits;
+    ordered = block_radix_sort_descending<kStreamThreads / 32, kRowStreamMaxK / kStreamThreads>(
+        buf.keys, buf.keys + kRowStreamMaxK, kRowStreamMaxK, count, low_bit, high_bit, buf.sh.hist);
   } else {
-    if (count > p.k) count = (buf.keep_best(count, p.k), p.k);
-    buf.sort(count, p.k_pad, [&](unsigned long long key) { return by_rank ? key : key_of.by_position(key); });
+    buf.sort(count, size, [&](unsigned long long key) { return by_rank ? key : key_of.by_position(key); });
   }
-  for (unsigned q = threadIdx.x; q < p.k; q += blockDim.x) write_place(p, r, begin, q, buf.keys[q]);
+  for (unsigned q = threadIdx.x; q < p.k; q += blockDim.x) write_place(p, r, begin, q, q < count ? ordered[q] : 0ull);
 }
 
 // One block per (segment, row of the launch chunk): the segment's k best, written as the row's
