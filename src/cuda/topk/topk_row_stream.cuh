@@ -157,11 +157,46 @@ __device__ inline void find_digit(const unsigned* hist, unsigned need, StreamSha
 // instead of radix-selecting (up to 8 passes of 4 barriers and contended shared atomics each).
 constexpr unsigned kSortedKeepMax = 1024;
 
+// Appends this lane's keys[e] whose bit e of `mask` is set to dest[*counter ...], the whole warp at
+// once: a warp scan of the lanes' counts and one shared atomic a warp, where one atomic a key
+// serialised the lanes on the one counter (the first tile of a k = 1024 row appends all 4096 of its
+// keys). Every lane of the warp calls it. Returns the place after this lane's last key (0: none).
+template <int N>
+__device__ __forceinline__ unsigned warp_append(unsigned* counter, unsigned long long* dest,
+                                                const unsigned long long (&keys)[N], unsigned mask) {
+  const unsigned lane = threadIdx.x & 31, n = unsigned(__popc(mask));
+  const unsigned inclusive = device::multisplit_detail::warp_inclusive_scan(n);
+  const unsigned total = __shfl_sync(0xffffffffu, inclusive, 31);
+  unsigned base = 0;
+  if (lane == 31 && total) base = atomicAdd(counter, total);
+  unsigned at = __shfl_sync(0xffffffffu, base, 31) + inclusive - n;
+#pragma unroll
+  for (int e = 0; e < N; ++e)
+    if ((mask >> e) & 1u) dest[at++] = keys[e];
+  return n ? at : 0u;
+}
+
 // ---- the block's buffer: exact compaction to the k best, sort, output.
 struct StreamBuffer {
   unsigned long long* keys;  // capacity entries
   unsigned long long* keep;  // k_pad entries: the compaction's destination
   StreamShared& sh;
+
+  // The bits in which keys[0, count) are not all equal (AND and OR over the block, into sh.all and
+  // sh.any). Every thread calls it; it ends with a barrier.
+  __device__ unsigned long long differing_bits(unsigned count) {
+    unsigned long long all = ~0ull, any = 0;
+    for (unsigned i = threadIdx.x; i < count; i += blockDim.x) all &= keys[i], any |= keys[i];
+    for (int d = 16; d > 0; d /= 2) {
+      all &= __shfl_xor_sync(0xffffffffu, all, d);
+      any |= __shfl_xor_sync(0xffffffffu, any, d);
+    }
+    if (threadIdx.x == 0) sh.all = ~0ull, sh.any = 0;
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0) atomicAnd(&sh.all, all), atomicOr(&sh.any, any);
+    __syncthreads();
+    return sh.all ^ sh.any;
+  }
 
   // Keeps exactly the `k` largest of keys[0, count) (count > k) in keys[0, k) (in order when
   // sorted, else in no order), sets sh.count = k and returns the new threshold (a later key is
@@ -177,18 +212,8 @@ struct StreamBuffer {
       __syncthreads();
       return kth;  // exact: a later key is taken iff it beats the k-th
     }
-    // The leading bits every key shares are resolved without a pass: AND and OR of the keys.
-    unsigned long long all = ~0ull, any = 0;
-    for (unsigned i = threadIdx.x; i < count; i += blockDim.x) all &= keys[i], any |= keys[i];
-    for (int d = 16; d > 0; d /= 2) {
-      all &= __shfl_xor_sync(0xffffffffu, all, d);
-      any |= __shfl_xor_sync(0xffffffffu, any, d);
-    }
-    if (threadIdx.x == 0) sh.all = ~0ull, sh.any = 0;
-    __syncthreads();
-    if ((threadIdx.x & 31) == 0) atomicAnd(&sh.all, all), atomicOr(&sh.any, any);
-    __syncthreads();
-    const unsigned long long differ = sh.all ^ sh.any;
+    // The leading bits every key shares are resolved without a pass.
+    const unsigned long long differ = differing_bits(count);
     // Bits at and above `high` are resolved to `prefix`.
     int high = differ ? 64 - __clzll((long long)differ) : 0;
     unsigned long long prefix = high == 64 ? 0ull : sh.any >> high;
@@ -214,12 +239,13 @@ struct StreamBuffer {
     }
     if (threadIdx.x == 0) sh.kept = 0;
     __syncthreads();
-    for (unsigned i = threadIdx.x; i < count; i += blockDim.x) {
-      const unsigned long long key = keys[i];
-      if (high == 64 ? true : (key >> high) >= prefix) {
-        const unsigned at = atomicAdd(&sh.kept, 1u);
-        if (at < k) keep[at] = key;  // exactly k (keys are distinct); the guard is for safety
-      }
+    // Whole warps a round (warp_append), so that every lane of a warp takes part: exactly k keys
+    // qualify (keys are distinct), so `keep` is never written past k.
+    for (unsigned i0 = threadIdx.x & ~31u; i0 < count; i0 += blockDim.x) {
+      const unsigned i = i0 + (threadIdx.x & 31);
+      const unsigned long long key[1] = {i < count ? keys[i] : 0ull};
+      const bool kept = i < count && (high == 64 || (key[0] >> high) >= prefix);
+      warp_append(&sh.kept, keep, key, kept ? 1u : 0u);
     }
     __syncthreads();
     for (unsigned i = threadIdx.x; i < k; i += blockDim.x) keys[i] = keep[i];
@@ -347,8 +373,10 @@ template <class T> struct ValueTiles {
       if (vi < vectors) r.v[j] = __ldcs(base + vi);  // streamed once: evict first
     }
   }
-  // put(key) for every value of the tile this thread loaded whose key is above `threshold`. A
-  // vector whose values all rank below the threshold's rank costs a few native comparisons.
+  // put(keys, mask) for the values of each vector of the tile this thread loaded whose keys are
+  // above `threshold` (bit e of mask: value e), by whole warps (every thread calls it; a warp
+  // whose vectors all fail the native test skips the call). A vector whose values all rank below
+  // the threshold's rank costs a few native comparisons.
   template <class Put>
   __device__ void offer(const Regs& r, std::uint64_t tile, unsigned long long threshold, Put&& put) const {
     const U min_rank = U(threshold >> StreamKey<W>::rank_shift);
@@ -356,17 +384,19 @@ template <class T> struct ValueTiles {
 #pragma unroll
     for (int j = 0; j < V; ++j) {
       const std::uint64_t vi = (tile * V + j) * kStreamThreads + threadIdx.x;
-      if (vi >= vectors || !may_reach<T>(r.v[j], bound, largest)) continue;
+      const bool reach = vi < vectors && may_reach<T>(r.v[j], bound, largest);
+      if (!__any_sync(0xffffffffu, reach)) continue;
       U lanes[E];
       memcpy(lanes, &r.v[j], 16);
+      unsigned long long keys[E];
+      unsigned mask = 0;
 #pragma unroll
       for (int e = 0; e < E; ++e) {
         const U rk = rank(lanes[e]);
-        if (rk >= min_rank) {
-          const unsigned long long k = key.make(rk, aligned + vi * E + e);
-          if (k > threshold) put(k);
-        }
+        keys[e] = key.make(rk, aligned + vi * E + e);
+        if (reach && rk >= min_rank && keys[e] > threshold) mask |= 1u << e;
       }
+      put(keys, mask);
     }
   }
   // The argmax's state: the best rank + 1 so far (0: none), its position, and its raw bits for
@@ -416,8 +446,12 @@ template <int Width> struct KeyTiles {
   template <class Put>
   __device__ void offer(const Regs& r, std::uint64_t, unsigned long long threshold, Put&& put) const {
 #pragma unroll
-    for (int j = 0; j < kStreamSlots; ++j)
-      if (r.v[j] > threshold) put(r.v[j]);
+    for (int j = 0; j < kStreamSlots; ++j) {
+      const bool above = r.v[j] > threshold;
+      if (!__any_sync(0xffffffffu, above)) continue;
+      const unsigned long long keys[1] = {r.v[j]};
+      put(keys, above ? 1u : 0u);
+    }
   }
   struct Best {
     unsigned long long key = 0;
@@ -471,13 +505,11 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
   } else {
     if (threadIdx.x == 0) buf.sh.count = 0;
     __syncthreads();
-    // Appends are rare once the threshold is near the k-th value: one shared atomic each. A
-    // thread whose append lands past `compact_above` says so at the tile's one barrier.
+    // Appends by whole warps (warp_append). A thread whose append lands past `compact_above`
+    // says so at the tile's one barrier.
     bool over = false;
-    auto put = [&](unsigned long long key) {
-      const unsigned at = atomicAdd(&buf.sh.count, 1u);
-      buf.keys[at] = key;
-      over |= at >= compact_above;
+    auto put = [&](const auto& keys, unsigned mask) {
+      over |= warp_append(&buf.sh.count, buf.keys, keys, mask) > compact_above;
     };
     unsigned long long threshold = 0;  // a key is taken iff it is greater
     // The seed, so that the first tile is filtered too: every warp's m-th best of its threads'
@@ -503,8 +535,10 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
       __syncthreads();
       threshold = buf.sh.seed ? buf.sh.seed - 1 : 0;  // the m-th keys themselves come again
     }
-    if (threadIdx.x < src.loose())
-      if (const unsigned long long key = src.loose_key(threadIdx.x); key > threshold) put(key);
+    if (threadIdx.x < 32) {  // the head and tail: fewer than 32 values, warp 0
+      const unsigned long long key[1] = {threadIdx.x < src.loose() ? src.loose_key(threadIdx.x) : 0ull};
+      put(key, key[0] > threshold ? 1u : 0u);
+    }
     for (std::uint64_t t = 0; t < tiles; ++t) {
       if (t + 1 < tiles) src.load(next, t + 1);
       src.offer(cur, t, threshold, put);
@@ -569,8 +603,13 @@ __device__ void write_row(const StreamParams<T>& p, StreamBuffer& buf, std::size
   const unsigned long long* ordered = buf.keys;
   if (size > kStreamBitonicMax && p.capacity >= kStreamRadixEntries) {
     // By rank: every bit below the rank's top down to the position's lowest; by position: the
-    // complemented position's bits alone.
-    const int low_bit = key_of.pos_shift, high_bit = by_rank ? 64 : key_of.pos_shift + p.index_bits;
+    // complemented position's bits alone. Of those, only the span of bits in which the keys
+    // differ (the best keys share their sign and most of their exponent: a pass fewer).
+    int low_bit = key_of.pos_shift, high_bit = by_rank ? 64 : key_of.pos_shift + p.index_bits;
+    const unsigned long long span = (high_bit == 64 ? ~0ull : (1ull << high_bit) - 1) & ~((1ull << low_bit) - 1);
+    const unsigned long long differ = buf.differing_bits(count) & span;
+    high_bit = differ ? 64 - __clzll((long long)differ) : low_bit;
+    low_bit = differ ? __ffsll((long long)differ) - 1 : low_bit;
     ordered = block_radix_sort_descending<kStreamThreads / 32, kRowStreamMaxK / kStreamThreads>(
         buf.keys, buf.keys + kRowStreamMaxK, kRowStreamMaxK, count, low_bit, high_bit, buf.sh.hist);
   } else {

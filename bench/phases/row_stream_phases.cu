@@ -1,0 +1,61 @@
+// The row-stream top-k kernel's phase times (block (0, 0), %globaltimer) on normal logits, one
+// segment a row: the seed, the tiles streamed, the compactions on the way (how many, the keys they
+// took), and the row's output (last compaction, sort, write), for one row alone and for a full
+// device (4096 rows), at the plan's compaction mark and at larger ones. Built by
+// bench/phases/marked_kernel.sh row_stream against a marked copy of the kernel; not a benchmark
+// (no peer): it says where a call's time goes.
+#include "row_stream_marked.cuh"
+#include <cstdio>
+#include <vector>
+using namespace radixmesh;
+using namespace radixmesh::detail::topk_gpu;
+template <class T> void run(std::size_t rows, std::size_t n, unsigned k, unsigned compact_above) {
+  using U = key_bits_t<T>;
+  std::vector<U> h(rows * n);
+  // Sums of 4 uniforms (about normal, as bench_topk_llm's logits), from splitmix64: fast on the host.
+  std::uint64_t state = 1;
+  for (auto& x : h) {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull, z = (z ^ (z >> 27)) * 0x94d049bb133111ebull, z ^= z >> 31;
+    const float f = (float(z & 0xffff) + float((z >> 16) & 0xffff) + float((z >> 32) & 0xffff) + float(z >> 48)) / 65536.0f - 2.0f;
+    unsigned b; memcpy(&b, &f, 4); x = sizeof(U) == 2 ? U(b >> 16) : U(b);
+  }
+  U* dv; cudaMalloc(&dv, h.size() * sizeof(U)); cudaMemcpy(dv, h.data(), h.size() * sizeof(U), cudaMemcpyHostToDevice);
+  U* ov; void* oi; cudaMalloc(&ov, rows * k * sizeof(U)); cudaMalloc(&oi, rows * k * 8);
+  StreamParams<T> p{};
+  p.values = dv; p.rows = {nullptr, n, n}; p.k = k; p.k_pad = 1; while (p.k_pad < k) p.k_pad *= 2;
+  p.compact_above = compact_above; p.capacity = unsigned(kStreamTile) + compact_above + unsigned(kStreamHeadTail);
+  p.segments = 1; p.segment_length = (n + 15) / 16 * 16;
+  int ib = 0; while ((1ull << ib) <= n) ++ib; p.index_bits = ib;
+  p.options = {.largest = true, .sorted = true}; p.out_values = ov; p.out_indices = oi; p.index64 = false;
+  const std::size_t shared = std::size_t(p.capacity + p.k_pad) * 8;
+  cudaFuncSetAttribute(row_stream<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, 200000);
+  int per_sm = 0;
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, row_stream<T, false>, kStreamThreads, shared);
+  for (int rep = 0; rep < 3; ++rep) {
+    unsigned long long z[64] = {}; cudaMemcpyToSymbol(prof_t, z, sizeof z);
+    cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
+    cudaEventRecord(e0);
+    row_stream<T, false><<<dim3(1, unsigned(rows)), kStreamThreads, shared>>>(p);
+    cudaEventRecord(e1); cudaDeviceSynchronize();
+    float ms; cudaEventElapsedTime(&ms, e0, e1);
+    unsigned long long t[64]; cudaMemcpyFromSymbol(t, prof_t, sizeof t);
+    if (rep < 2) continue;
+    printf("%s rows=%zu n=%zu k=%u compact_above=%u blocks/SM %d err=%d event %.1f us | seed %.2f stream %.2f (compactions %llu"
+           " of %llu keys: %.2f) | left %llu: keep %.2f sort %.2f write %.2f | block 0 total %.2f\n",
+           sizeof(U) == 2 ? "bf16" : "f32", rows, n, k, compact_above, per_sm, int(cudaGetLastError()), ms * 1000,
+           (t[1] - t[0]) / 1e3, (t[2] - t[1] - t[3]) / 1e3, t[4], t[5], t[3] / 1e3, t[6], (t[7] - t[2]) / 1e3,
+           (t[8] - t[7]) / 1e3, (t[9] - t[8]) / 1e3, (t[9] - t[0]) / 1e3);
+  }
+  cudaFree(dv); cudaFree(ov); cudaFree(oi);
+}
+int main() {
+  for (std::size_t rows : {std::size_t(1), std::size_t(4096)}) {
+    for (unsigned k : {50u, 1024u})
+      for (unsigned compact : {std::max(2 * k, 64u), 4096u}) run<bfloat16_t>(rows, 128256, k, compact);
+    run<bfloat16_t>(rows, 32000, 1024, 2048);
+    run<float>(rows, 32000, 1024, 2048);
+    run<float>(rows, 128256, 1024, 2048);
+  }
+  return 0;
+}
