@@ -28,7 +28,7 @@ template <class T> void run(std::size_t rows, std::size_t n, unsigned k, unsigne
   p.segments = 1; p.segment_length = (n + 15) / 16 * 16;
   int ib = 0; while ((1ull << ib) <= n) ++ib; p.index_bits = ib;
   p.options = {.largest = true, .sorted = true}; p.out_values = ov; p.out_indices = oi; p.index64 = false;
-  const std::size_t shared = std::size_t(p.capacity + p.k_pad) * 8;
+  const std::size_t shared = std::size_t(p.capacity + stream_keep_entries(p.k_pad)) * 8;
   cudaFuncSetAttribute(row_stream<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, 200000);
   int per_sm = 0;
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, row_stream<T, false>, kStreamThreads, shared);

@@ -32,7 +32,8 @@ bool other_knobs_automatic(const device::TopkTuning& t) {
 // The most dynamic shared memory a row-stream block takes (k = 1024): the buffer and the
 // compaction's destination.
 constexpr std::size_t kMaxStreamShared =
-    (std::size_t(kStreamTile) + 2 * kRowStreamMaxK + kStreamHeadTail + kRowStreamMaxK) * sizeof(unsigned long long);
+    (std::size_t(kStreamTile) + 2 * kRowStreamMaxK + kStreamHeadTail + stream_keep_entries(kRowStreamMaxK)) *
+    sizeof(unsigned long long);
 
 // Lets every kernel of key type T use up to kMaxStreamShared bytes of dynamic shared memory
 // (above the 48 KiB default), once per device. Always the same value: calls with different k on
@@ -109,7 +110,7 @@ RowStreamPlan plan_row_stream(const device::TopkProblem& pr, int device) {
           std::clamp(unsigned(pr.tuning.row_stream_compact), std::max(2 * unsigned(pr.k), 64u), 2 * kRowStreamMaxK);
     g.capacity = unsigned(kStreamTile) + g.compact_above + unsigned(kStreamHeadTail);
   }
-  g.shared_bytes = std::size_t(g.capacity + g.k_pad) * sizeof(unsigned long long);
+  g.shared_bytes = std::size_t(g.capacity + stream_keep_entries(g.k_pad)) * sizeof(unsigned long long);
   if (g.shared_bytes > kMaxStreamShared)
     throw_error(ErrorCode::internal, "device::topk: the row-stream plan needs more shared memory than it allows",
                 "report this with the problem's k and row length");

@@ -19,6 +19,7 @@
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -35,6 +36,10 @@ constexpr int kStreamSlots = 16;                              // values per thre
 constexpr int kStreamTile = kStreamThreads * kStreamSlots;    // 4096
 constexpr std::uint32_t kRowStreamMaxK = 1024;
 constexpr int kStreamHeadTail = 32;                           // unaligned head and tail (< 2 x 8 values)
+
+// The compaction's destination, after the buffer: room for k and the ties a compaction on the way
+// may keep (StreamBuffer::keep_best's limit, k + k / 4).
+constexpr std::uint32_t stream_keep_entries(std::uint32_t k_pad) { return k_pad + k_pad / 4; }
 
 // The composite key of a W-bit rank and a position below 2^IB: rank in the top W bits, then the
 // complemented position in the next IB (no constant bits between them, so a radix select over
@@ -157,29 +162,10 @@ __device__ inline void find_digit(const unsigned* hist, unsigned need, StreamSha
 // instead of radix-selecting (up to 8 passes of 4 barriers and contended shared atomics each).
 constexpr unsigned kSortedKeepMax = 1024;
 
-// Appends this lane's keys[e] whose bit e of `mask` is set to dest[*counter ...], the whole warp at
-// once: a warp scan of the lanes' counts and one shared atomic a warp, where one atomic a key
-// serialised the lanes on the one counter (the first tile of a k = 1024 row appends all 4096 of its
-// keys). Every lane of the warp calls it. Returns the place after this lane's last key (0: none).
-template <int N>
-__device__ __forceinline__ unsigned warp_append(unsigned* counter, unsigned long long* dest,
-                                                const unsigned long long (&keys)[N], unsigned mask) {
-  const unsigned lane = threadIdx.x & 31, n = unsigned(__popc(mask));
-  const unsigned inclusive = device::multisplit_detail::warp_inclusive_scan(n);
-  const unsigned total = __shfl_sync(0xffffffffu, inclusive, 31);
-  unsigned base = 0;
-  if (lane == 31 && total) base = atomicAdd(counter, total);
-  unsigned at = __shfl_sync(0xffffffffu, base, 31) + inclusive - n;
-#pragma unroll
-  for (int e = 0; e < N; ++e)
-    if ((mask >> e) & 1u) dest[at++] = keys[e];
-  return n ? at : 0u;
-}
-
 // ---- the block's buffer: exact compaction to the k best, sort, output.
 struct StreamBuffer {
   unsigned long long* keys;  // capacity entries
-  unsigned long long* keep;  // k_pad entries: the compaction's destination
+  unsigned long long* keep;  // stream_keep_entries(k_pad) entries: the compaction's destination
   StreamShared& sh;
 
   // The bits in which keys[0, count) are not all equal (AND and OR over the block, into sh.all and
@@ -198,11 +184,16 @@ struct StreamBuffer {
     return sh.all ^ sh.any;
   }
 
-  // Keeps exactly the `k` largest of keys[0, count) (count > k) in keys[0, k) (in order when
-  // sorted, else in no order), sets sh.count = k and returns the new threshold (a later key is
-  // taken iff it is greater): the k-th key after a sort, or after a radix select the prefix every
-  // kept key shares or exceeds, minus one. Every thread calls it.
-  __device__ unsigned long long keep_best(unsigned count, unsigned k) {
+  // Keeps the `k` largest of keys[0, count) (count > k) in keys[0, kept) (in order when sorted,
+  // else in no order), sets sh.count = kept and returns the new threshold (a later key is taken
+  // iff it is greater): the k-th key after a sort, or after a radix select the prefix every kept
+  // key shares or exceeds, minus one. The radix select may stop once the bits at and above
+  // `loose_below` are resolved and the keys sharing or exceeding that prefix number at most
+  // `limit` (<= the `keep` area): then kept = that number, the k best and keys equal to the k-th
+  // in those bits (ties of the k-th rank, for loose_below = the rank's lowest bit; their position
+  // bits would take up to three more passes). Otherwise kept = k exactly (loose_below = 0).
+  // Every thread calls it.
+  __device__ unsigned long long keep_best(unsigned count, unsigned k, int loose_below = 0, unsigned limit = 0) {
     if (count <= kSortedKeepMax) {  // a bitonic sort is cheaper than radix passes here
       unsigned size = 1;
       while (size < count) size *= 2;
@@ -217,7 +208,7 @@ struct StreamBuffer {
     // Bits at and above `high` are resolved to `prefix`.
     int high = differ ? 64 - __clzll((long long)differ) : 0;
     unsigned long long prefix = high == 64 ? 0ull : sh.any >> high;
-    unsigned need = k;
+    unsigned need = k, bucket = 0;
     while (high > 0) {
       const int shift = high > 8 ? high - 8 : 0, width = high - shift;
       for (int b = threadIdx.x; b < 256; b += blockDim.x) sh.hist[b] = 0;
@@ -230,26 +221,28 @@ struct StreamBuffer {
       __syncthreads();
       if (threadIdx.x < 32) find_digit(sh.hist, need, sh);
       __syncthreads();
-      const unsigned digit = sh.digit, above = sh.above, bucket = sh.bucket;
+      const unsigned digit = sh.digit, above = sh.above;
+      bucket = sh.bucket;
       need -= above;
       prefix = (high == 64 ? 0ull : prefix << width) | digit;
       high = shift;
-      if (bucket == need) break;
+      if (bucket == need || (high <= loose_below && k - need + bucket <= limit)) break;
       __syncthreads();  // sh.digit and the histogram are rewritten by the next pass
     }
+    // Exactly k keys share or exceed the prefix (keys are distinct), or at most `limit`.
+    const unsigned kept = k - need + bucket;
     if (threadIdx.x == 0) sh.kept = 0;
     __syncthreads();
-    // Whole warps a round (warp_append), so that every lane of a warp takes part: exactly k keys
-    // qualify (keys are distinct), so `keep` is never written past k.
-    for (unsigned i0 = threadIdx.x & ~31u; i0 < count; i0 += blockDim.x) {
-      const unsigned i = i0 + (threadIdx.x & 31);
-      const unsigned long long key[1] = {i < count ? keys[i] : 0ull};
-      const bool kept = i < count && (high == 64 || (key[0] >> high) >= prefix);
-      warp_append(&sh.kept, keep, key, kept ? 1u : 0u);
+    for (unsigned i = threadIdx.x; i < count; i += blockDim.x) {
+      const unsigned long long key = keys[i];
+      if (high == 64 ? true : (key >> high) >= prefix) {
+        const unsigned at = atomicAdd(&sh.kept, 1u);
+        if (at < kept) keep[at] = key;  // the guard is for safety
+      }
     }
     __syncthreads();
-    for (unsigned i = threadIdx.x; i < k; i += blockDim.x) keys[i] = keep[i];
-    if (threadIdx.x == 0) sh.count = k;
+    for (unsigned i = threadIdx.x; i < kept; i += blockDim.x) keys[i] = keep[i];
+    if (threadIdx.x == 0) sh.count = kept;
     const unsigned long long floor = high == 64 ? 0ull : prefix << high;
     __syncthreads();
     return floor ? floor - 1 : 0;
@@ -373,10 +366,8 @@ template <class T> struct ValueTiles {
       if (vi < vectors) r.v[j] = __ldcs(base + vi);  // streamed once: evict first
     }
   }
-  // put(keys, mask) for the values of each vector of the tile this thread loaded whose keys are
-  // above `threshold` (bit e of mask: value e), by whole warps (every thread calls it; a warp
-  // whose vectors all fail the native test skips the call). A vector whose values all rank below
-  // the threshold's rank costs a few native comparisons.
+  // put(key) for every value of the tile this thread loaded whose key is above `threshold`. A
+  // vector whose values all rank below the threshold's rank costs a few native comparisons.
   template <class Put>
   __device__ void offer(const Regs& r, std::uint64_t tile, unsigned long long threshold, Put&& put) const {
     const U min_rank = U(threshold >> StreamKey<W>::rank_shift);
@@ -384,19 +375,17 @@ template <class T> struct ValueTiles {
 #pragma unroll
     for (int j = 0; j < V; ++j) {
       const std::uint64_t vi = (tile * V + j) * kStreamThreads + threadIdx.x;
-      const bool reach = vi < vectors && may_reach<T>(r.v[j], bound, largest);
-      if (!__any_sync(0xffffffffu, reach)) continue;
+      if (vi >= vectors || !may_reach<T>(r.v[j], bound, largest)) continue;
       U lanes[E];
       memcpy(lanes, &r.v[j], 16);
-      unsigned long long keys[E];
-      unsigned mask = 0;
 #pragma unroll
       for (int e = 0; e < E; ++e) {
         const U rk = rank(lanes[e]);
-        keys[e] = key.make(rk, aligned + vi * E + e);
-        if (reach && rk >= min_rank && keys[e] > threshold) mask |= 1u << e;
+        if (rk >= min_rank) {
+          const unsigned long long k = key.make(rk, aligned + vi * E + e);
+          if (k > threshold) put(k);
+        }
       }
-      put(keys, mask);
     }
   }
   // The argmax's state: the best rank + 1 so far (0: none), its position, and its raw bits for
@@ -446,12 +435,8 @@ template <int Width> struct KeyTiles {
   template <class Put>
   __device__ void offer(const Regs& r, std::uint64_t, unsigned long long threshold, Put&& put) const {
 #pragma unroll
-    for (int j = 0; j < kStreamSlots; ++j) {
-      const bool above = r.v[j] > threshold;
-      if (!__any_sync(0xffffffffu, above)) continue;
-      const unsigned long long keys[1] = {r.v[j]};
-      put(keys, above ? 1u : 0u);
-    }
+    for (int j = 0; j < kStreamSlots; ++j)
+      if (r.v[j] > threshold) put(r.v[j]);
   }
   struct Best {
     unsigned long long key = 0;
@@ -505,11 +490,18 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
   } else {
     if (threadIdx.x == 0) buf.sh.count = 0;
     __syncthreads();
-    // Appends by whole warps (warp_append). A thread whose append lands past `compact_above`
-    // says so at the tile's one barrier.
+    // An append takes places for all the lanes of its warp that append at that point at once
+    // (coalesced_threads: one shared atomic for them, where an atomic a key serialised them on the
+    // one counter; the first tile of a k = 1024 row appends all 4096 of its keys). A thread whose
+    // append lands past `compact_above` says so at the tile's one barrier.
     bool over = false;
-    auto put = [&](const auto& keys, unsigned mask) {
-      over |= warp_append(&buf.sh.count, buf.keys, keys, mask) > compact_above;
+    auto put = [&](unsigned long long key) {
+      const auto peers = cooperative_groups::coalesced_threads();
+      unsigned at = 0;
+      if (peers.thread_rank() == 0) at = atomicAdd(&buf.sh.count, peers.size());
+      at = peers.shfl(at, 0) + peers.thread_rank();
+      buf.keys[at] = key;
+      over |= at >= compact_above;
     };
     unsigned long long threshold = 0;  // a key is taken iff it is greater
     // The seed, so that the first tile is filtered too: every warp's m-th best of its threads'
@@ -535,17 +527,17 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
       __syncthreads();
       threshold = buf.sh.seed ? buf.sh.seed - 1 : 0;  // the m-th keys themselves come again
     }
-    if (threadIdx.x < 32) {  // the head and tail: fewer than 32 values, warp 0
-      const unsigned long long key[1] = {threadIdx.x < src.loose() ? src.loose_key(threadIdx.x) : 0ull};
-      put(key, key[0] > threshold ? 1u : 0u);
-    }
+    if (threadIdx.x < src.loose())
+      if (const unsigned long long key = src.loose_key(threadIdx.x); key > threshold) put(key);
     for (std::uint64_t t = 0; t < tiles; ++t) {
       if (t + 1 < tiles) src.load(next, t + 1);
       src.offer(cur, t, threshold, put);
       // One barrier per tile; the count is read only when a compaction follows (before its own
       // barriers), so no thread's next appends can race with a read of it.
       if (__syncthreads_or(over)) {
-        threshold = buf.keep_best(buf.sh.count, k);
+        // Ties of the k-th rank may stay (up to k / 4 of them): their positions would take up to
+        // three more passes, and the next compaction or the output resolves them.
+        threshold = buf.keep_best(buf.sh.count, k, 64 - Tiles::W, k + k / 4);
         over = false;
       }
       cur = next;
