@@ -30,8 +30,5 @@ rep('  for (unsigned q = threadIdx.x; q < p.k; q += blockDim.x) write_place(p, r
     '  __syncthreads(); MARK(8);\n'
     '  for (unsigned q = threadIdx.x; q < p.k; q += blockDim.x) write_place(p, r, begin, q, q < count ? ordered[q] : 0ull);\n'
     '  __syncthreads(); MARK(9);\n')
-rep('        if (base + kStreamTile > compact_above) threshold = buf.keep_best(base + kStreamTile, k, 64 - Tiles::W, k + k / 4);\n',
-    '        if (base + kStreamTile > compact_above) {\n          const unsigned long long c0 = gt();\n'
-    '          ADD(4, 1); ADD(5, base + kStreamTile);\n'
-    '          threshold = buf.keep_best(base + kStreamTile, k, 64 - Tiles::W, k + k / 4);\n          ADD(3, gt() - c0);\n        }\n')
+
 marked.write(sys.argv[1])

@@ -365,21 +365,6 @@ template <class T> struct ValueTiles {
       if (vi < vectors) r.v[j] = __ldcs(base + vi);  // streamed once: evict first
     }
   }
-  // Whether tile 0 holds a whole tile of vectors, and its keys, each to dest[its place in the
-  // tile's registers x threads + thread] (dest: kStreamTile entries).
-  static constexpr bool kDumps = true;
-  __device__ bool whole_first_tile() const { return vectors >= std::uint64_t(V) * kStreamThreads; }
-  __device__ void dump_first_tile(const Regs& r, unsigned long long* dest) const {
-#pragma unroll
-    for (int j = 0; j < V; ++j) {
-      U lanes[E];
-      memcpy(lanes, &r.v[j], 16);
-#pragma unroll
-      for (int e = 0; e < E; ++e)
-        dest[(j * E + e) * kStreamThreads + threadIdx.x] =
-            key.make(rank(lanes[e]), aligned + (std::uint64_t(j) * kStreamThreads + threadIdx.x) * E + e);
-    }
-  }
   // put(key) for every value of the tile this thread loaded whose key is above `threshold`. A
   // vector whose values all rank below the threshold's rank costs a few native comparisons.
   template <class Put>
@@ -436,7 +421,6 @@ template <int Width> struct KeyTiles {
   };
   const unsigned long long* keys;
   std::uint64_t count;
-  static constexpr bool kDumps = false;  // empty places hold 0: only the keys above 0 go in
   __device__ std::uint64_t tiles() const { return (count + kStreamTile - 1) / kStreamTile; }
   __device__ unsigned loose() const { return 0; }
   __device__ unsigned long long loose_key(unsigned) const { return 0; }
@@ -541,23 +525,7 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
     }
     if (threadIdx.x < src.loose())
       if (const unsigned long long key = src.loose_key(threadIdx.x); key > threshold) put(key);
-    std::uint64_t t = 0;
-    if constexpr (Tiles::kDumps) {
-      // Without a seed (k > 128) every key of a whole first tile goes in: each to its own place,
-      // with no atomics, then the compaction that must follow.
-      if (k > kStreamThreads / 2 && src.whole_first_tile()) {
-        if (1 < tiles) src.load(next, 1);
-        __syncthreads();  // the head and tail's appends
-        const unsigned base = buf.sh.count;
-        src.dump_first_tile(cur, buf.keys + base);
-        __syncthreads();
-        if (threadIdx.x == 0) buf.sh.count = base + kStreamTile;
-        __syncthreads();
-        if (base + kStreamTile > compact_above) threshold = buf.keep_best(base + kStreamTile, k, 64 - Tiles::W, k + k / 4);
-        cur = next, t = 1;
-      }
-    }
-    for (; t < tiles; ++t) {
+    for (std::uint64_t t = 0; t < tiles; ++t) {
       if (t + 1 < tiles) src.load(next, t + 1);
       src.offer(cur, t, threshold, put);
       // One barrier per tile; the count is read only when a compaction follows (before its own
