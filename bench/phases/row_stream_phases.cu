@@ -9,7 +9,7 @@
 #include <vector>
 using namespace radixmesh;
 using namespace radixmesh::detail::topk_gpu;
-template <class T, StreamMode Mode> void run_mode(std::size_t rows, std::size_t n, unsigned k, unsigned compact_above) {
+template <class T> void run(std::size_t rows, std::size_t n, unsigned k, unsigned compact_above) {
   using U = key_bits_t<T>;
   std::vector<U> h(rows * n);
   // Sums of 4 uniforms (about normal, as bench_topk_llm's logits), from splitmix64: fast on the host.
@@ -29,14 +29,14 @@ template <class T, StreamMode Mode> void run_mode(std::size_t rows, std::size_t 
   int ib = 0; while ((1ull << ib) <= n) ++ib; p.index_bits = ib;
   p.options = {.largest = true, .sorted = true}; p.out_values = ov; p.out_indices = oi; p.index64 = false;
   const std::size_t shared = std::size_t(p.capacity + stream_keep_entries(p.k_pad)) * 8;
-  cudaFuncSetAttribute(row_stream<T, Mode>, cudaFuncAttributeMaxDynamicSharedMemorySize, 200000);
+  cudaFuncSetAttribute(row_stream<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, 200000);
   int per_sm = 0;
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, row_stream<T, Mode>, kStreamThreads, shared);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, row_stream<T, false>, kStreamThreads, shared);
   for (int rep = 0; rep < 3; ++rep) {
     unsigned long long z[64] = {}; cudaMemcpyToSymbol(prof_t, z, sizeof z);
     cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
     cudaEventRecord(e0);
-    row_stream<T, Mode><<<dim3(1, unsigned(rows)), kStreamThreads, shared>>>(p);
+    row_stream<T, false><<<dim3(1, unsigned(rows)), kStreamThreads, shared>>>(p);
     cudaEventRecord(e1); cudaDeviceSynchronize();
     float ms; cudaEventElapsedTime(&ms, e0, e1);
     unsigned long long t[64]; cudaMemcpyFromSymbol(t, prof_t, sizeof t);
@@ -48,10 +48,6 @@ template <class T, StreamMode Mode> void run_mode(std::size_t rows, std::size_t 
            (t[8] - t[7]) / 1e3, (t[9] - t[8]) / 1e3, (t[9] - t[0]) / 1e3);
   }
   cudaFree(dv); cudaFree(ov); cudaFree(oi);
-}
-template <class T> void run(std::size_t rows, std::size_t n, unsigned k, unsigned compact_above) {
-  if (stream_mode_of(k) == StreamMode::dense) run_mode<T, StreamMode::dense>(rows, n, k, compact_above);
-  else run_mode<T, StreamMode::sparse>(rows, n, k, compact_above);
 }
 int main() {
   for (std::size_t rows : {std::size_t(1), std::size_t(4096)}) {

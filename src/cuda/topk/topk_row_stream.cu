@@ -35,20 +35,6 @@ constexpr std::size_t kMaxStreamShared =
     (std::size_t(kStreamTile) + 2 * kRowStreamMaxK + kStreamHeadTail + stream_keep_entries(kRowStreamMaxK)) *
     sizeof(unsigned long long);
 
-// Calls f.template operator()<M>() for every StreamMode.
-template <class F> void for_each_stream_mode(F&& f) {
-  f.template operator()<StreamMode::argmax>();
-  f.template operator()<StreamMode::sparse>();
-  f.template operator()<StreamMode::dense>();
-}
-
-// Calls f.template operator()<M>() with `mode` as a template argument.
-template <class F> void with_stream_mode(StreamMode mode, F&& f) {
-  if (mode == StreamMode::argmax) f.template operator()<StreamMode::argmax>();
-  else if (mode == StreamMode::sparse) f.template operator()<StreamMode::sparse>();
-  else f.template operator()<StreamMode::dense>();
-}
-
 // Lets every kernel of key type T use up to kMaxStreamShared bytes of dynamic shared memory
 // (above the 48 KiB default), once per device. Always the same value: calls with different k on
 // other threads must not lower it under a launch in flight.
@@ -57,21 +43,21 @@ template <class T> void allow_shared(int device) {
   static std::atomic<bool> done[kMaxDevices] = {};
   if (device >= 0 && device < kMaxDevices && done[device].load(std::memory_order_acquire)) return;
   const int b = int(kMaxStreamShared);
-  for_each_stream_mode([&]<StreamMode M>() {
-    RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream<T, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
-    RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream_merge<T, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
-  });
+  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream_merge<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream_merge<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
   if (device >= 0 && device < kMaxDevices) done[device].store(true, std::memory_order_release);
 }
 
 // Blocks of row_stream resident on `device` at once with this shared memory (occupancy API).
-// Occupancy depends on the kernel (key width, mode) and the shared bytes only, so the answer is
+// Occupancy depends on the kernel (key width, argmax) and the shared bytes only, so the answer is
 // kept under exactly that key: the host work of every call counts.
-std::uint64_t resident_stream_blocks(int device, KeyType type, StreamMode mode, std::size_t shared) {
+std::uint64_t resident_stream_blocks(int device, KeyType type, bool argmax, std::size_t shared) {
   static std::mutex guard;
-  static std::map<std::tuple<int, int, StreamMode, std::size_t>, int> known;
+  static std::map<std::tuple<int, int, bool, std::size_t>, int> known;
   const int width = int(size_of(type));
-  const auto key = std::make_tuple(device, width, mode, shared);
+  const auto key = std::make_tuple(device, width, argmax, shared);
   {
     std::lock_guard lock(guard);
     if (auto it = known.find(key); it != known.end()) return std::uint64_t(it->second);
@@ -81,9 +67,10 @@ std::uint64_t resident_stream_blocks(int device, KeyType type, StreamMode mode, 
   with_stream_type(width == 2 ? KeyType::bf16 : KeyType::f32, [&](auto tag) {
     using T = decltype(tag);
     allow_shared<T>(device);
-    with_stream_mode(mode, [&]<StreamMode M>() {
-      RXM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, row_stream<T, M>, kStreamThreads, shared));
-    });
+    if (argmax)
+      RXM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, row_stream<T, true>, kStreamThreads, shared));
+    else
+      RXM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, row_stream<T, false>, kStreamThreads, shared));
   });
   const int blocks = std::max(1, sms) * std::max(1, per_sm);
   std::lock_guard lock(guard);
@@ -129,7 +116,7 @@ RowStreamPlan plan_row_stream(const device::TopkProblem& pr, int device) {
                 "report this with the problem's k and row length");
   // Segments: enough blocks for one wave of the device when rows are few, each segment at least a
   // tile and (k > 1) at least 16 k values, so the merge reads at most 1/16 of the row again.
-  const std::uint64_t resident = resident_stream_blocks(device, pr.type, stream_mode_of(unsigned(pr.k)), g.shared_bytes);
+  const std::uint64_t resident = resident_stream_blocks(device, pr.type, argmax, g.shared_bytes);
   std::uint64_t min_segment = argmax ? std::uint64_t(kStreamTile) : std::max<std::uint64_t>(kStreamTile, 16 * pr.k);
   if (pr.tuning.row_stream_segment > 0) min_segment = std::uint64_t(pr.tuning.row_stream_segment);
   // Rounded down: a second, partial wave would double the time of the whole launch.
@@ -151,17 +138,19 @@ void launch_row_stream(const RowStreamPlan& g, void* temp, const device::TopkPro
     p.index_bits = g.index_bits;
     p.segment_slots = g.segment_slots;
     p.segment_keys = static_cast<unsigned long long*>(temp);
-    with_stream_mode(stream_mode_of(unsigned(pr.k)), [&]<StreamMode M>() {
-      for (std::size_t r0 = 0; r0 < pr.rows; r0 += kMaxChunkRowsStream) {
-        p.row0 = r0;
-        const unsigned chunk = unsigned(std::min(kMaxChunkRowsStream, pr.rows - r0));
-        row_stream<T, M><<<dim3(g.segments, chunk), kStreamThreads, g.shared_bytes, stream>>>(p);
-        RXM_CUDA_CHECK(cudaGetLastError());
-        if (g.segments == 1) continue;
-        row_stream_merge<T, M><<<dim3(1, chunk), kStreamThreads, g.shared_bytes, stream>>>(p);
-        RXM_CUDA_CHECK(cudaGetLastError());
-      }
-    });
+    const bool argmax = pr.k == 1;
+    for (std::size_t r0 = 0; r0 < pr.rows; r0 += kMaxChunkRowsStream) {
+      p.row0 = r0;
+      const unsigned chunk = unsigned(std::min(kMaxChunkRowsStream, pr.rows - r0));
+      const dim3 grid(g.segments, chunk);
+      if (argmax) row_stream<T, true><<<grid, kStreamThreads, g.shared_bytes, stream>>>(p);
+      else row_stream<T, false><<<grid, kStreamThreads, g.shared_bytes, stream>>>(p);
+      RXM_CUDA_CHECK(cudaGetLastError());
+      if (g.segments == 1) continue;
+      if (argmax) row_stream_merge<T, true><<<dim3(1, chunk), kStreamThreads, g.shared_bytes, stream>>>(p);
+      else row_stream_merge<T, false><<<dim3(1, chunk), kStreamThreads, g.shared_bytes, stream>>>(p);
+      RXM_CUDA_CHECK(cudaGetLastError());
+    }
     if (pr.debug_checks) RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
   });
 }

@@ -36,18 +36,6 @@ constexpr int kStreamTile = kStreamThreads * kStreamSlots;    // 4096
 constexpr std::uint32_t kRowStreamMaxK = 1024;
 constexpr int kStreamHeadTail = 32;                           // unaligned head and tail (< 2 x 8 values)
 
-// How a block appends the keys that pass its threshold. k = 1: one best key a thread (argmax).
-// k <= 512: one shared atomic a key (k <= 128: the seed keeps appends rare), at 48 / 64 registers
-// (bf16 / f32). k > 512 (no seed: a whole first tile goes in, then a good share of the next few):
-// by whole warps, a scan and one atomic a warp (warp_append), at 64 / 77 registers, which cost
-// nothing there: the shared memory of k_pad = 1024 holds a block to 3 an SM anyway (call CO: the
-// stream's time at 1 x 128256 bf16 k = 1024 58.5 -> 46.3 us a block, while k = 50 lost 2 blocks an
-// SM when every block appended so).
-enum class StreamMode { argmax, sparse, dense };
-constexpr StreamMode stream_mode_of(std::uint32_t k) {
-  return k == 1 ? StreamMode::argmax : k <= kRowStreamMaxK / 2 ? StreamMode::sparse : StreamMode::dense;
-}
-
 // The compaction's destination, after the buffer: room for k and the ties a compaction on the way
 // may keep (StreamBuffer::keep_best's limit, k + k / 4).
 constexpr std::uint32_t stream_keep_entries(std::uint32_t k_pad) { return k_pad + k_pad / 4; }
@@ -172,25 +160,6 @@ __device__ inline void find_digit(const unsigned* hist, unsigned need, StreamSha
 // Compactions of at most this many keys sort them (bitonic: ~45 barrier-separated steps at 1024)
 // instead of radix-selecting (up to 8 passes of 4 barriers and contended shared atomics each).
 constexpr unsigned kSortedKeepMax = 1024;
-
-// Appends this lane's keys[e] whose bit e of `mask` is set to dest[*counter ...], the whole warp at
-// once: a warp scan of the lanes' counts and one shared atomic a warp, where one atomic a key
-// serialised the lanes on the one counter (the first tile of a k = 1024 row appends all 4096 of its
-// keys). Every lane of the warp calls it. Returns the place after this lane's last key (0: none).
-template <int N>
-__device__ __forceinline__ unsigned warp_append(unsigned* counter, unsigned long long* dest,
-                                                const unsigned long long (&keys)[N], unsigned mask) {
-  const unsigned lane = threadIdx.x & 31, n = unsigned(__popc(mask));
-  const unsigned inclusive = device::multisplit_detail::warp_inclusive_scan(n);
-  const unsigned total = __shfl_sync(0xffffffffu, inclusive, 31);
-  unsigned base = 0;
-  if (lane == 31 && total) base = atomicAdd(counter, total);
-  unsigned at = __shfl_sync(0xffffffffu, base, 31) + inclusive - n;
-#pragma unroll
-  for (int e = 0; e < N; ++e)
-    if ((mask >> e) & 1u) dest[at++] = keys[e];
-  return n ? at : 0u;
-}
 
 // ---- the block's buffer: exact compaction to the k best, sort, output.
 struct StreamBuffer {
@@ -418,32 +387,6 @@ template <class T> struct ValueTiles {
       }
     }
   }
-  // offer by whole warps: put(keys, mask) for the values of each vector of the tile this thread loaded whose keys are
-  // above `threshold` (bit e of mask: value e), by whole warps (every thread calls it; a warp
-  // whose vectors all fail the native test skips the call). A vector whose values all rank below
-  // the threshold's rank costs a few native comparisons.
-  template <class Put>
-  __device__ void offer_warp(const Regs& r, std::uint64_t tile, unsigned long long threshold, Put&& put) const {
-    const U min_rank = U(threshold >> StreamKey<W>::rank_shift);
-    const U bound = rank.raw_of(min_rank);
-#pragma unroll
-    for (int j = 0; j < V; ++j) {
-      const std::uint64_t vi = (tile * V + j) * kStreamThreads + threadIdx.x;
-      const bool reach = vi < vectors && may_reach<T>(r.v[j], bound, largest);
-      if (!__any_sync(0xffffffffu, reach)) continue;
-      U lanes[E];
-      memcpy(lanes, &r.v[j], 16);
-      unsigned long long keys[E];
-      unsigned mask = 0;
-#pragma unroll
-      for (int e = 0; e < E; ++e) {
-        const U rk = rank(lanes[e]);
-        keys[e] = key.make(rk, aligned + vi * E + e);
-        if (reach && rk >= min_rank && keys[e] > threshold) mask |= 1u << e;
-      }
-      put(keys, mask);
-    }
-  }
   // The argmax's state: the best rank + 1 so far (0: none), its position, and its raw bits for
   // the vector filter. Ranks alone are compared: a thread's positions ascend, so a strictly larger
   // rank keeps the lowest position among equal values.
@@ -494,17 +437,6 @@ template <int Width> struct KeyTiles {
     for (int j = 0; j < kStreamSlots; ++j)
       if (r.v[j] > threshold) put(r.v[j]);
   }
-  // offer by whole warps: put(keys, mask) with one key a call.
-  template <class Put>
-  __device__ void offer_warp(const Regs& r, std::uint64_t, unsigned long long threshold, Put&& put) const {
-#pragma unroll
-    for (int j = 0; j < kStreamSlots; ++j) {
-      const bool above = r.v[j] > threshold;
-      if (!__any_sync(0xffffffffu, above)) continue;
-      const unsigned long long keys[1] = {r.v[j]};
-      put(keys, above ? 1u : 0u);
-    }
-  }
   struct Best {
     unsigned long long key = 0;
   };
@@ -532,12 +464,12 @@ __device__ inline unsigned long long block_max(unsigned long long best, StreamSh
 // Streams `src` through the block's buffer. Afterwards keys[0, count) hold, in no order, at most
 // compact_above keys among which are the min(k, seen) best; count is returned. Every thread calls
 // it.
-template <StreamMode Mode, class Tiles>
+template <bool Argmax, class Tiles>
 __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32_t k, std::uint32_t compact_above) {
   const std::uint64_t tiles = src.tiles();
   typename Tiles::Regs cur, next;
   if (tiles) src.load(cur, 0);
-  if constexpr (Mode == StreamMode::argmax) {
+  if constexpr (Argmax) {
     typename Tiles::Best best;
     for (std::uint64_t t = 0; t < tiles; ++t) {
       if (t + 1 < tiles) src.load(next, t + 1);
@@ -567,14 +499,11 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
       buf.keys[at] = key;
       over |= at >= compact_above;
     };
-    auto put_warp = [&](const auto& keys, unsigned mask) {
-      over |= warp_append(&buf.sh.count, buf.keys, keys, mask) > compact_above;
-    };
     unsigned long long threshold = 0;  // a key is taken iff it is greater
     // The seed, so that the first tile is filtered too: every warp's m-th best of its threads'
     // maxima over the first tile, m = ceil(k / warps); the smallest of those leaves at least
     // warps x m >= k distinct values at or above it. Shuffles only: no sort, one barrier.
-    if (Mode == StreamMode::sparse && tiles && k <= kStreamThreads / 2) {
+    if (tiles && k <= kStreamThreads / 2) {
       constexpr unsigned kWarps = kStreamThreads / 32;
       typename Tiles::Best best;
       src.fold_best(cur, 0, best);
@@ -598,8 +527,7 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
       if (const unsigned long long key = src.loose_key(threadIdx.x); key > threshold) put(key);
     for (std::uint64_t t = 0; t < tiles; ++t) {
       if (t + 1 < tiles) src.load(next, t + 1);
-      if constexpr (Mode == StreamMode::dense) src.offer_warp(cur, t, threshold, put_warp);
-      else src.offer(cur, t, threshold, put);
+      src.offer(cur, t, threshold, put);
       // One barrier per tile; the count is read only when a compaction follows (before its own
       // barriers), so no thread's next appends can race with a read of it.
       if (__syncthreads_or(over)) {
@@ -680,7 +608,7 @@ __device__ void write_row(const StreamParams<T>& p, StreamBuffer& buf, std::size
 
 // One block per (segment, row of the launch chunk): the segment's k best, written as the row's
 // output (one segment) or as its segment keys (several).
-template <class T, StreamMode Mode>
+template <class T, bool Argmax>
 __global__ void __launch_bounds__(kStreamThreads) row_stream(StreamParams<T> p) {
   using U = key_bits_t<T>;
   extern __shared__ unsigned long long stream_keys[];
@@ -691,7 +619,7 @@ __global__ void __launch_bounds__(kStreamThreads) row_stream(StreamParams<T> p) 
   const std::uint64_t first = std::min<std::uint64_t>(length, blockIdx.x * p.segment_length);
   const std::uint64_t last = std::min<std::uint64_t>(length, first + p.segment_length);
   const ValueTiles<T> src(p.values + begin, first, last, p.options, p.index_bits);
-  const unsigned count = stream_best<Mode>(src, buf, p.k, p.compact_above);
+  const unsigned count = stream_best<Argmax>(src, buf, p.k, p.compact_above);
   if (p.segments == 1) {
     write_row(p, buf, r, begin, count);
     return;
@@ -702,7 +630,7 @@ __global__ void __launch_bounds__(kStreamThreads) row_stream(StreamParams<T> p) 
 }
 
 // One block per row of the launch chunk: the k best of the row's segment keys, written.
-template <class T, StreamMode Mode>
+template <class T, bool Argmax>
 __global__ void __launch_bounds__(kStreamThreads) row_stream_merge(StreamParams<T> p) {
   using U = key_bits_t<T>;
   constexpr int W = 8 * sizeof(U);
@@ -712,7 +640,7 @@ __global__ void __launch_bounds__(kStreamThreads) row_stream_merge(StreamParams<
   const std::size_t r = p.row0 + blockIdx.y;
   const std::uint64_t per_row = std::uint64_t(p.segments) * p.segment_slots;
   const KeyTiles<W> src{p.segment_keys + std::uint64_t(r) * per_row, per_row};
-  const unsigned count = stream_best<Mode>(src, buf, p.k, p.compact_above);
+  const unsigned count = stream_best<Argmax>(src, buf, p.k, p.compact_above);
   write_row(p, buf, r, p.rows.begin(r), count);
 }
 
