@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "mesh/bucket_runs.hpp"
 #include "radixmesh/error.hpp"
 
 namespace radixmesh::mesh {
@@ -45,31 +46,29 @@ std::vector<SortGroup> plan_sort_groups(std::span<const std::uint64_t> histogram
 
   // Runs of buckets, greedily up to `goal` keys; each source's keys of a run are contiguous in its
   // piece, so a group gathers one chunk per source.
+  std::vector<std::uint64_t> bucket_begin(M + 1, 0);
+  for (std::size_t b = 0; b < M; ++b) bucket_begin[b + 1] = bucket_begin[b] + total[b];
   std::vector<SortGroup> groups;
   std::vector<std::uint64_t> taken(P, 0);  // per source: its piece's keys in earlier runs
   std::uint64_t placed = 0;
-  for (std::size_t p = 0; p < M;) {
-    std::size_t q = p + 1;
-    std::uint64_t count = total[p];
-    while (q < M && count + total[q] <= goal) count += total[q++];
-    if (count > 0) {
-      SortGroup g;
-      g.begin = placed;
-      g.count = count;
-      g.one_bucket = std::count_if(total.begin() + std::ptrdiff_t(p), total.begin() + std::ptrdiff_t(q),
-                                   [](std::uint64_t t) { return t > 0; }) == 1;
-      std::uint64_t to = placed;
-      for (std::size_t s = 0; s < P; ++s) {
-        std::uint64_t c = 0;
-        for (std::size_t b = p; b < q; ++b) c += here[s * M + b];
-        if (c) g.chunks.push_back({at[s] + taken[s], to, c});
-        taken[s] += c;
-        to += c;
-      }
-      placed += count;
-      groups.push_back(std::move(g));
+  for (const BucketRun& run : bucket_runs(bucket_begin, goal)) {
+    const std::size_t p = run.first, q = run.last;
+    const std::uint64_t count = bucket_begin[q] - bucket_begin[p];
+    SortGroup g;
+    g.begin = placed;
+    g.count = count;
+    g.one_bucket = std::count_if(total.begin() + std::ptrdiff_t(p), total.begin() + std::ptrdiff_t(q),
+                                 [](std::uint64_t t) { return t > 0; }) == 1;
+    std::uint64_t to = placed;
+    for (std::size_t s = 0; s < P; ++s) {
+      std::uint64_t c = 0;
+      for (std::size_t b = p; b < q; ++b) c += here[s * M + b];
+      if (c) g.chunks.push_back({at[s] + taken[s], to, c});
+      taken[s] += c;
+      to += c;
     }
-    p = q;
+    placed += count;
+    groups.push_back(std::move(g));
   }
   return groups;
 }

@@ -43,6 +43,7 @@
 #include <utility>
 #include <vector>
 
+#include "mesh/bucket_runs.hpp"
 #include "mesh/device_backend.hpp"
 #include "mesh/digit_source.hpp"
 #include "mesh/extra_host_array.hpp"
@@ -173,20 +174,16 @@ class OutOfCoreSort {
         append_range(lv.parted, chunk_begin(c) + counted[c][first], counted[c][last] - counted[c][first], pieces);
       return pieces;
     };
-    const std::uint64_t goal = items_for_size(lv.n, group_cap_);
     std::vector<Group> groups;
     std::vector<std::uint32_t> large;
-    for (std::uint32_t p = 0; p < m;) {
-      if (bucket_begin[p + 1] - bucket_begin[p] > group_cap_) {
-        large.push_back(p++);
+    for (const mesh::BucketRun& r : mesh::bucket_runs(bucket_begin, items_for_size(lv.n, group_cap_), group_cap_)) {
+      if (r.alone) {
+        large.push_back(r.first);
         continue;
       }
-      std::uint32_t q = p + 1;
-      while (q < m && bucket_begin[q + 1] - bucket_begin[p] <= goal) ++q;
-      const std::uint64_t count = bucket_begin[q] - bucket_begin[p];
       // One bucket shares this level's digit: only the bits below it are left.
-      if (count > 0) groups.push_back({pieces_of(p, q), offset(lv.out, bucket_begin[p]), count, q - p == 1 ? shift : lv.end_bit});
-      p = q;
+      groups.push_back({pieces_of(r.first, r.last), offset(lv.out, bucket_begin[r.first]),
+                        bucket_begin[r.last] - bucket_begin[r.first], r.last - r.first == 1 ? shift : lv.end_bit});
     }
     sort_groups(groups, lv.depth);
     // Deeper levels split their input in place: its pieces in `parted` are the next level's
@@ -263,27 +260,12 @@ class OutOfCoreSort {
     // 2. Sort: runs of buckets of about an item's size gathered on the device; a bucket larger
     // than a group comes down unsorted.
     const std::vector<std::uint64_t> bucket_begin = bucket_begins(counted, m);
-    struct Run {
-      std::uint32_t first, last;
-      bool sorted_here;
-    };
-    std::vector<Run> runs;
-    const std::uint64_t goal = items_for_size(lv.n, group_cap);
+    const std::vector<mesh::BucketRun> runs = mesh::bucket_runs(bucket_begin, items_for_size(lv.n, group_cap), group_cap);
     std::uint64_t largest = 0;
-    for (std::uint32_t p = 0; p < m;) {
-      if (bucket_begin[p + 1] - bucket_begin[p] > group_cap) {
-        runs.push_back({p, p + 1, false});
-        ++p;
-        continue;
-      }
-      std::uint32_t q = p + 1;
-      while (q < m && bucket_begin[q + 1] - bucket_begin[p] <= goal) ++q;
-      if (bucket_begin[q] > bucket_begin[p]) runs.push_back({p, q, true});
-      largest = std::max(largest, bucket_begin[q] - bucket_begin[p]);
-      p = q;
-    }
+    for (const mesh::BucketRun& r : runs)
+      if (!r.alone) largest = std::max(largest, bucket_begin[r.last] - bucket_begin[r.first]);
     // Run r's pieces in the resident arrays, in elements: one per chunk.
-    auto pieces_of = [&](const Run& r) {
+    auto pieces_of = [&](const mesh::BucketRun& r) {
       std::vector<mesh::Chunk> pieces;
       std::uint64_t to = 0;
       for (std::size_t c = 0; c < chunks; ++c) {
@@ -300,7 +282,7 @@ class OutOfCoreSort {
     pass(
         "sorting", lv.depth, runs.size(),
         [&](int i, int s, std::size_t r) {
-          if (!runs[r].sorted_here) return;
+          if (runs[r].alone) return;
           Slot& slot = slots_[std::size_t(i)][std::size_t(s)];
           const std::vector<mesh::Chunk> pieces = pieces_of(runs[r]);
           backend_->copy_chunks(i, resident_keys.get(), slot.keys.get(), pieces, key_bytes_);
@@ -315,7 +297,7 @@ class OutOfCoreSort {
         [&](int i, int s, std::size_t r) {
           Slot& slot = slots_[std::size_t(i)][std::size_t(s)];
           const std::uint64_t at = bucket_begin[runs[r].first];
-          if (runs[r].sorted_here) {
+          if (!runs[r].alone) {
             download(i, slot.done, slot.keys.get(), slot.values.get(),
                      {Piece{offset(lv.out, at), bucket_begin[runs[r].last] - at}});
             slot.done = nullptr;
@@ -331,15 +313,15 @@ class OutOfCoreSort {
           }
         },
         1);
-    for (const Run& r : runs) sorted_runs += r.sorted_here ? 1 : 0;
+    for (const mesh::BucketRun& r : runs) sorted_runs += r.alone ? 0 : 1;
     if (phases()) {
       phases()->local_sort_ms += ms_since(started);
       phases()->out_of_core_groups += sorted_runs;
     }
     // The device's arrays go back before the next levels take their own.
     backend_->synchronize(0, Lane::device);
-    for (const Run& r : runs) {
-      if (r.sorted_here) continue;
+    for (const mesh::BucketRun& r : runs) {
+      if (!r.alone) continue;
       const std::uint64_t at = bucket_begin[r.first], count = bucket_begin[r.last] - at;
       const std::vector<Piece> here{Piece{offset(lv.out, at), count}};
       run(Level{here, {}, offset(lv.out, at), count, shift, lv.depth + 1});
