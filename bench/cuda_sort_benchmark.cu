@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -409,24 +410,54 @@ SortBenchResult run_typed(const SortBenchOptions& o, const RunInfo& info, Contex
       std::memcpy(work_keys.data(), keys.data(), n * sizeof(K));
       if (pairs) std::memcpy(work_values.data(), values.data(), n * sizeof(V));
     };
-    // The automatic plan, then each plan forced (SortOptions::host_plan, src/cuda/sort/sort_host.cpp).
+    // The automatic plan, then each plan forced (SortOptions::host_plan, src/cuda/sort/sort_host.cpp),
+    // then the out-of-core sort's resident way (src/mesh/sort_out_of_core.cpp), which one GPU
+    // takes for large pinned input: a diagnostic for pageable input.
     using radixmesh::HostStagingPlan;
-    const std::pair<const char*, HostStagingPlan> plans[] = {
-        {"automatic", HostStagingPlan::automatic}, {"whole", HostStagingPlan::whole}, {"split", HostStagingPlan::split}};
-    for (const auto& [plan, host_plan] : plans) {
-      const SortOptions options{.order = o.order, .host_plan = host_plan};
-      Stats s = time_host(
-          restore,
-          [&] {
-            if (pairs)
-              sort(ctx, std::span<K>(work_keys), std::span<V>(work_values), options);
-            else
-              sort(ctx, std::span<K>(work_keys), options);
-          },
-          1, std::max(3, reps / 2));
+    using radixmesh::OutOfCoreMode;
+    struct Plan {
+      const char* name;
+      HostStagingPlan host_plan;
+      OutOfCoreMode out_of_core;
+    };
+    const Plan plans[] = {{"automatic", HostStagingPlan::automatic, OutOfCoreMode::automatic},
+                          {"whole", HostStagingPlan::whole, OutOfCoreMode::never},
+                          {"split", HostStagingPlan::split, OutOfCoreMode::never},
+                          {"out-of-core resident", HostStagingPlan::automatic, OutOfCoreMode::always}};
+    auto sort_work = [&](const SortOptions& options) {
+      if (pairs)
+        sort(ctx, std::span<K>(work_keys), std::span<V>(work_values), options);
+      else
+        sort(ctx, std::span<K>(work_keys), options);
+    };
+    for (const auto& [plan, host_plan, out_of_core] : plans) {
+      SortOptions options{.order = o.order, .host_plan = host_plan, .out_of_core = out_of_core};
+      Stats s = time_host(restore, [&] { sort_work(options); }, 1, std::max(3, reps / 2));
       const std::string name = std::string("rxm::sort(std::span) host->GPU->host [") + plan + " plan]";
-      host_case.add(name, s, true);
+      if (out_of_core == OutOfCoreMode::always)
+        host_case.add_diagnostic(name, s);
+      else
+        host_case.add(name, s, true);
       if (o.verify) verified &= matches(ref, work_keys, pairs ? &work_values : nullptr, name.c_str());
+      // One more run with its steps timed (each step then drains the stream), beside their floors.
+      SortPhases steps;
+      options.phases = &steps;
+      restore();
+      const auto start = std::chrono::steady_clock::now();
+      sort_work(options);
+      const double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      if (o.quiet) continue;
+      if (steps.out_of_core)
+        std::printf("  %s plan, steps (ms, one timed run of %.1f): %llu chunks up and split %.1f (upload's floor "
+                    "%.1f), %llu groups sorted and down %.1f (download's floor %.1f)\n",
+                    plan, total, static_cast<unsigned long long>(steps.out_of_core_chunks), steps.partition_ms,
+                    bytes / pcie.h2d * 1e3, static_cast<unsigned long long>(steps.out_of_core_groups),
+                    steps.local_sort_ms, bytes / pcie.d2h * 1e3);
+      else
+        std::printf("  %s plan, steps (ms, one timed run of %.1f): setup %.1f, upload %.1f (floor %.1f), split %.1f, "
+                    "sorts %.1f, download after them %.1f (whole download's floor %.1f)\n",
+                    plan, total, steps.setup_ms, steps.upload_ms, bytes / pcie.h2d * 1e3, steps.partition_ms,
+                    steps.local_sort_ms, steps.download_ms, bytes / pcie.d2h * 1e3);
     }
 
     // The naive peer: pageable cudaMemcpy, CUB, cudaMemcpy back (buffers allocated beforehand).

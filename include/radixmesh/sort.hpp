@@ -62,9 +62,11 @@ struct SortProgress {
 };
 
 // Wall-clock milliseconds of each step of one sort over several mesh devices on this process, and
-// its plan, for benchmarks and --explain. Asking for it waits for every local device at the end of
-// each step, which costs a little.
+// its plan, for benchmarks and --explain; one GPU's sort of host-resident input (in memory) fills
+// the setup, upload, partition (its split pass), local sort and download times. Asking for it waits
+// for every local device at the end of each step, which costs a little.
 struct SortPhases {
+  double setup_ms = 0;       // one GPU's host sort: its device buffers allocated, before the upload
   double upload_ms = 0;      // host-resident input to GPU mesh devices
   double partition_ms = 0;   // the first digit's local splits, the all_gather of the histograms, the plan
   double refine_ms = 0;      // the further passes over buckets that span devices

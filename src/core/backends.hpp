@@ -38,8 +38,9 @@ void cpu_sort(const SortPlan& plan, void* keys, void* values, unsigned threads);
 // The same with a given version's choices; exported for the benchmark, as validate_sort is.
 RXM_API void cpu_sort_variant(const SortPlan& plan, void* keys, void* values, unsigned threads,
                               const CpuSortVariant& variant);
-// src/cuda: host-resident input staged through the context's first device.
-void cuda_sort_host(Context& ctx, const SortPlan& plan, void* keys, void* values);
+// src/cuda: host-resident input staged through the context's first device; `phases`, when set, gets
+// each step's time (upload, the split pass, the sorts, the download left after them).
+void cuda_sort_host(Context& ctx, const SortPlan& plan, void* keys, void* values, SortPhases* phases = nullptr);
 // src/cuda: `rows` host-resident rows of row_plan.n keys (and values), each sorted on its own by one
 // segmented sort on the context's first GPU; false (nothing done) where that path does not take them.
 bool cuda_sort_rows_host(Context& ctx, const SortPlan& row_plan, void* keys, std::size_t rows, void* values);

@@ -34,7 +34,7 @@ PinnedBuffer::~PinnedBuffer() = default;
 // The sort's CUDA entry points (src/cuda/sort): a CUDA context cannot exist in this build, so only
 // device-resident input can reach them.
 namespace detail {
-void cuda_sort_host(Context&, const SortPlan&, void*, void*) { no_cuda(); }
+void cuda_sort_host(Context&, const SortPlan&, void*, void*, SortPhases*) { no_cuda(); }
 bool cuda_sort_rows_host(Context&, const SortPlan&, void*, std::size_t, void*) { no_cuda(); }
 void sort_device(Context&, KeyType, void*, std::size_t, int, void*, std::size_t, int, std::size_t,
                  const SortOptions&) {

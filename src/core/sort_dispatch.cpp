@@ -35,7 +35,7 @@ void sort_host(Context& ctx, KeyType type, void* keys, std::size_t n, void* valu
   if (ctx.mesh_size() > 1) return mesh_sort_host(ctx, type, keys, n, values, value_bytes, options);
   if (n <= 1 || plan.begin_bit == plan.end_bit) return;
   if (ctx.backend() == Backend::cuda)
-    cuda_sort_host(ctx, plan, keys, values);
+    cuda_sort_host(ctx, plan, keys, values, options.phases);
   else
     cpu_sort(plan, keys, values, ctx.cpu_threads());
 }

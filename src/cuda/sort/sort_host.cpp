@@ -12,6 +12,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -100,8 +101,8 @@ class OwnedStream {
 
 class OwnedEvents {
  public:
-  explicit OwnedEvents(std::size_t count) : events_(count, nullptr) {
-    for (auto& e : events_) RXM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  explicit OwnedEvents(std::size_t count, unsigned flags = cudaEventDisableTiming) : events_(count, nullptr) {
+    for (auto& e : events_) RXM_CUDA_CHECK(cudaEventCreateWithFlags(&e, flags));
   }
   ~OwnedEvents() {
     for (auto e : events_)
@@ -115,7 +116,34 @@ class OwnedEvents {
   std::vector<cudaEvent_t> events_;
 };
 
-void sort_whole(const SortPlan& plan, void* keys, void* values, int device, cudaStream_t stream, unsigned threads) {
+// SortOptions::phases for this sort: each mark drains the stream, then adds the host time since the
+// previous mark to one field. Without phases, marks cost nothing.
+class StepClock {
+ public:
+  StepClock(SortPhases* phases, cudaStream_t stream) : phases_(phases), stream_(stream) {}
+  bool on() const { return phases_ != nullptr; }
+  void mark(double SortPhases::*field) {
+    if (!phases_) return;
+    RXM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    phases_->*field += since_last();
+  }
+  // Host milliseconds since the previous mark (or the clock's start), and a new mark.
+  double since_last() {
+    const auto now = std::chrono::steady_clock::now();
+    const double ms = std::chrono::duration<double, std::milli>(now - last_).count();
+    last_ = now;
+    return ms;
+  }
+  SortPhases* phases() const { return phases_; }
+
+ private:
+  SortPhases* phases_;
+  cudaStream_t stream_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+void sort_whole(const SortPlan& plan, void* keys, void* values, int device, cudaStream_t stream, unsigned threads,
+                StepClock& clock) {
   const std::size_t key_bytes = size_of(plan.type);
   const EncodedSortShape shape{plan.n, int(key_bytes), int(plan.value_bytes), plan.begin_bit, plan.end_bit};
   const SortEngine engine = choose_engine(SortEngine::automatic, shape);
@@ -128,15 +156,20 @@ void sort_whole(const SortPlan& plan, void* keys, void* values, int device, cuda
     buffers.values[i] = d.value_ptr(i);
   }
   HostStaging staging(stream, threads);
+  clock.mark(&SortPhases::setup_ms);
   staging.upload(d.key_ptr(0), keys, plan.n, key_bytes, transcode_chunks(plan, true, d.key_ptr(0), stream));
   if (plan.value_bytes) staging.upload(d.value_ptr(0), values, plan.n, plan.value_bytes);
+  clock.mark(&SortPhases::upload_ms);
   sort_encoded_double_buffer(engine, d.temp.data(), temp_bytes, buffers, shape, stream);
+  clock.mark(&SortPhases::local_sort_ms);
   void* sorted_keys = buffers.keys[buffers.selector];
   staging.download(keys, sorted_keys, plan.n, key_bytes, transcode_chunks(plan, false, sorted_keys, stream));
   if (plan.value_bytes) staging.download(values, buffers.values[buffers.selector], plan.n, plan.value_bytes);
+  clock.mark(&SortPhases::download_ms);
 }
 
-void sort_split(const SortPlan& plan, void* keys, void* values, int device, cudaStream_t stream, unsigned threads) {
+void sort_split(const SortPlan& plan, void* keys, void* values, int device, cudaStream_t stream, unsigned threads,
+                StepClock& clock) {
   const std::size_t n = plan.n, key_bytes = size_of(plan.type), value_bytes = plan.value_bytes;
   constexpr std::size_t buckets = std::size_t(1) << split_bits;
   const int split_shift = plan.end_bit - split_bits;
@@ -153,6 +186,7 @@ void sort_split(const SortPlan& plan, void* keys, void* values, int device, cuda
   DeviceSortBuffers d(device, plan, temp_bytes);
   DeviceArray<unsigned long long> device_counts(device, buckets);
   RXM_CUDA_CHECK(cudaMemsetAsync(device_counts.data(), 0, buckets * sizeof(unsigned long long), stream));
+  clock.mark(&SortPhases::setup_ms);
 
   {
     // Bucket sizes are counted chunk by chunk behind the upload, so they are ready when it is.
@@ -165,6 +199,7 @@ void sort_split(const SortPlan& plan, void* keys, void* values, int device, cuda
     });
     if (value_bytes) up.upload(d.value_ptr(0), values, n, value_bytes);
   }
+  clock.mark(&SortPhases::upload_ms);
   std::vector<unsigned long long> counts(buckets);
   RXM_CUDA_CHECK(cudaMemcpyAsync(counts.data(), device_counts.data(), buckets * sizeof(unsigned long long),
                                  cudaMemcpyDeviceToHost, stream));
@@ -178,6 +213,7 @@ void sort_split(const SortPlan& plan, void* keys, void* values, int device, cuda
   cub_sort_double_buffer(d.temp.data(), bytes, grouped, top, stream);
   const int home = grouped.selector;  // where the grouped keys are; the other buffer is scratch
   RXM_CUDA_CHECK(cudaStreamSynchronize(stream));  // the counts are on the host
+  clock.mark(&SortPhases::partition_ms);
   std::vector<std::size_t> offsets(buckets + 1, 0);
   for (std::size_t b = 0; b < buckets; ++b) offsets[b + 1] = offsets[b] + counts[b];
   if (offsets[buckets] != n)
@@ -186,8 +222,10 @@ void sort_split(const SortPlan& plan, void* keys, void* values, int device, cuda
                 "report this as a bug");
 
   // Each bucket sorts in place between `home` and the scratch buffer; `done[b]` marks the end of
-  // its work on `stream`.
-  OwnedEvents done(buckets);
+  // its work on `stream`. With phases asked, two timing events bracket the sorts, which run beside
+  // the download.
+  OwnedEvents done(buckets), sorts(clock.on() ? 2 : 0, cudaEventDefault);
+  if (clock.on()) RXM_CUDA_CHECK(cudaEventRecord(sorts[0], stream));
   std::vector<int> result_in(buckets, home);
   std::size_t keys_in_scratch = 0;
   for (std::size_t b = 0; b < buckets; ++b) {
@@ -220,6 +258,7 @@ void sort_split(const SortPlan& plan, void* keys, void* values, int device, cuda
                                      cudaMemcpyDeviceToDevice, stream));
     RXM_CUDA_CHECK(cudaEventRecord(done[b], stream));
   }
+  if (clock.on()) RXM_CUDA_CHECK(cudaEventRecord(sorts[1], stream));
 
   // Back to the host on a second stream: each chunk waits only for the buckets it overlaps.
   OwnedStream copy_stream;
@@ -235,17 +274,27 @@ void sort_split(const SortPlan& plan, void* keys, void* values, int device, cuda
     if (decode) decode(first, count);
   });
   if (value_bytes) down.download(values, d.value_ptr(final_buffer), n, value_bytes, wait_for_buckets);
+  if (clock.on()) {
+    // The sorts' own time, and the download's time left after them.
+    RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    float sort_ms = 0;
+    RXM_CUDA_CHECK(cudaEventElapsedTime(&sort_ms, sorts[0], sorts[1]));
+    clock.phases()->local_sort_ms += sort_ms;
+    clock.phases()->download_ms += clock.since_last() - sort_ms;
+  }
 }
 
 }  // namespace
 
-void cuda_sort_host(Context& ctx, const SortPlan& plan, void* keys, void* values) {
+void cuda_sort_host(Context& ctx, const SortPlan& plan, void* keys, void* values, SortPhases* phases) {
   const auto& device = cuda_resources(ctx).devices.at(0);
   DeviceGuard guard(device.device);
+  if (phases) *phases = SortPhases{};
+  StepClock clock(phases, device.stream);
   if (worth_splitting(plan))
-    sort_split(plan, keys, values, device.device, device.stream, ctx.cpu_threads());
+    sort_split(plan, keys, values, device.device, device.stream, ctx.cpu_threads(), clock);
   else
-    sort_whole(plan, keys, values, device.device, device.stream, ctx.cpu_threads());
+    sort_whole(plan, keys, values, device.device, device.stream, ctx.cpu_threads(), clock);
 }
 
 }  // namespace radixmesh::detail
