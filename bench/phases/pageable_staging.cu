@@ -1,10 +1,15 @@
 // What limits a pageable host array's trip to the GPU and back through pinned staging, on one GPU:
 // HostStaging's pipe (src/cuda/sort/host_staging.cpp: a team of host threads copies chunk i + 1
-// into a pinned slot while the copy engine moves chunk i) over slot counts, chunk sizes and team
-// sizes, against independent workers (each thread its own slots and copies, no team barrier), the
-// host copy alone, and the pinned link rate of the same run. Outside CMake:
-//   nvcc -O2 -std=c++20 -arch=sm_90 -Isrc bench/phases/pageable_staging.cu -o pageable_staging -lpthread
-//   ./pageable_staging [GB moved each way, 8] [host threads, all]
+// into a pinned slot while the copy engine moves chunk i) over slot counts, chunk sizes, team sizes
+// and store kinds (through the cache, or non-temporal), beside the host copy alone and the pinned
+// link rate of the same run. Call DA (one H200, `pageable_staging 8`) swept 2-8 slots of 2-32 MiB
+// and independent workers without the team barrier: two 32 MiB slots were the best or level. Outside CMake:
+//   nvcc -O2 -std=c++20 -arch=sm_90 -Isrc -Iinclude bench/phases/pageable_staging.cu -o pageable_staging \
+//     -Lbuild/src -lradixmesh -lpthread
+//   ./pageable_staging [GB moved each way, 8] [host threads, all] [--sort N]
+// --sort N: instead, rxm::sort of N pageable u32 keys on one GPU (the automatic plan), 5 timed
+// repetitions with their steps (SortOptions::phases); run it against two builds of the library
+// (LD_LIBRARY_PATH) to compare their staging in one call.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -13,11 +18,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "cuda/sort/parallel_copy.hpp"
+#include "radixmesh/radixmesh.hpp"
 
 #define CHECK(x)                                                                  \
   do {                                                                            \
@@ -65,12 +71,13 @@ struct Ring {
 
 // HostStaging's upload with `slots` slots: the slot is free once the DMA that last read it ended.
 static void team_upload(char* dev, const char* host, std::size_t bytes, Ring& ring, int slots,
-                        radixmesh::detail::ParallelCopier& team, cudaStream_t stream) {
+                        radixmesh::detail::ParallelCopier& team, cudaStream_t stream,
+                        radixmesh::detail::CopyStores stores) {
   for (std::size_t off = 0, c = 0; off < bytes; off += ring.chunk, ++c) {
     const std::size_t n = std::min(ring.chunk, bytes - off);
     const int s = int(c % slots);
     ring.wait(s);
-    team.copy(ring.slot(s), host + off, n);
+    team.copy(ring.slot(s), host + off, n, stores);
     CHECK(cudaMemcpyAsync(dev + off, ring.slot(s), n, cudaMemcpyHostToDevice, stream));
     ring.mark(s, stream);
   }
@@ -79,7 +86,8 @@ static void team_upload(char* dev, const char* host, std::size_t bytes, Ring& ri
 
 // HostStaging's download with `slots` slots: slots - 1 DMAs stay queued ahead of the host copy.
 static void team_download(char* host, const char* dev, std::size_t bytes, Ring& ring, int slots,
-                          radixmesh::detail::ParallelCopier& team, cudaStream_t stream) {
+                          radixmesh::detail::ParallelCopier& team, cudaStream_t stream,
+                          radixmesh::detail::CopyStores stores) {
   const std::size_t chunks = (bytes + ring.chunk - 1) / ring.chunk;
   auto queue = [&](std::size_t c) {
     const std::size_t off = c * ring.chunk, n = std::min(ring.chunk, bytes - off);
@@ -92,57 +100,54 @@ static void team_download(char* host, const char* dev, std::size_t bytes, Ring& 
     const int s = int(c % slots);
     ring.wait(s);
     const std::size_t off = c * ring.chunk;
-    team.copy(host + off, ring.slot(s), std::min(ring.chunk, bytes - off));
+    team.copy(host + off, ring.slot(s), std::min(ring.chunk, bytes - off), stores);
   }
 }
 
-// Independent workers: worker w takes chunks w, w + T, ... with its own two slots and stream.
-struct Worker {
-  Ring ring;
-  cudaStream_t stream;
-  explicit Worker(std::size_t chunk) : ring(2, chunk) { CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }
-  ~Worker() { cudaStreamDestroy(stream); }
-};
-
-static void worker_copy(bool up, char* host, char* dev, std::size_t bytes, std::vector<std::unique_ptr<Worker>>& team,
-                        std::size_t chunk) {
-  std::vector<std::thread> pool;
-  const unsigned workers = unsigned(team.size());
-  for (unsigned w = 0; w < workers; ++w)
-    pool.emplace_back([=, &team] {
-      Ring& ring = team[w]->ring;
-      cudaStream_t stream = team[w]->stream;
-      std::size_t k = 0;
-      std::size_t pending_off = 0, pending_n = 0;
-      int pending_slot = -1;
-      for (std::size_t off = std::size_t(w) * chunk; off < bytes; off += std::size_t(workers) * chunk, ++k) {
-        const std::size_t n = std::min(chunk, bytes - off);
-        const int s = int(k % 2);
-        ring.wait(s);
-        if (up) {
-          std::memcpy(ring.slot(s), host + off, n);
-          CHECK(cudaMemcpyAsync(dev + off, ring.slot(s), n, cudaMemcpyHostToDevice, stream));
-          ring.mark(s, stream);
-        } else {
-          CHECK(cudaMemcpyAsync(ring.slot(s), dev + off, n, cudaMemcpyDeviceToHost, stream));
-          ring.mark(s, stream);
-          if (pending_slot >= 0) {
-            ring.wait(pending_slot);
-            std::memcpy(host + pending_off, ring.slot(pending_slot), pending_n);
-          }
-          pending_off = off, pending_n = n, pending_slot = s;
-        }
-      }
-      if (!up && pending_slot >= 0) {
-        ring.wait(pending_slot);
-        std::memcpy(host + pending_off, ring.slot(pending_slot), pending_n);
-      }
-      CHECK(cudaStreamSynchronize(stream));
+// rxm::sort of n pageable u32 keys from a fixed pseudo-random input, with its steps.
+static int time_sort(std::size_t n, unsigned threads) {
+  namespace rxm = radixmesh;
+  std::vector<std::uint32_t> pristine(n), keys(n);
+  on_threads(threads, n, [&](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i) pristine[i] = std::uint32_t((i * 0x9E3779B97F4A7C15ull) >> 32) ^ std::uint32_t(i * 2654435761u);
+  });
+  std::uint64_t want = 0;
+  for (std::uint32_t k : pristine) want += k;
+  auto ctx = rxm::Context::local({0}, rxm::Backend::cuda);
+  std::vector<double> total;
+  for (int rep = 0; rep < 8; ++rep) {
+    on_threads(threads, n * 4, [&](std::size_t b, std::size_t e) {
+      std::memcpy(reinterpret_cast<char*>(keys.data()) + b, reinterpret_cast<const char*>(pristine.data()) + b, e - b);
     });
-  for (auto& p : pool) p.join();
+    rxm::SortPhases steps;
+    rxm::SortOptions options;
+    options.phases = (rep % 2) ? &steps : nullptr;  // odd repetitions time their steps
+    const auto t = Clock::now();
+    rxm::sort(ctx, std::span<std::uint32_t>(keys), options);
+    const double ms = seconds_since(t) * 1e3;
+    std::uint64_t sum = 0;
+    bool sorted = true;
+    for (std::size_t i = 0; i < n; ++i) sum += keys[i], sorted &= i == 0 || keys[i - 1] <= keys[i];
+    if (!sorted || sum != want) {
+      std::printf("WRONG RESULT (sorted %d, sum %s)\n", int(sorted), sum == want ? "equal" : "differs");
+      return 1;
+    }
+    if (rep == 0) continue;  // warm-up
+    if (options.phases)
+      std::printf("sort %zu u32 keys: %.1f ms with steps: setup %.1f, upload %.1f, split %.1f, sorts %.1f, download "
+                  "after them %.1f\n",
+                  n, ms, steps.setup_ms, steps.upload_ms, steps.partition_ms, steps.local_sort_ms, steps.download_ms);
+    else
+      total.push_back(ms), std::printf("sort %zu u32 keys: %.1f ms\n", n, ms);
+  }
+  std::sort(total.begin(), total.end());
+  std::printf("median of %zu untimed-step repetitions: %.1f ms\n", total.size(), total[total.size() / 2]);
+  return 0;
 }
 
 int main(int argc, char** argv) {
+  if (argc > 4 && std::string(argv[3]) == "--sort")
+    return time_sort(std::size_t(std::atof(argv[4])), unsigned(std::atoi(argv[2])));
   const double gb = argc > 1 ? std::atof(argv[1]) : 8.0;
   const unsigned all = argc > 2 ? unsigned(std::atoi(argv[2])) : std::thread::hardware_concurrency();
   const std::size_t bytes = std::size_t(gb * 1e9) & ~std::size_t(4095);
@@ -189,45 +194,38 @@ int main(int argc, char** argv) {
       std::printf("host team copy pageable -> pageable, 32 MiB calls: %.1f GB/s\n", bytes / s / 1e9);
     }
   }
-  std::printf("\n%-8s %6s %6s %7s %9s %9s\n", "pipe", "slots", "MiB", "threads", "up GB/s", "down GB/s");
+  // HostStaging's pipe: every direction and store kind, the median of 5 repetitions (host memory
+  // rates wander from one repetition to the next), round trips checked byte for byte.
+  using radixmesh::detail::CopyStores;
+  std::printf("\n%-8s %6s %6s %7s %10s %9s %9s\n", "pipe", "slots", "MiB", "threads", "stores", "up GB/s",
+              "down GB/s");
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
   for (unsigned threads : {all, std::max(1u, all / 2)}) {
     radixmesh::detail::ParallelCopier team(threads);
-    for (int slots : {2, 4, 8})
-      for (std::size_t mib : {2, 4, 8, 32}) {
-        if (slots * mib > 256) continue;
+    for (int slots : {2, 4})
+      for (std::size_t mib : {16, 32}) {
+        if (threads != all && (slots != 2 || mib != 32)) continue;
         Ring ring(slots, mib << 20);
-        double best_up = 0, best_down = 0;
-        for (int rep = 0; rep < 2; ++rep) {
-          auto t = Clock::now();
-          team_upload(dev, src, bytes, ring, slots, team, stream);
-          best_up = std::max(best_up, bytes / seconds_since(t) / 1e9);
-          t = Clock::now();
-          team_download(dst, dev, bytes, ring, slots, team, stream);
-          best_down = std::max(best_down, bytes / seconds_since(t) / 1e9);
+        for (CopyStores stores : {CopyStores::cached, CopyStores::streaming}) {
+          std::vector<double> up, down;
+          for (int rep = 0; rep < 5; ++rep) {
+            auto t = Clock::now();
+            team_upload(dev, src, bytes, ring, slots, team, stream, stores);
+            up.push_back(bytes / seconds_since(t) / 1e9);
+            t = Clock::now();
+            team_download(dst, dev, bytes, ring, slots, team, stream, stores);
+            down.push_back(bytes / seconds_since(t) / 1e9);
+          }
+          if (std::memcmp(src, dst, bytes) != 0) std::printf("MISMATCH after the round trip\n");
+          std::memset(dst, 0, 4096);
+          std::printf("%-8s %6d %6zu %7u %10s %9.1f %9.1f\n", "team", slots, mib, threads,
+                      stores == CopyStores::streaming ? "streaming" : "cached", median(up), median(down));
+          std::fflush(stdout);
         }
-        if (std::memcmp(src, dst, bytes) != 0) std::printf("MISMATCH after the round trip\n");
-        std::memset(dst, 0, 4096);
-        std::printf("%-8s %6d %6zu %7u %9.1f %9.1f\n", "team", slots, mib, threads, best_up, best_down);
-        std::fflush(stdout);
       }
   }
-  for (unsigned workers : {all, std::max(1u, all / 2)})
-    for (std::size_t mib : {2, 8}) {
-      std::vector<std::unique_ptr<Worker>> team;
-      for (unsigned w = 0; w < workers; ++w) team.push_back(std::make_unique<Worker>(mib << 20));
-      double best_up = 0, best_down = 0;
-      for (int rep = 0; rep < 2; ++rep) {
-        auto t = Clock::now();
-        worker_copy(true, src, dev, bytes, team, mib << 20);
-        best_up = std::max(best_up, bytes / seconds_since(t) / 1e9);
-        t = Clock::now();
-        worker_copy(false, dst, dev, bytes, team, mib << 20);
-        best_down = std::max(best_down, bytes / seconds_since(t) / 1e9);
-      }
-      if (std::memcmp(src, dst, bytes) != 0) std::printf("MISMATCH after the round trip\n");
-      std::memset(dst, 0, 4096);
-      std::printf("%-8s %6d %6zu %7u %9.1f %9.1f\n", "workers", 2, mib, workers, best_up, best_down);
-      std::fflush(stdout);
-    }
   return 0;
 }

@@ -58,8 +58,8 @@ struct HostStaging::Impl {
   cudaStream_t stream;
   ParallelCopier copier;
   PinnedBuffer ring;
-  cudaEvent_t slot_event[2] = {nullptr, nullptr};
-  bool slot_busy[2] = {false, false};  // a copy that touches the slot was queued since the last wait
+  cudaEvent_t slot_event[slots] = {};
+  bool slot_busy[slots] = {};  // a copy that touches the slot was queued since the last wait
 
   // Waits until no queued copy touches slot s any more, before the host writes or reads it.
   void wait_slot(int s) {
@@ -72,10 +72,12 @@ struct HostStaging::Impl {
   }
 
   Impl(cudaStream_t s, unsigned threads) : stream(s), copier(threads) {}
-  char* slot(int i) const { return static_cast<char*>(ring.data()) + std::size_t(i) * chunk_bytes; }
+  char* slot(std::size_t chunk) const {
+    return static_cast<char*>(ring.data()) + chunk % slots * chunk_bytes;
+  }
   void need_ring() {
     if (ring.data()) return;
-    ring = PinnedRingPool::instance().take(2 * chunk_bytes);
+    ring = PinnedRingPool::instance().take(slots * chunk_bytes);
     for (auto& e : slot_event) RXM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
 };
@@ -102,11 +104,11 @@ void HostStaging::upload(void* device_dst, const void* host_src, std::size_t cou
     const std::size_t n = std::min(per_chunk, count - first), offset = first * element_bytes, bytes = n * element_bytes;
     const void* from = src + offset;
     if (!direct) {
-      const int s = int(c % 2);
-      // The slot is free once the DMA that last read it (two chunks ago) has finished.
+      const int s = int(c % slots);
+      // The slot is free once the DMA that last read it (`slots` chunks ago) has finished.
       impl_->wait_slot(s);
-      impl_->copier.copy(impl_->slot(s), from, bytes);
-      from = impl_->slot(s);
+      impl_->copier.copy(impl_->slot(c), from, bytes);
+      from = impl_->slot(c);
       RXM_CUDA_CHECK(cudaMemcpyAsync(dst + offset, from, bytes, cudaMemcpyHostToDevice, impl_->stream));
       impl_->mark_slot(s);
     } else {
@@ -129,21 +131,25 @@ void HostStaging::download(void* host_dst, const void* device_src, std::size_t c
   auto queue = [&](std::size_t c) {
     const std::size_t first = c * per_chunk, offset = first * element_bytes, bytes = elements(c) * element_bytes;
     if (before_chunk) before_chunk(first, elements(c));
-    void* to = direct ? static_cast<void*>(dst + offset) : impl_->slot(int(c % 2));
+    void* to = direct ? static_cast<void*>(dst + offset) : impl_->slot(c);
     RXM_CUDA_CHECK(cudaMemcpyAsync(to, src + offset, bytes, cudaMemcpyDeviceToHost, impl_->stream));
-    if (!direct) impl_->mark_slot(int(c % 2));
+    if (!direct) impl_->mark_slot(int(c % slots));
   };
   if (direct) {
     for (std::size_t c = 0; c < chunks; ++c) queue(c);
     RXM_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
     return;
   }
-  if (chunks > 0) queue(0);
+  for (std::size_t c = 0; c + 1 < slots && c < chunks; ++c) queue(c);
   for (std::size_t c = 0; c < chunks; ++c) {
-    // Chunk c+1 goes to the other slot, which the host finished reading in the last iteration.
-    if (c + 1 < chunks) queue(c + 1);
-    impl_->wait_slot(int(c % 2));
-    impl_->copier.copy(dst + c * per_chunk * element_bytes, impl_->slot(int(c % 2)), elements(c) * element_bytes);
+    // Chunk c + slots - 1 goes to the slot the host finished reading in the last iteration.
+    if (c + slots - 1 < chunks) queue(c + slots - 1);
+    impl_->wait_slot(int(c % slots));
+    // Streaming stores: the caller's array is not read again soon, and lines written without being
+    // read first spare the host memory one read of every byte (call DC, one H200, two 32 MiB
+    // slots: 40.3 -> 47.6 GB/s down; four of 16 MiB: 39.6 -> 54.7).
+    impl_->copier.copy(dst + c * per_chunk * element_bytes, impl_->slot(c), elements(c) * element_bytes,
+                       CopyStores::streaming);
   }
 }
 

@@ -1,8 +1,8 @@
 // Moving a host array to the device and back through pinned memory, overlapped.
 //
 // Pageable host memory cannot be DMA'd directly at full PCIe speed, and pinning the caller's
-// array costs more than copying it. So each direction goes through a ring of two pinned chunks:
-// host threads copy chunk i+1 into one slot while the copy engine moves chunk i from the other,
+// array costs more than copying it. So each direction goes through a ring of pinned slots: host
+// threads copy one chunk into a slot while the copy engine moves the chunks in the others,
 // and the per-chunk kernels (encode on the way in, decode on the way out) are queued on the same
 // stream right behind their chunk. Pinned input or output is DMA'd directly, without staging.
 #pragma once
@@ -37,7 +37,12 @@ class HostStaging {
   void download(void* host_dst, const void* device_src, std::size_t count, std::size_t element_bytes,
                 const ChunkWork& before_chunk = {});
 
-  static constexpr std::size_t chunk_bytes = std::size_t(32) << 20;  // 0.6 ms at 55 GB/s: per-chunk costs stay small
+  // Four slots of 16 MiB (0.3 ms at 55 GB/s each): the copy engine always has a chunk queued while
+  // the host threads copy another. bench/phases/pageable_staging.cu, call DC on one H200, median
+  // GB/s up / down: two 32 MiB slots 48.8 / 47.6, four of 16 MiB 50.6 / 54.7 against a 55.2 link
+  // (uploads through the cache, downloads with streaming stores).
+  static constexpr std::size_t slots = 4;
+  static constexpr std::size_t chunk_bytes = std::size_t(16) << 20;
 
  private:
   struct Impl;
