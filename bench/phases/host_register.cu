@@ -14,26 +14,7 @@
 #include <thread>
 #include <vector>
 
-#define CHECK(x)                                                                  \
-  do {                                                                            \
-    cudaError_t e = (x);                                                          \
-    if (e != cudaSuccess) {                                                       \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e));                \
-      std::exit(1);                                                               \
-    }                                                                             \
-  } while (0)
-
-static double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
-template <class F>
-static void on_threads(unsigned threads, std::size_t bytes, F f) {
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t)
-    pool.emplace_back([=] { f(bytes * t / threads, bytes * (t + 1) / threads); });
-  for (auto& p : pool) p.join();
-}
+#include "host_timing.hpp"
 
 int main(int argc, char** argv) {
   const double gb = argc > 1 ? std::atof(argv[1]) : 48.0;

@@ -3,17 +3,17 @@
 // into a pinned slot while the copy engine moves chunk i) over slot counts, chunk sizes, team sizes
 // and store kinds (through the cache, or non-temporal), beside the host copy alone and the pinned
 // link rate of the same run. Call DA (one H200, `pageable_staging 8`) swept 2-8 slots of 2-32 MiB
-// and independent workers without the team barrier: two 32 MiB slots were the best or level. Outside CMake:
+// and independent workers without the team barrier: two 32 MiB slots were the best or level; call
+// DC the store kinds (docs/design/sort.md). Outside CMake:
 //   nvcc -O2 -std=c++20 -arch=sm_90 -Isrc -Iinclude bench/phases/pageable_staging.cu -o pageable_staging \
 //     -Lbuild/src -lradixmesh -lpthread
 //   ./pageable_staging [GB moved each way, 8] [host threads, all] [--sort N]
-// --sort N: instead, rxm::sort of N pageable u32 keys on one GPU (the automatic plan), 5 timed
-// repetitions with their steps (SortOptions::phases); run it against two builds of the library
+// --sort N: instead, rxm::sort of N pageable u32 keys on one GPU (the automatic plan), 7 timed
+// repetitions, the odd ones with their steps (SortOptions::phases); run it against two builds of the library
 // (LD_LIBRARY_PATH) to compare their staging in one call.
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -23,26 +23,8 @@
 #include <vector>
 
 #include "cuda/sort/parallel_copy.hpp"
+#include "host_timing.hpp"
 #include "radixmesh/radixmesh.hpp"
-
-#define CHECK(x)                                                                  \
-  do {                                                                            \
-    cudaError_t e = (x);                                                          \
-    if (e != cudaSuccess) {                                                       \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e));                \
-      std::exit(1);                                                               \
-    }                                                                             \
-  } while (0)
-
-using Clock = std::chrono::steady_clock;
-static double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-template <class F>
-static void on_threads(unsigned threads, std::size_t bytes, F f) {
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t) pool.emplace_back([=] { f(bytes * t / threads, bytes * (t + 1) / threads); });
-  for (auto& p : pool) p.join();
-}
 
 struct Ring {
   char* pinned = nullptr;
