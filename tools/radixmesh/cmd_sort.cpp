@@ -71,6 +71,19 @@ nlohmann::json mesh_json(const SortPhases& p) {
           {"plan", nlohmann::json::parse(p.plan_json)}};
 }
 
+// One GPU's sort of host-resident keys (sort_host.cpp): each step's time. The sorts run beside the
+// download, and "download" is what is left of it after them.
+nlohmann::json gpu_steps_json(const SortPhases& p) {
+  return {{"setup", p.setup_ms}, {"upload", p.upload_ms}, {"split", p.partition_ms}, {"sorts", p.local_sort_ms},
+          {"download", p.download_ms}};
+}
+
+void print_gpu_steps(const SortPhases& p) {
+  std::printf("steps (ms): setup %.3f, upload %.3f, split %.3f, sorts %.3f (beside the download), download after "
+              "them %.3f\n",
+              p.setup_ms, p.upload_ms, p.partition_ms, p.local_sort_ms, p.download_ms);
+}
+
 // --explain: every pass's partition plan, the keys each device holds and moved, each step's time.
 void print_mesh_steps(const SortPhases& p) {
   if (p.out_of_core) {
@@ -300,6 +313,7 @@ void run_sort(const SortFlags& flags) {
                       with_values ? size_of(values.type()) : 0, options);
   const double sort_s = seconds_since(start);
   const bool mesh = ctx.mesh_size() > 1 || phases.out_of_core;
+  const bool one_gpu = !mesh && !in.row_length && ctx.backend() == Backend::cuda;  // phases has its steps
 
   progress.phase("writing " + flags.out);
   start = std::chrono::steady_clock::now();
@@ -328,14 +342,16 @@ void run_sort(const SortFlags& flags) {
                 {"cpu_fallback_reason", ctx.cpu_fallback_reason()},
                 {"seconds", {{"read", read_s}, {"sort", sort_s}, {"write", write_s}}},
                 {"mkeys_per_s", mkeys_per_s},
-                {"mesh", mesh ? mesh_json(phases) : nlohmann::json(nullptr)}});
+                {"mesh", mesh ? mesh_json(phases) : nlohmann::json(nullptr)},
+                {"gpu_steps_ms", one_gpu ? gpu_steps_json(phases) : nlohmann::json(nullptr)}});
   } else {
     std::string what = std::to_string(n) + " " + std::string(name_of(keys.type())) + " keys";
     if (in.row_length) what += " in rows of " + std::to_string(in.row_length);
     if (with_values) what += " with " + std::string(name_of(values.type())) + " values";
     std::printf("sorted %s %s on %s in %.3f s (%.1f Mkeys/s); read %.3f s, write %.3f s\n", what.c_str(),
                 order.c_str(), describe_backend(ctx).c_str(), sort_s, mkeys_per_s, read_s, write_s);
-    if (mesh && flags.explain) print_mesh_steps(phases);
+    if (flags.explain && mesh) print_mesh_steps(phases);
+    if (flags.explain && one_gpu) print_gpu_steps(phases);
   }
 }
 
@@ -355,7 +371,8 @@ std::vector<Command> register_sort(CLI::App& root, const Invocation&) {
                   "CUDA device ids, e.g. 0,1 (default: all visible); several sort together, a repeated id gives "
                   "logical devices of one GPU (0,0,0,0), and cpu:N is N CPU devices");
   cmd->add_flag("--explain", flags->explain,
-                "On several devices: print the partition plan of every pass, the keys that moved and each step's time");
+                "Print each step's time; on several devices also the partition plan of every pass and the keys "
+                "that moved");
   cmd->add_flag("--flatten", flags->flatten,
                 "Sort an n-d .npy as one array (written 1-D); without it each row along the last axis is sorted on "
                 "its own, as numpy.sort does, and the output keeps the shape");
