@@ -22,6 +22,7 @@
 #include "core/backends.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_resources.hpp"
+#include "cuda/runtime/scratch.hpp"
 #include "cuda/sort/device_memory_check.hpp"
 #include "cuda/sort/engine.hpp"
 #include "cuda/sort/host_staging.hpp"
@@ -71,17 +72,22 @@ ChunkWork transcode_chunks(const SortPlan& plan, bool encode, void* base, cudaSt
 }
 
 // Two buffers each for keys and values, plus the engines' temp, checked against free memory first.
+// They come from the context's scratch pool (cuda/runtime/scratch.hpp), so that a sort in a loop
+// does not allocate 2.2x its bytes of device memory each call (2e9 u32 keys on one H200: 4.7-7.8 ms
+// of cudaMalloc before the upload, call DD). Their release is queued on the context's stream once
+// the download (on a second stream) has ended on the host.
 struct DeviceSortBuffers {
-  DeviceBuffer keys[2], values[2], temp;
-  DeviceSortBuffers(int device, const SortPlan& plan, std::size_t temp_bytes) {
+  ScratchBuffer keys[2], values[2], temp;
+  DeviceSortBuffers(const CudaResources::PerDevice& device, const SortPlan& plan, std::size_t temp_bytes) {
     const std::size_t key_bytes = size_of(plan.type);
-    require_device_memory(device, 2 * plan.n * (key_bytes + plan.value_bytes) + temp_bytes + 8 * TempCarver::alignment,
-                          describe(plan));
+    const std::size_t bytes = 2 * plan.n * (key_bytes + plan.value_bytes) + temp_bytes + 8 * ScratchBuffer::alignment;
+    make_room_for_scratch(device, bytes);  // memory the pool keeps idle counts as free
+    require_device_memory(device.device, bytes, describe(plan));
     for (int i = 0; i < 2; ++i) {
-      keys[i] = DeviceBuffer(device, plan.n * key_bytes);
-      values[i] = DeviceBuffer(device, plan.n * plan.value_bytes);
+      keys[i] = ScratchBuffer(device, plan.n * key_bytes);
+      values[i] = ScratchBuffer(device, plan.n * plan.value_bytes);
     }
-    temp = DeviceBuffer(device, temp_bytes);
+    temp = ScratchBuffer(device, temp_bytes);
   }
   char* key_ptr(int i) const { return static_cast<char*>(keys[i].data()); }
   char* value_ptr(int i) const { return static_cast<char*>(values[i].data()); }
@@ -142,8 +148,9 @@ class StepClock {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
-void sort_whole(const SortPlan& plan, void* keys, void* values, int device, cudaStream_t stream, unsigned threads,
-                StepClock& clock) {
+void sort_whole(const SortPlan& plan, void* keys, void* values, const CudaResources::PerDevice& device,
+                unsigned threads, StepClock& clock) {
+  cudaStream_t stream = device.stream;
   const std::size_t key_bytes = size_of(plan.type);
   const EncodedSortShape shape{plan.n, int(key_bytes), int(plan.value_bytes), plan.begin_bit, plan.end_bit};
   const SortEngine engine = choose_engine(SortEngine::automatic, shape);
@@ -168,8 +175,9 @@ void sort_whole(const SortPlan& plan, void* keys, void* values, int device, cuda
   clock.mark(&SortPhases::download_ms);
 }
 
-void sort_split(const SortPlan& plan, void* keys, void* values, int device, cudaStream_t stream, unsigned threads,
-                StepClock& clock) {
+void sort_split(const SortPlan& plan, void* keys, void* values, const CudaResources::PerDevice& device,
+                unsigned threads, StepClock& clock) {
+  cudaStream_t stream = device.stream;
   const std::size_t n = plan.n, key_bytes = size_of(plan.type), value_bytes = plan.value_bytes;
   constexpr std::size_t buckets = std::size_t(1) << split_bits;
   const int split_shift = plan.end_bit - split_bits;
@@ -184,7 +192,7 @@ void sort_split(const SortPlan& plan, void* keys, void* values, int device, cuda
   sort_encoded_double_buffer(engine, nullptr, sort_temp, query, rest, stream);
   std::size_t temp_bytes = std::max(split_temp, sort_temp);
   DeviceSortBuffers d(device, plan, temp_bytes);
-  DeviceArray<unsigned long long> device_counts(device, buckets);
+  DeviceArray<unsigned long long> device_counts(device.device, buckets);
   RXM_CUDA_CHECK(cudaMemsetAsync(device_counts.data(), 0, buckets * sizeof(unsigned long long), stream));
   clock.mark(&SortPhases::setup_ms);
 
@@ -292,9 +300,9 @@ void cuda_sort_host(Context& ctx, const SortPlan& plan, void* keys, void* values
   if (phases) *phases = SortPhases{};
   StepClock clock(phases, device.stream);
   if (worth_splitting(plan))
-    sort_split(plan, keys, values, device.device, device.stream, ctx.cpu_threads(), clock);
+    sort_split(plan, keys, values, device, ctx.cpu_threads(), clock);
   else
-    sort_whole(plan, keys, values, device.device, device.stream, ctx.cpu_threads(), clock);
+    sort_whole(plan, keys, values, device, ctx.cpu_threads(), clock);
 }
 
 }  // namespace radixmesh::detail
