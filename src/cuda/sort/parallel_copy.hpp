@@ -23,6 +23,7 @@ enum class CopyStores { cached, streaming };
 // memcpy with non-temporal stores for the 64-byte-aligned body of the destination; the ragged ends
 // by memcpy. The stores are fenced before it returns, so a barrier after it publishes them.
 inline void streaming_copy(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;  // memcpy's pointers must be valid even for 0 bytes
 #if defined(__SSE2__)
   auto* d = static_cast<char*>(dst);
   const auto* s = static_cast<const char*>(src);
@@ -43,7 +44,7 @@ inline void streaming_copy(void* dst, const void* src, std::size_t bytes) {
   _mm_sfence();
   std::memcpy(d + body, s + body, bytes - body);
 #else
-  if (bytes) std::memcpy(dst, src, bytes);
+  std::memcpy(dst, src, bytes);
 #endif
 }
 
