@@ -672,7 +672,8 @@ bool takes_out_of_core(Context& ctx, const SortPlan& plan, const SortOptions& op
   // the in-memory host sort splits and sorts after its whole upload (2e9 pinned u32 on one H100:
   // 296.7 against 330.3 ms, calls BJ and BK). Pageable input stays with the host sort, whose
   // staging copies were the faster there (2e9 u32: split plan 373.8 against 412.7 ms, 2^28: 52.4
-  // against 63.0, call BK).
+  // against 63.0, call BK); on H200 machines with the four-slot ring the two trade places from run
+  // to run at 2e9 and 2^29, and the host sort stays ahead at 2^28 (calls DD-DF, docs/design/sort.md).
   const double bytes = double(plan.n) * double(size_of(plan.type) + plan.value_bytes);
   if (local.count == 1 && plan.host_plan == HostStagingPlan::automatic && options.engine == SortEngine::automatic &&
       options.float_path == FloatSortPath::automatic && plan.n >= resident_min && backend->reaches_directly(keys) &&
