@@ -12,21 +12,48 @@ namespace {
 
 constexpr int block_threads = 256;
 
-template <class U>
-__global__ void key_range_kernel(const U* keys, std::size_t n, cuda::RuntimeEncoding<U> encoding, U flip, int shift,
-                                 std::uint64_t mask, unsigned long long* out) {
-  unsigned long long lo = ~0ull, hi = 0;
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    const unsigned long long key = (std::uint64_t(U(encoding(keys[i]) ^ flip)) >> shift) & mask;
-    lo = key < lo ? key : lo;
-    hi = key > hi ? key : hi;
+// Folds one key's sort-key field into a thread's smallest and largest, in the key's own width
+// (a u32 key costs 32-bit compares, not 64-bit ones).
+template <class U> struct FieldRange {
+  cuda::RuntimeEncoding<U> encoding;
+  U flip, mask;
+  int shift;
+  __device__ __forceinline__ void take(U key, U& lo, U& hi) const {
+    const U field = U(U(U(encoding(key) ^ flip) >> shift) & mask);
+    lo = field < lo ? field : lo;
+    hi = field > hi ? field : hi;
   }
+};
+
+// The keys are read in 16-byte vectors (the aligned middle; the few keys before and after it one
+// at a time), so the read runs near the device's bandwidth: one read of every key is this step's
+// whole cost, and the sorted-input shortcut pays it on every mesh sort.
+template <class U>
+__global__ void key_range_kernel(const U* keys, std::size_t n, FieldRange<U> field, unsigned long long* out) {
+  constexpr std::size_t per_vector = 16 / sizeof(U);
+  const std::size_t misaligned = (reinterpret_cast<std::uintptr_t>(keys) % 16) / sizeof(U);
+  const std::size_t to_alignment = misaligned ? per_vector - misaligned : 0;
+  const std::size_t head = to_alignment < n ? to_alignment : n;
+  const std::size_t vectors = (n - head) / per_vector, tail = head + vectors * per_vector;
+  const std::size_t thread = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x,
+                    threads = std::size_t(gridDim.x) * blockDim.x;
+  U lo = U(~U(0)), hi = 0;
+  if (thread < head) field.take(keys[thread], lo, hi);
+  if (thread < n - tail) field.take(keys[tail + thread], lo, hi);
+  const uint4* body = reinterpret_cast<const uint4*>(keys + head);
+  for (std::size_t v = thread; v < vectors; v += threads) {
+    const uint4 word = body[v];
+    U lanes[per_vector];
+    memcpy(lanes, &word, sizeof word);
+#pragma unroll
+    for (std::size_t j = 0; j < per_vector; ++j) field.take(lanes[j], lo, hi);
+  }
+  // A thread with no key keeps lo = U's largest value and hi = 0: neither moves the result.
   using Reduce = cub::BlockReduce<unsigned long long, block_threads>;
   __shared__ typename Reduce::TempStorage storage;
-  const unsigned long long block_lo = Reduce(storage).Reduce(lo, ::cuda::minimum<>{});
+  const unsigned long long block_lo = Reduce(storage).Reduce((unsigned long long)lo, ::cuda::minimum<>{});
   __syncthreads();
-  const unsigned long long block_hi = Reduce(storage).Reduce(hi, ::cuda::maximum<>{});
+  const unsigned long long block_hi = Reduce(storage).Reduce((unsigned long long)hi, ::cuda::maximum<>{});
   if (threadIdx.x == 0) {
     atomicMin(out, block_lo);
     atomicMax(out + 1, block_hi);
@@ -36,15 +63,14 @@ __global__ void key_range_kernel(const U* keys, std::size_t n, cuda::RuntimeEnco
 template <class U>
 void run(const CudaResources::PerDevice& device, const SortPlan& plan, const void* keys, unsigned long long* out) {
   const int bits = plan.end_bit - plan.begin_bit;
-  const std::uint64_t mask = bits >= 64 ? ~0ull : (std::uint64_t(1) << bits) - 1;
-  const U flip = plan.order == Order::descending ? U(~U(0)) : U(0);
+  const FieldRange<U> field{cuda::RuntimeEncoding<U>::of(plan.type), plan.order == Order::descending ? U(~U(0)) : U(0),
+                            bits >= int(sizeof(U) * 8) ? U(~U(0)) : U((U(1) << bits) - 1), plan.begin_bit};
   int sms = 0;
   RXM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device.device));
-  const std::size_t wanted = (plan.n + block_threads - 1) / block_threads;
+  const std::size_t per_thread = 16 / sizeof(U);
+  const std::size_t wanted = (plan.n + block_threads * per_thread - 1) / (block_threads * per_thread);
   const unsigned blocks = unsigned(std::max<std::size_t>(1, std::min<std::size_t>(wanted, std::size_t(sms) * 8)));
-  key_range_kernel<U><<<blocks, block_threads, 0, device.stream>>>(static_cast<const U*>(keys), plan.n,
-                                                                      cuda::RuntimeEncoding<U>::of(plan.type), flip,
-                                                                      plan.begin_bit, mask, out);
+  key_range_kernel<U><<<blocks, block_threads, 0, device.stream>>>(static_cast<const U*>(keys), plan.n, field, out);
   RXM_CUDA_CHECK(cudaGetLastError());
 }
 
