@@ -16,6 +16,11 @@ namespace radixmesh::detail {
 struct CudaResources {
   struct PerDevice {
     int device = -1;
+    // A blocking stream (cudaStreamDefault flags): a host-level call on device spans starts after
+    // the work queued before it on the legacy default stream and on the caller's blocking streams
+    // (a kernel that wrote the keys, a pageable cudaMemcpy whose DMA is still landing), as CUDA
+    // libraries called without a stream do. The mesh's side streams stay non-blocking and are
+    // ordered after this one by events.
     cudaStream_t stream = nullptr;
     // Where ScratchBuffer takes its memory (cudaMallocFromPoolAsync on `stream`); null where the
     // device has no memory pools, and ScratchBuffer then falls back to cudaMalloc/cudaFree.

@@ -48,7 +48,7 @@ std::shared_ptr<CudaResources> make_cuda_resources(const Topology& topology) {
     DeviceGuard guard(info.id);
     CudaResources::PerDevice& d = r->devices.emplace_back();  // pushed first: the destructor cleans up on a throw
     d.device = info.id;
-    RXM_CUDA_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
+    RXM_CUDA_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamDefault));  // blocking: cuda_resources.hpp
     d.scratch_pool = make_scratch_pool(info.id, info.total_memory);
   }
   enable_peer_access(topology);
