@@ -247,7 +247,9 @@ void sort_rows(Context& ctx, std::span<K> keys, std::span<V> values, std::size_t
 }
 
 // Sorts device-resident keys in place on their device, which must belong to ctx (a CUDA context).
-// Synchronous: returns when the keys are sorted. Temporary device memory: one more array of keys
+// Synchronous: returns when the keys are sorted. Starts after the work queued before it on the
+// legacy default stream and on blocking streams (a kernel that wrote the keys); synchronize your
+// non-blocking streams first. Temporary device memory: one more array of keys
 // (and of values), checked against the free memory before anything is allocated.
 template <class K> void sort(Context& ctx, device_span<K> keys, const SortOptions& options = {}) {
   detail::sort_device(ctx, key_type_v<K>, keys.data(), keys.size(), keys.device(), nullptr, 0, -1, 0, options);

@@ -169,7 +169,8 @@ TopkResult<T, Index> topk(Context& ctx, std::span<const T> values, std::size_t k
                                     Rows::uniform(1, values.size()), k, o,
                                     input_indices);
 }
-// Top-k of one array in device memory (results come back to the host).
+// Top-k of one array in device memory (results come back to the host). Starts after the work queued
+// before it on the legacy default stream and on blocking streams, as rxm::sort on a device_span does.
 template <class T, class Index = std::int64_t>
 TopkResult<T, Index> topk(Context& ctx, device_span<const T> values, std::size_t k, const TopkOptions& o = {}) {
   return detail::run_topk<T, Index>(ctx, key_type_v<T>, values.data(), values.size(), values.device(),
