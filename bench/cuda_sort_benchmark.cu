@@ -11,8 +11,9 @@
 //     ours on the same keys with one sign-set NaN planted, where the fix-up moves every key once,
 //     and with -0.0 and +0.0 planted, where it partitions only the zero run.
 //     Floor: 2 x n x (key + value bytes) over the device-to-device copy bandwidth measured here.
-//   host-resident: keys in pageable host memory, sorted back into it. Ours: rxm::sort(ctx, std::span);
-//     peer: cudaMemcpy to the device, CUB, cudaMemcpy back (device buffers preallocated). Floor:
+//   host-resident: keys in pageable host memory, then in pinned host memory, sorted back into it.
+//     Ours: rxm::sort(ctx, std::span) with each plan; peer: cudaMemcpy to the device, CUB,
+//     cudaMemcpy back, from and to the same kind of memory (device buffers preallocated). Floor:
 //     the bytes each way over the pinned host<->device bandwidth measured here.
 // Every output of ours is compared element by element with the CPU backend's sort.
 // RXM_BENCH_SORT_INPUTS=device (bench_sort_cuda --device-only) skips the host-resident case.
@@ -138,9 +139,10 @@ template <class K, class V> struct Reference {
 
 // Element-by-element check of ours against the CPU backend (bits, so NaNs compare too).
 template <class K, class V>
-bool matches(const Reference<K, V>& ref, const std::vector<K>& keys, const std::vector<V>* values, const char* what) {
+bool matches(const Reference<K, V>& ref, std::type_identity_t<std::span<const K>> keys,
+             std::type_identity_t<std::span<const V>> values, const char* what) {
   for (std::size_t i = 0; i < ref.keys.size(); ++i) {
-    if (std::memcmp(&ref.keys[i], &keys[i], sizeof(K)) != 0 || (values && ref.values[i] != (*values)[i])) {
+    if (std::memcmp(&ref.keys[i], &keys[i], sizeof(K)) != 0 || (!values.empty() && ref.values[i] != values[i])) {
       std::fprintf(stderr, "MISMATCH (%s) at element %zu of %zu\n", what, i, ref.keys.size());
       return false;
     }
@@ -280,7 +282,7 @@ SortBenchResult run_typed(const SortBenchOptions& o, const RunInfo& info, Contex
       if (o.verify) {
         auto got_keys = download<K>(keys_out.data(), n);
         auto got_values = pairs ? download<V>(values_out.data(), n) : std::vector<V>{};
-        verified &= matches(ref, got_keys, pairs ? &got_values : nullptr, name.c_str());
+        verified &= matches(ref, got_keys, std::span<const V>(got_values), name.c_str());
       }
     }
 
@@ -302,7 +304,7 @@ SortBenchResult run_typed(const SortBenchOptions& o, const RunInfo& info, Contex
       if (o.verify) {
         auto got_keys = download<K>(keys_work.data(), n);
         auto got_values = pairs ? download<V>(values_work.data(), n) : std::vector<V>{};
-        verified &= matches(ref, got_keys, pairs ? &got_values : nullptr, "device_span in place");
+        verified &= matches(ref, got_keys, std::span<const V>(got_values), "device_span in place");
       }
     }
 
@@ -363,7 +365,7 @@ SortBenchResult run_typed(const SortBenchOptions& o, const RunInfo& info, Contex
       if (o.verify) {
         auto got_keys = download<K>(keys_out.data(), n);
         auto got_values = pairs ? download<V>(values_out.data(), n) : std::vector<V>{};
-        verified &= matches(ref, got_keys, pairs ? &got_values : nullptr, "encoded path");
+        verified &= matches(ref, got_keys, std::span<const V>(got_values), "encoded path");
       }
       using B = key_bits_t<K>;
       auto time_planted = [&](const std::vector<K>& planted, const char* name) {
@@ -375,7 +377,7 @@ SortBenchResult run_typed(const SortBenchOptions& o, const RunInfo& info, Contex
           const auto expected = with_planted(ref, keys, planted, o.order, pairs);
           auto got_keys = download<K>(keys_out.data(), n);
           auto got_values = pairs ? download<V>(values_out.data(), n) : std::vector<V>{};
-          verified &= matches(expected, got_keys, pairs ? &got_values : nullptr, name);
+          verified &= matches(expected, got_keys, std::span<const V>(got_values), name);
         }
       };
       // Sign set and every other bit set: a sign-set NaN, the last key of our ascending order.
@@ -392,99 +394,121 @@ SortBenchResult run_typed(const SortBenchOptions& o, const RunInfo& info, Contex
   }
 
   // ---------------- host-resident ----------------
-  nlohmann::json host_params = params;
-  host_params["input"] = "host-pageable";
-  Case host_case("sort-gpu", host_params, double(n), "keys");
+  // The same routine for keys in pageable memory (the common case) and in pinned memory (RMG's
+  // setting): ours with the automatic plan and each plan forced, beside cudaMemcpy + CUB +
+  // cudaMemcpy back on the same kind of memory.
+  std::vector<Case> host_cases;
   const bool host_input = !device_inputs_only();
   if (host_input) {
     const PcieBandwidth pcie = measure_pcie(device, stream);
     const double bytes = double(n) * bytes_per_item;
-    // Bytes in over H2D and out over D2H: one number of bytes over their harmonic bandwidth.
-    host_case.set_floor(2.0 * bytes, 2.0 / (1.0 / pcie.h2d + 1.0 / pcie.d2h),
-                        "every key and value over PCIe once each way; pinned cudaMemcpy H2D " +
-                            std::to_string(pcie.h2d / 1e9).substr(0, 5) + " GB/s, D2H " +
-                            std::to_string(pcie.d2h / 1e9).substr(0, 5) + " GB/s measured in this run");
-    std::vector<K> work_keys(n);
-    std::vector<V> work_values(pairs ? n : 0);
-    auto restore = [&] {
-      std::memcpy(work_keys.data(), keys.data(), n * sizeof(K));
-      if (pairs) std::memcpy(work_values.data(), values.data(), n * sizeof(V));
-    };
-    // The automatic plan, then each plan forced (SortOptions::host_plan, src/cuda/sort/sort_host.cpp),
-    // then the out-of-core sort's resident way (src/mesh/sort_out_of_core.cpp), which one GPU
-    // takes for large pinned input: a diagnostic for pageable input.
-    using radixmesh::HostStagingPlan;
-    using radixmesh::OutOfCoreMode;
-    struct Plan {
-      const char* name;
-      HostStagingPlan host_plan;
-      OutOfCoreMode out_of_core;
-    };
-    const Plan plans[] = {{"automatic", HostStagingPlan::automatic, OutOfCoreMode::automatic},
-                          {"whole", HostStagingPlan::whole, OutOfCoreMode::never},
-                          {"split", HostStagingPlan::split, OutOfCoreMode::never},
-                          {"out-of-core resident", HostStagingPlan::automatic, OutOfCoreMode::always}};
-    auto sort_work = [&](const SortOptions& options) {
-      if (pairs)
-        sort(ctx, std::span<K>(work_keys), std::span<V>(work_values), options);
-      else
-        sort(ctx, std::span<K>(work_keys), options);
-    };
-    for (const auto& [plan, host_plan, out_of_core] : plans) {
-      SortOptions options{.order = o.order, .host_plan = host_plan, .out_of_core = out_of_core};
-      Stats s = time_host(restore, [&] { sort_work(options); }, 1, std::max(3, reps / 2));
-      const std::string name = std::string("rxm::sort(std::span) host->GPU->host [") + plan + " plan]";
-      if (out_of_core == OutOfCoreMode::always)
-        host_case.add_diagnostic(name, s);
-      else
-        host_case.add(name, s, true);
-      if (o.verify) verified &= matches(ref, work_keys, pairs ? &work_values : nullptr, name.c_str());
-      // One more run with its steps timed (each step then drains the stream), beside their floors.
-      SortPhases steps;
-      options.phases = &steps;
-      restore();
-      const auto start = std::chrono::steady_clock::now();
-      sort_work(options);
-      const double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-      if (o.quiet) continue;
-      if (steps.out_of_core)
-        std::printf("  %s plan, steps (ms, one timed run of %.1f): %llu chunks up and split %.1f (upload's floor "
-                    "%.1f), %llu groups sorted and down %.1f (download's floor %.1f)\n",
-                    plan, total, static_cast<unsigned long long>(steps.out_of_core_chunks), steps.partition_ms,
-                    bytes / pcie.h2d * 1e3, static_cast<unsigned long long>(steps.out_of_core_groups),
-                    steps.local_sort_ms, bytes / pcie.d2h * 1e3);
-      else
-        std::printf("  %s plan, steps (ms, one timed run of %.1f): setup %.1f, upload %.1f (floor %.1f), split %.1f, "
-                    "sorts %.1f, download after them %.1f (whole download's floor %.1f)\n",
-                    plan, total, steps.setup_ms, steps.upload_ms, bytes / pcie.h2d * 1e3, steps.partition_ms,
-                    steps.local_sort_ms, steps.download_ms, bytes / pcie.d2h * 1e3);
-    }
+    auto host_case_for = [&](const char* input, std::span<K> work_keys, std::span<V> work_values) {
+      nlohmann::json host_params = params;
+      host_params["input"] = input;
+      Case host_case("sort-gpu", host_params, double(n), "keys");
+      // Bytes in over H2D and out over D2H: one number of bytes over their harmonic bandwidth.
+      host_case.set_floor(2.0 * bytes, 2.0 / (1.0 / pcie.h2d + 1.0 / pcie.d2h),
+                          "every key and value over PCIe once each way; pinned cudaMemcpy H2D " +
+                              std::to_string(pcie.h2d / 1e9).substr(0, 5) + " GB/s, D2H " +
+                              std::to_string(pcie.d2h / 1e9).substr(0, 5) + " GB/s measured in this run");
+      auto restore = [&] {
+        std::memcpy(work_keys.data(), keys.data(), n * sizeof(K));
+        if (pairs) std::memcpy(work_values.data(), values.data(), n * sizeof(V));
+      };
+      // The automatic plan, then each plan forced (SortOptions::host_plan, src/cuda/sort/sort_host.cpp),
+      // and the out-of-core sort's resident way (src/mesh/sort_out_of_core.cpp), which one GPU takes
+      // for large pinned input and which is a diagnostic for pageable input.
+      using radixmesh::HostStagingPlan;
+      using radixmesh::OutOfCoreMode;
+      struct Plan {
+        const char* name;
+        HostStagingPlan host_plan;
+        OutOfCoreMode out_of_core;
+      };
+      const Plan plans[] = {{"automatic", HostStagingPlan::automatic, OutOfCoreMode::automatic},
+                            {"whole", HostStagingPlan::whole, OutOfCoreMode::never},
+                            {"split", HostStagingPlan::split, OutOfCoreMode::never},
+                            {"out-of-core resident", HostStagingPlan::automatic, OutOfCoreMode::always}};
+      auto sort_work = [&](const SortOptions& options) {
+        if (pairs)
+          sort(ctx, work_keys, work_values, options);
+        else
+          sort(ctx, work_keys, options);
+      };
+      for (const auto& [plan, host_plan, out_of_core] : plans) {
+        SortOptions options{.order = o.order, .host_plan = host_plan, .out_of_core = out_of_core};
+        Stats s = time_host(restore, [&] { sort_work(options); }, 1, std::max(3, reps / 2));
+        const std::string name = std::string("rxm::sort(std::span) host->GPU->host [") + plan + " plan]";
+        if (out_of_core == OutOfCoreMode::always)
+          host_case.add_diagnostic(name, s);
+        else
+          host_case.add(name, s, true);
+        if (o.verify)
+          verified &= matches(ref, std::span<const K>(work_keys), std::span<const V>(work_values),
+                              (name + ", " + input).c_str());
+        // One more run with its steps timed (each step then drains the stream), beside their floors.
+        SortPhases steps;
+        options.phases = &steps;
+        restore();
+        const auto start = std::chrono::steady_clock::now();
+        sort_work(options);
+        const double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        if (o.quiet) continue;
+        if (steps.out_of_core)
+          std::printf("  %s, %s plan, steps (ms, one timed run of %.1f): %llu chunks up and split %.1f (upload's "
+                      "floor %.1f), %llu groups sorted and down %.1f (download's floor %.1f)\n",
+                      input, plan, total, static_cast<unsigned long long>(steps.out_of_core_chunks),
+                      steps.partition_ms, bytes / pcie.h2d * 1e3,
+                      static_cast<unsigned long long>(steps.out_of_core_groups), steps.local_sort_ms,
+                      bytes / pcie.d2h * 1e3);
+        else
+          std::printf("  %s, %s plan, steps (ms, one timed run of %.1f): setup %.1f, upload %.1f (floor %.1f), "
+                      "split %.1f, sorts %.1f, download after them %.1f (whole download's floor %.1f)\n",
+                      input, plan, total, steps.setup_ms, steps.upload_ms, bytes / pcie.h2d * 1e3,
+                      steps.partition_ms, steps.local_sort_ms, steps.download_ms, bytes / pcie.d2h * 1e3);
+      }
 
-    // The naive peer: pageable cudaMemcpy, CUB, cudaMemcpy back (buffers allocated beforehand).
-    if (n <= std::size_t(std::numeric_limits<int>::max())) {
-      DeviceArray<Bits> d_in(device, n), d_out(device, n);
-      DeviceArray<V> v_in(device, pairs ? n : 0), v_out(device, pairs ? n : 0);
-      std::size_t temp_bytes = 0;
-      cub_sort<Bits, V>(nullptr, temp_bytes, d_in.data(), d_out.data(), v_in.data(), v_out.data(), int(n), pairs,
-                        stream);
-      DeviceBuffer temp(device, temp_bytes);
-      Stats s = time_host(
-          restore,
-          [&] {
-            RXM_CUDA_CHECK(cudaMemcpyAsync(d_in.data(), work_keys.data(), n * sizeof(K), cudaMemcpyHostToDevice, stream));
-            if (pairs)
+      // The naive peer: cudaMemcpy up, CUB, cudaMemcpy back, from and to the same host memory
+      // (device buffers allocated beforehand).
+      if (n <= std::size_t(std::numeric_limits<int>::max())) {
+        DeviceArray<Bits> d_in(device, n), d_out(device, n);
+        DeviceArray<V> v_in(device, pairs ? n : 0), v_out(device, pairs ? n : 0);
+        std::size_t temp_bytes = 0;
+        cub_sort<Bits, V>(nullptr, temp_bytes, d_in.data(), d_out.data(), v_in.data(), v_out.data(), int(n), pairs,
+                          stream);
+        DeviceBuffer temp(device, temp_bytes);
+        Stats s = time_host(
+            restore,
+            [&] {
               RXM_CUDA_CHECK(
-                  cudaMemcpyAsync(v_in.data(), work_values.data(), n * sizeof(V), cudaMemcpyHostToDevice, stream));
-            cub_sort<Bits, V>(temp.data(), temp_bytes, d_in.data(), d_out.data(), v_in.data(), v_out.data(), int(n),
-                              pairs, stream);
-            RXM_CUDA_CHECK(cudaMemcpyAsync(work_keys.data(), d_out.data(), n * sizeof(K), cudaMemcpyDeviceToHost, stream));
-            if (pairs)
+                  cudaMemcpyAsync(d_in.data(), work_keys.data(), n * sizeof(K), cudaMemcpyHostToDevice, stream));
+              if (pairs)
+                RXM_CUDA_CHECK(
+                    cudaMemcpyAsync(v_in.data(), work_values.data(), n * sizeof(V), cudaMemcpyHostToDevice, stream));
+              cub_sort<Bits, V>(temp.data(), temp_bytes, d_in.data(), d_out.data(), v_in.data(), v_out.data(), int(n),
+                                pairs, stream);
               RXM_CUDA_CHECK(
-                  cudaMemcpyAsync(work_values.data(), v_out.data(), n * sizeof(V), cudaMemcpyDeviceToHost, stream));
-            RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
-          },
-          1, std::max(3, reps / 2));
-      host_case.add("cudaMemcpy(pageable) + CUB + cudaMemcpy back", s);
+                  cudaMemcpyAsync(work_keys.data(), d_out.data(), n * sizeof(K), cudaMemcpyDeviceToHost, stream));
+              if (pairs)
+                RXM_CUDA_CHECK(cudaMemcpyAsync(work_values.data(), v_out.data(), n * sizeof(V),
+                                               cudaMemcpyDeviceToHost, stream));
+              RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
+            },
+            1, std::max(3, reps / 2));
+        const std::string memory = std::string(input).substr(std::string("host-").size());
+        host_case.add("cudaMemcpy(" + memory + ") + CUB + cudaMemcpy back", s);
+      }
+      return host_case;
+    };
+    {
+      std::vector<K> work_keys(n);
+      std::vector<V> work_values(pairs ? n : 0);
+      host_cases.push_back(host_case_for("host-pageable", std::span<K>(work_keys), std::span<V>(work_values)));
+    }
+    {
+      PinnedBuffer pinned_keys(n * sizeof(K)), pinned_values(pairs ? n * sizeof(V) : 0);
+      host_cases.push_back(host_case_for("host-pinned", std::span<K>(static_cast<K*>(pinned_keys.data()), n),
+                                         std::span<V>(static_cast<V*>(pinned_values.data()), pairs ? n : 0)));
     }
   }
   RXM_CUDA_CHECK(cudaStreamDestroy(stream));
@@ -496,13 +520,13 @@ SortBenchResult run_typed(const SortBenchOptions& o, const RunInfo& info, Contex
     if (!e.ours && e.implementation == result.best_peer) result.best_peer_median_ms = e.stats.median_ms;
   if (!o.quiet) {
     dev_case.print();
-    if (host_input) host_case.print();
+    for (const Case& c : host_cases) c.print();
     std::printf("  verified against the CPU backend, element by element: %s\n",
                 o.verify ? (verified ? "yes" : "NO - MISMATCH") : "not checked");
   }
   if (o.write_results) {
     append_results(o.results_file, info, dev_case);
-    if (host_input) append_results(o.results_file, info, host_case);
+    for (const Case& c : host_cases) append_results(o.results_file, info, c);
   }
   result.table = dev_case;
   return result;
