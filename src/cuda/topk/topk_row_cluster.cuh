@@ -112,17 +112,7 @@ template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluste
   int high = 64;
   unsigned long long prefix = 0;
   unsigned need = wanted;
-  // Ties at the need-th rank are cut by position instead of by radix passes over the index bits:
-  // the slices ascend, so block c takes the first min(ties_c, need - ties before it) of its ties
-  // (at most one block takes some but not all). The last pass's digit and parity name the ties'
-  // counts in the inbox.
-  bool cut_ties = false;
-  unsigned last_digit = 0, last_parity = 0;
   for (int pass = 0; need > 0 && high > low; ++pass) {
-    if (high == 64 - W) {  // the rank bits are resolved and their bucket holds more than need
-      cut_ties = true;
-      break;
-    }
     const int shift = high - kClusterDigitBits > low ? high - kClusterDigitBits : low, width = high - shift;
     const unsigned parity = unsigned(pass) & 1;
     unsigned* counts = sh.hist[parity][warp % kClusterHistCopies];
@@ -165,8 +155,6 @@ template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluste
     }
     __syncthreads();
     const unsigned digit = sh.digit, above = sh.above, bucket = sh.bucket;
-    last_digit = digit;
-    last_parity = parity;
     need -= above;
     prefix = (high == 64 ? 0ull : prefix << width) | digit;
     high = shift;
@@ -184,54 +172,16 @@ template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluste
       for (unsigned q = t; q < p.k; q += blockDim.x) write_place(p, r, begin, q, 0ull);
     return;
   }
-  unsigned ties_here = 0, take_ties = 0;
-  if (cut_ties) {
-    unsigned ties_before = 0;
-    for (unsigned c = 0; c < me; ++c) ties_before += inbox[last_parity][c][last_digit];
-    ties_here = inbox[last_parity][me][last_digit];
-    take_ties = need > ties_before ? min(need - ties_before, ties_here) : 0u;
-  }
-  const bool all_ties = !cut_ties || take_ties == ties_here;
-  auto list = [&](bool wins, unsigned long long k) {
+  for (std::uint64_t base = 0; base < mine; base += blockDim.x) {  // whole-warp rounds
+    const std::uint64_t i = base + t;
+    unsigned long long k = 0;
+    const bool wins = i < mine && ((k = key_at(i)) >> high) >= prefix;
     const unsigned ballot = __ballot_sync(0xffffffffu, wins);
-    if (!ballot) return;
+    if (!ballot) continue;
     unsigned at = 0;
     if (lane == 0) at = atomicAdd(&sh.listed, unsigned(__popc(ballot)));
     at = __shfl_sync(0xffffffffu, at, 0) + unsigned(__popc(ballot & ((1u << lane) - 1)));
     if (wins && at < p.k_pad) run[at] = k;
-  };
-  for (std::uint64_t base = 0; base < mine; base += blockDim.x) {  // whole-warp rounds
-    const std::uint64_t i = base + t;
-    unsigned long long k = 0;
-    bool wins = false;
-    if (i < mine) {
-      const unsigned long long top = (k = key_at(i)) >> high;
-      wins = top > prefix || (top == prefix && all_ties);
-    }
-    list(wins, k);
-  }
-  if (!all_ties) {  // the block where the cut falls: its first take_ties ties by position
-    unsigned* warp_ties = sh.hist[0][0];
-    const std::uint64_t stretch = (mine + kClusterWarps - 1) / kClusterWarps;
-    const std::uint64_t from = std::min<std::uint64_t>(mine, warp * stretch),
-                        to = std::min<std::uint64_t>(mine, from + stretch);
-    unsigned counted = 0;
-    for (std::uint64_t b = from; b < to; b += 32) {
-      const std::uint64_t i = b + lane;
-      counted += unsigned(__popc(__ballot_sync(0xffffffffu, i < to && (key_at(i) >> high) == prefix)));
-    }
-    if (lane == 0) warp_ties[warp] = counted;
-    __syncthreads();
-    unsigned place = 0;
-    for (unsigned w = 0; w < warp; ++w) place += warp_ties[w];
-    for (std::uint64_t b = from; b < to && place < take_ties; b += 32) {
-      const std::uint64_t i = b + lane;
-      unsigned long long k = 0;
-      const bool tie = i < to && ((k = key_at(i)) >> high) == prefix;
-      const unsigned ties = __ballot_sync(0xffffffffu, tie);
-      list(tie && place + unsigned(__popc(ties & ((1u << lane) - 1))) < take_ties, k);
-      place += unsigned(__popc(ties));
-    }
   }
   __syncthreads();
   const unsigned listed = sh.listed < p.k_pad ? sh.listed : p.k_pad;
