@@ -31,8 +31,7 @@ template <class U> struct FieldRange {
 template <class U>
 __global__ void key_range_kernel(const U* keys, std::size_t n, FieldRange<U> field, unsigned long long* out) {
   constexpr std::size_t per_vector = 16 / sizeof(U);
-  const std::size_t misaligned = (reinterpret_cast<std::uintptr_t>(keys) % 16) / sizeof(U);
-  const std::size_t to_alignment = misaligned ? per_vector - misaligned : 0;
+  const std::size_t to_alignment = ((16 - reinterpret_cast<std::uintptr_t>(keys) % 16) % 16) / sizeof(U);
   const std::size_t head = to_alignment < n ? to_alignment : n;
   const std::size_t vectors = (n - head) / per_vector, tail = head + vectors * per_vector;
   const std::size_t thread = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x,
