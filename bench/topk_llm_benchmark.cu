@@ -2,7 +2,8 @@
 // device-level entry captured in a CUDA graph of `calls` calls, beside torch.topk(sorted=True)
 // captured the same way (bench/peers/torch_topk_grid.py, one process for the whole grid). Per
 // shape: ours sorted (the figure), ours unsorted (the cost of sorting), the path before the
-// row-stream one (row_stream = 0) and the row-stream family's other variants (row_cluster, row_smem), all
+// row-stream one (row_stream = 0) and the row-stream family's other variants (row_cluster, row_smem,
+// row_warp), all
 // diagnostics; the floor is one read of the logits over the device-to-device copy bandwidth
 // measured in the run. Ours sorted is checked against the CPU backend (every index and value),
 // and the previous path and the other variants against ours.
@@ -10,7 +11,7 @@
 //   bench_topk_llm [--rows 1,8,64,256,4096] [--vocab 32000,128256,256000] [--k 1,50,1024]
 //                  [--dtype bf16,f32] [--calls 20] [--reps 10] [--no-torch] [--no-verify]
 //                  [--segment-min LIST] [--compact LIST] [--row-cluster 0|1] [--row-smem 0|1]
-//                  (sweeps of the row-stream knobs, or the variant forced: ours only)
+//                  [--row-warp 0|1] (sweeps of the row-stream knobs, or the variant forced: ours only)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -45,8 +46,10 @@ struct Options {
   std::vector<std::size_t> segment = {0}, compact = {0};
   int row_cluster = -1;  // TopkTuning::row_cluster for ours (-1: automatic); forcing it times ours only
   int row_smem = -1;     // TopkTuning::row_smem, the same way
+  int row_warp = -1;     // TopkTuning::row_warp, the same way
   bool sweep() const {
-    return segment.size() > 1 || compact.size() > 1 || segment[0] || compact[0] || row_cluster >= 0 || row_smem >= 0;
+    return segment.size() > 1 || compact.size() > 1 || segment[0] || compact[0] || row_cluster >= 0 || row_smem >= 0 ||
+           row_warp >= 0;
   }
 };
 
@@ -86,7 +89,7 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   p.max_row_length = vocab, p.k = k, p.options = {.largest = true, .sorted = true}, p.index_bytes = 4;
   p.out_values = out_v.data(), p.out_indices = out_i.data();
   p.tuning.row_stream_segment = segment, p.tuning.row_stream_compact = compact;
-  p.tuning.row_cluster = o.row_cluster, p.tuning.row_smem = o.row_smem;
+  p.tuning.row_cluster = o.row_cluster, p.tuning.row_smem = o.row_smem, p.tuning.row_warp = o.row_warp;
   // In a graph where the path allows it; the previous path's segmented CUB sort (several sorted
   // rows) cannot be captured, so it runs as `calls` launches on the stream, timed the same way.
   auto timed = [&](const rxm::device::TopkProblem& q, bool graph) {
@@ -108,8 +111,9 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   previous.out_values = ref_v.data(), previous.out_indices = ref_i.data();
   const Stats old_path = peers ? timed(previous, false) : Stats{};
   // The row-stream family's other variants at this shape, each timed and compared with ours the
-  // same way: blocks that keep k or a cluster per row (TopkTuning::row_cluster), and a block per
-  // row from shared memory (TopkTuning::row_smem), where they differ from ours.
+  // same way: blocks that keep k or a cluster per row (TopkTuning::row_cluster), a block per row
+  // from shared memory (TopkTuning::row_smem), and a warp per row (TopkTuning::row_warp), where
+  // they differ from ours.
   struct Variant {
     std::string label;
     Stats time;
@@ -136,6 +140,9 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   other = p.tuning;
   other.row_smem = path == "row-smem" ? 0 : 1;
   try_variant(other, path == "row-smem" ? "radixmesh sorted, row_smem = 0" : "radixmesh sorted, row_smem = 1");
+  other = p.tuning;
+  other.row_warp = path == "row-warp" ? 0 : 1;
+  try_variant(other, path == "row-warp" ? "radixmesh sorted, row_warp = 0" : "radixmesh sorted, row_warp = 1");
   const Stats ours = timed(p, true);  // last: out_v / out_i hold its result
   RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
 
@@ -200,7 +207,8 @@ std::vector<std::size_t> count_list(const std::string& flag, const std::string& 
 const char* const usage =
     "usage: bench_topk_llm [--rows 1,8,64,256,4096] [--vocab 32000,128256,256000] [--k 1,50,1024]\n"
     "                      [--dtype bf16,f32] [--calls 20] [--reps 10] [--no-torch] [--no-verify]\n"
-    "                      [--segment-min LIST] [--compact LIST] [--row-cluster 0|1] [--row-smem 0|1]  (knob sweeps, ours only)\n"
+    "                      [--segment-min LIST] [--compact LIST] [--row-cluster 0|1] [--row-smem 0|1]\n"
+    "                      [--row-warp 0|1]  (knob sweeps, ours only)\n"
     "  sorted top-k at LLM shapes in a CUDA graph, beside torch.topk(sorted=True) in a graph\n";
 
 int run(int argc, char** argv) {
@@ -217,6 +225,7 @@ int run(int argc, char** argv) {
     else if (args.is("--compact")) o.compact = count_list("--compact", args.value());
     else if (args.is("--row-cluster")) o.row_cluster = int(rxm::bench::driver_count("bench_topk_llm", "--row-cluster", args.value()));
     else if (args.is("--row-smem")) o.row_smem = int(rxm::bench::driver_count("bench_topk_llm", "--row-smem", args.value()));
+    else if (args.is("--row-warp")) o.row_warp = int(rxm::bench::driver_count("bench_topk_llm", "--row-warp", args.value()));
     else if (args.is("--no-verify")) o.verify = false;
     else if (args.is("--dtype")) {
       o.types.clear();

@@ -1,5 +1,6 @@
-// The top-k at LLM-sampling shapes (the row-stream path, topk_row_stream.cuh, and its cluster
-// variant for few rows with a large k, topk_row_cluster.cuh) against the CPU
+// The top-k at LLM-sampling shapes (the row-stream path, topk_row_stream.cuh, its cluster variant
+// for few rows with a large k, topk_row_cluster.cuh, its block per row from shared memory,
+// topk_row_smem.cuh, and its warp per row for many rows with a small k, topk_row_warp.cuh) against the CPU
 // reference: vocabularies of 1,000 to 256,000, k = 1 (argmax), 50 and 1024, sorted and unsorted,
 // f32 / f16 / bf16; masked (-inf) rows, NaN, ties, rows with fewer than k finite values, rows
 // shorter than k, unaligned and padded rows, 32- and 64-bit indices with caller indices, forced
@@ -181,7 +182,9 @@ struct PathTuning {
   rxm::device::TopkTuning tuning;
 };
 std::vector<PathTuning> padded_row_paths() {
-  std::vector<PathTuning> paths(7);
+  std::vector<PathTuning> paths(8);
+  paths[7].name = "row-warp";
+  paths[7].tuning.row_warp = 1;
   paths[0].name = "automatic (row-stream)";
   paths[5].name = "row-cluster";
   paths[5].tuning.row_cluster = 1;
@@ -318,9 +321,11 @@ namespace {
 // 32 bits, the adversarial inputs and masked logits, k from 2 to 1024, a forced slice of 1000
 // values (the cluster variant spreads short rows over many blocks), unaligned and short rows from
 // offsets with caller indices of both widths.
+// `ks`: the k the variant takes.
+const std::size_t k_up_to_1024[] = {2, 50, 129, 300, 1000, 1024};
 void check_forced_variant(const char* path, void (*force)(rxm::device::TopkTuning&), std::span<const GridShape> shapes,
-                          std::size_t masked_vocab_max, std::size_t offsets_row) {
-  const std::size_t ks[] = {2, 50, 129, 300, 1000, 1024};
+                          std::size_t masked_vocab_max, std::size_t offsets_row,
+                          std::span<const std::size_t> ks = k_up_to_1024) {
   auto check = [&](auto tag, const std::string& name, const auto& v, const GridShape& s, int slice) {
     using T = decltype(tag);
     for (std::size_t k : ks) {
@@ -361,6 +366,7 @@ void check_forced_variant(const char* path, void (*force)(rxm::device::TopkTunin
   const std::vector<rxm::bfloat16_t> packed(v.begin() + 1, v.end());
   for (std::size_t k : {std::size_t(50), std::size_t(1024)})
     for (const auto& o : llm_options) {
+      if (k > ks.back()) continue;
       SCOPED_TRACE(describe(std::string("bf16 offsets, one value in (unaligned), ") + path, offsets.back(), k, o));
       rxm::testing::DeviceRun run;
       force(run.tuning), run.skip = 1;
@@ -394,6 +400,40 @@ TEST(GpuTopkLlm, RowSmemPath) {
   RXM_REQUIRE_GPU();
   const GridShape shapes[] = {{1, 1000}, {3, 32000}, {2, 50257}, {4, 4097}, {300, 2000}, {9, 97}};
   check_forced_variant("row-smem", [](rxm::device::TopkTuning& t) { t.row_smem = 1; }, shapes, 50257, 20003);
+}
+
+// The row-warp variant (TopkTuning::row_warp = 1): a warp per row, k up to 128 (queues of 32, 64
+// and 128 keys, each at its edges), rows shorter than k, many rows.
+TEST(GpuTopkLlm, RowWarpPath) {
+  RXM_REQUIRE_GPU();
+  const GridShape shapes[] = {{1, 1000}, {3, 32000}, {2, 50257}, {4, 4097}, {300, 2000}, {9, 97}, {17, 128256}};
+  const std::size_t ks[] = {2, 31, 32, 33, 50, 64, 65, 100, 128};
+  check_forced_variant("row-warp", [](rxm::device::TopkTuning& t) { t.row_warp = 1; }, shapes, 32000, 20003, ks);
+}
+
+// Enough rows take the row-warp variant by themselves (rows of at most 256 KiB from 4 a
+// multiprocessor), k <= 128 of floating-point keys; k = 1 stays the argmax and k > 128 another
+// variant.
+TEST(GpuTopkLlm, RowWarpAutomatic) {
+  RXM_REQUIRE_GPU();
+  const std::size_t rows = 2048, vocab = 1000;
+  for (std::size_t k : {std::size_t(1), std::size_t(2), std::size_t(50), std::size_t(128), std::size_t(129)}) {
+    const bool warp = k >= 2 && k <= 128;
+    EXPECT_EQ(path_of(rxm::KeyType::f32, rows, vocab, k) == "row-warp", warp) << k;
+    EXPECT_EQ(path_of(rxm::KeyType::bf16, rows, vocab, k) == "row-warp", warp) << k;
+    EXPECT_NE(path_of(rxm::KeyType::i32, rows, vocab, k), "row-warp") << k;
+  }
+  EXPECT_EQ(path_of(rxm::KeyType::bf16, 4096, 256000, 50), "row-warp");  // 512 KB rows, 8 an SM
+  EXPECT_NE(path_of(rxm::KeyType::f32, 4096, 262144, 50), "row-warp");   // 1 MiB rows: the blocks split them
+  EXPECT_NE(path_of(rxm::KeyType::bf16, 64, 32000, 50), "row-warp");     // too few rows
+  const auto v = rxm::testing::make_topk_input<rxm::bfloat16_t>(rxm::testing::topk_inputs(test_seed())[3], rows * vocab);
+  for (std::size_t k : {std::size_t(50), std::size_t(128)})
+    for (const auto& o : llm_options) {
+      SCOPED_TRACE(describe("bf16 automatic rows=2048", vocab, k, o));
+      const auto r = rxm::Rows::uniform(rows, vocab);
+      expect_equal(rxm::topk_batched(gpu(), std::span<const rxm::bfloat16_t>(v), r, k, o),
+                   rxm::topk_batched(cpu(), std::span<const rxm::bfloat16_t>(v), r, k, o));
+    }
 }
 
 namespace {
@@ -468,8 +508,10 @@ static void replay_in_graph(std::size_t k, const char* path, const rxm::device::
 
 TEST(GpuTopkLlm, GraphCaptureReplaysWithNewLogits) {
   RXM_REQUIRE_GPU();
-  rxm::device::TopkTuning blocks, cluster, smem;
+  rxm::device::TopkTuning blocks, cluster, smem, warp;
   blocks.row_smem = 0, blocks.row_cluster = 0;
+  warp.row_warp = 1;
+  replay_in_graph(50, "row-warp", warp);
   cluster.row_smem = 0, cluster.row_cluster = 1;
   smem.row_smem = 1;
   for (std::size_t k : {std::size_t(50), std::size_t(1024)}) {

@@ -102,6 +102,12 @@ struct TopkTuning {
   // below by its threads' best values, and radix-selects over the few values above the bound.
   // 2 <= k <= 1024, 16- and 32-bit keys. -1 automatic, 0 never, 1 wherever the row fits.
   int row_smem = -1;
+  // The row-stream family's variant for many rows with a small k (src/cuda/topk/topk_row_warp.cuh):
+  // one warp per row keeps the best 32-128 keys in registers, sorted, and merges the few values that
+  // beat the k-th. 2 <= k <= 128, 16- and 32-bit keys. -1 chooses it for floating-point keys in rows
+  // of at most 256 KiB from 4 rows per multiprocessor, of at most 512 KiB from 8 (when the family's
+  // other knobs are automatic), 0 never, 1 wherever the row-stream path runs.
+  int row_warp = -1;
 };
 
 struct TopkProblem {

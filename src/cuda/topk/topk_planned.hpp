@@ -10,12 +10,14 @@
 #include "cuda/topk/topk_row_cluster.hpp"
 #include "cuda/topk/topk_row_smem.hpp"
 #include "cuda/topk/topk_row_stream.hpp"
+#include "cuda/topk/topk_row_warp.hpp"
 #include "radixmesh/device/topk.cuh"
 
 namespace radixmesh::detail::topk_gpu {
 
 struct PlannedTopk {
-  enum class Path { row_smem, row_cluster, row_stream, select } path = Path::select;
+  enum class Path { row_warp, row_smem, row_cluster, row_stream, select } path = Path::select;
+  RowWarpPlan warp;
   RowSmemPlan smem;
   RowClusterPlan cluster;
   RowStreamPlan stream;

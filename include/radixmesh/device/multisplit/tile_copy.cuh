@@ -67,6 +67,10 @@ __device__ __forceinline__ void start_tile_copy(const void* in, std::size_t base
 }
 
 __device__ __forceinline__ void copy_async_wait_all_but_one() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
+// Waits until at most `Pending` of this thread's latest committed groups are still in flight.
+template <int Pending> __device__ __forceinline__ void copy_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+}
 
 // One warp copies `valid` elements (of Elems) from global to its own shared buffer: 16-byte
 // cp.async copies when the piece is whole, the input aligned and the piece a whole number of
