@@ -293,19 +293,19 @@ struct StreamBuffer {
 
 // ---- the sources a block streams: a segment of a row of values, or a row's segment keys.
 
-// Whether any value of a 16-byte vector may rank at or above `bound`'s (its raw bits) in the
-// direction asked: native comparisons, two 16-bit values per instruction, with NaN always let
-// through and ties (+0 / -0 included) too, so nothing that ranks high enough is ever filtered out;
-// the exact rank decides afterwards. Integer keys go straight to the exact rank.
-template <class T> __device__ __forceinline__ bool may_reach(const uint4& v, key_bits_t<T> bound, bool largest) {
+// Which values of a 16-byte vector may rank at or above `bound`'s (its raw bits) in the direction
+// asked: bit e for value e, from native comparisons, two 16-bit values per instruction, with NaN
+// always let through and ties (+0 / -0 included) too, so nothing that ranks high enough is ever
+// filtered out; the exact rank decides afterwards. Integer keys: every value.
+template <class T> __device__ __forceinline__ unsigned reach_mask(const uint4& v, key_bits_t<T> bound, bool largest) {
   const unsigned w[4] = {v.x, v.y, v.z, v.w};
-  bool any = false;
+  unsigned mask = 0;
   if constexpr (std::is_same_v<T, float>) {
     const float t = __uint_as_float(bound);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       const float x = __uint_as_float(w[i]);
-      any |= largest ? !(x < t) : !(x > t);
+      mask |= unsigned(largest ? !(x < t) : !(x > t)) << i;
     }
   } else if constexpr (std::is_same_v<T, bfloat16_t> || std::is_same_v<T, half_t>) {
     using Pair = std::conditional_t<std::is_same_v<T, bfloat16_t>, __nv_bfloat162, __half2>;
@@ -316,12 +316,38 @@ template <class T> __device__ __forceinline__ bool may_reach(const uint4& v, key
     for (int i = 0; i < 4; ++i) {
       Pair x;
       memcpy(&x, &w[i], 4);
-      any |= largest ? !__hblt2(x, t) : !__hbgt2(x, t);  // both lanes strictly beyond: none reaches
+      const unsigned beyond = largest ? __hlt2_mask(x, t) : __hgt2_mask(x, t);  // 0xffff a half strictly beyond
+      mask |= (((~beyond) & 1u) | (((~beyond) >> 15) & 2u)) << (2 * i);
     }
   } else {
-    any = true;
+    mask = (1u << (16 / sizeof(key_bits_t<T>))) - 1;
   }
-  return any;
+  return mask;
+}
+
+// Whether any value of a 16-byte vector may rank at or above `bound`'s (reach_mask's test). For
+// 16-bit values, on the vector's best pair: three NaN-propagating max (or min) instructions and
+// one comparison instead of four comparisons; integer keys: always.
+template <class T> __device__ __forceinline__ bool may_reach(const uint4& v, key_bits_t<T> bound, bool largest) {
+  if constexpr (std::is_same_v<T, bfloat16_t> || std::is_same_v<T, half_t>) {
+    using Pair = std::conditional_t<std::is_same_v<T, bfloat16_t>, __nv_bfloat162, __half2>;
+    const unsigned tt = unsigned(bound) * 0x10001u;
+    Pair t, x[4];
+    memcpy(&t, &tt, 4);
+    memcpy(x, &v, 16);
+    if (largest) {
+      const Pair best = __hmax2_nan(__hmax2_nan(x[0], x[1]), __hmax2_nan(x[2], x[3]));
+      return __hlt2_mask(best, t) != 0xffffffffu;  // not both halves strictly below
+    }
+    const Pair best = __hmin2_nan(__hmin2_nan(x[0], x[1]), __hmin2_nan(x[2], x[3]));
+    return __hgt2_mask(best, t) != 0xffffffffu;
+  } else if constexpr (std::is_same_v<T, float>) {
+    const float t = __uint_as_float(bound);
+    const float a = __uint_as_float(v.x), b = __uint_as_float(v.y), c = __uint_as_float(v.z), d = __uint_as_float(v.w);
+    return largest ? !(a < t && b < t && c < t && d < t) : !(a > t && b > t && c > t && d > t);
+  } else {
+    return true;
+  }
 }
 
 // Values [first, last) of a row: unaligned head and tail values one per thread, the rest in tiles
