@@ -7,14 +7,17 @@
 // the next two steps land while one is filtered), and keeps the 32 L best keys so far
 // (StreamKey: rank, then complemented position; larger is better, no two equal) in registers,
 // sorted descending over the whole warp: the queue, element i * 32 + lane in lane `lane`'s slot i.
-// A value is a candidate iff its key beats the queue's k-th (0 until k keys came: every key is
-// above 0). A lane appends its candidates to the warp's buffer in shared memory on its own (a
+// A value is a candidate iff its key beats the threshold: the queue's k-th, or the seed taken
+// from the first step until the queue holds k keys (every key is above 0). A vector's values are
+// first compared natively with the threshold's value (reach_mask), and only those that may reach
+// it are ranked; a lane appends its candidates to the warp's buffer in shared memory on its own (a
 // shared atomic each); after a vector that had any, every 32 waiting are sorted
 // ascending by shuffles and merged into the queue: the queue's last slot takes the larger of
 // itself and the candidate facing it, which leaves a bitonic sequence (the queue's first 32 L - 32
 // keys, descending, are each at least every key of its last slot; the candidates that win take
 // the end, ascending), and one bitonic merge sorts it again. A random row sends about
-// k ln(n / k) candidates (a few hundred), so the warp's time is its row's read.
+// k ln(n / k) candidates (a few hundred); their merges and the row's start are what a warp spends
+// beyond its read (docs/design/topk.md).
 //
 // There is no block barrier: rows are independent, and a warp past the last row returns at once.
 #pragma once
