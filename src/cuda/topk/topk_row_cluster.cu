@@ -96,7 +96,7 @@ int active_clusters(const device::TopkProblem& pr, int device, unsigned blocks, 
 
 RowClusterPlan plan_cluster(const device::TopkProblem& pr, int device) {
   RowClusterPlan g;
-  const std::uint64_t longest = std::max<std::uint64_t>(1, pr.row_offsets ? pr.max_row_length : pr.row_length);
+  const std::uint64_t longest = longest_row(pr);
   g.k_pad = unsigned(std::bit_ceil(pr.k));
   g.list = (g.k_pad + 1) / 2 * 2;
   g.index_bits = int(std::bit_width(longest));

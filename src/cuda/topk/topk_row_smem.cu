@@ -8,6 +8,7 @@
 
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/topk/topk_row_smem.cuh"
+#include "cuda/topk/topk_row_stream.hpp"
 
 namespace radixmesh::detail::topk_gpu {
 
@@ -37,19 +38,13 @@ template <class T> std::size_t allowed_shared(int device) {
   return std::size_t(a);
 }
 
-int multiprocessors(int device) {
-  int sms = 0;
-  RXM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
-
 }  // namespace
 
 std::optional<RowSmemPlan> row_smem_plan(const device::TopkProblem& pr, int device) {
   const int choice = pr.tuning.row_smem;
   const std::size_t width = size_of(pr.type);
   if (choice == 0 || pr.k < 2 || pr.k > kRowStreamMaxK || (width != 2 && width != 4)) return std::nullopt;
-  const std::uint64_t longest = std::max<std::uint64_t>(1, pr.row_offsets ? pr.max_row_length : pr.row_length);
+  const std::uint64_t longest = longest_row(pr);
   RowSmemPlan g;
   g.k_pad = unsigned(std::bit_ceil(pr.k));
   g.index_bits = int(std::bit_width(longest));

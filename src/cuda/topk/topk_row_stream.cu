@@ -14,6 +14,12 @@
 
 namespace radixmesh::detail::topk_gpu {
 
+int multiprocessors(int device) {
+  int sms = 0;
+  RXM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
 namespace {
 
 constexpr std::size_t kMaxChunkRowsStream = 65535;  // grid.y
@@ -62,8 +68,8 @@ std::uint64_t resident_stream_blocks(int device, KeyType type, bool argmax, std:
     std::lock_guard lock(guard);
     if (auto it = known.find(key); it != known.end()) return std::uint64_t(it->second);
   }
-  int sms = 0, per_sm = 0;
-  RXM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int sms = multiprocessors(device);
+  int per_sm = 0;
   with_stream_type(width == 2 ? KeyType::bf16 : KeyType::f32, [&](auto tag) {
     using T = decltype(tag);
     allow_shared<T>(device);
@@ -92,7 +98,7 @@ bool takes_row_stream(const device::TopkProblem& pr) {
 RowStreamPlan plan_row_stream(const device::TopkProblem& pr, int device) {
   RowStreamPlan g;
   const bool argmax = pr.k == 1;
-  const std::uint64_t longest = std::max<std::uint64_t>(1, pr.row_offsets ? pr.max_row_length : pr.row_length);
+  const std::uint64_t longest = longest_row(pr);
   g.k_pad = unsigned(std::bit_ceil(pr.k));
   g.index_bits = int(std::bit_width(longest));  // positions <= longest - 1 < 2^index_bits - 1
   if (argmax) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -22,6 +23,13 @@ struct RowStreamPlan {
   std::size_t shared_bytes = 0;      // dynamic shared memory per block
   std::size_t temp_bytes = 0;        // the segment keys (several segments)
 };
+
+// The longest row (at least 1): what the family's plans size positions and slices by.
+inline std::uint64_t longest_row(const device::TopkProblem& pr) {
+  return std::max<std::uint64_t>(1, pr.row_offsets ? pr.max_row_length : pr.row_length);
+}
+// The device's multiprocessors: what the family's rules count rows and blocks against.
+int multiprocessors(int device);
 
 // Whether the problem takes the row-stream path (TopkTuning::row_stream).
 bool takes_row_stream(const device::TopkProblem& problem);

@@ -8,6 +8,7 @@
 
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/topk/topk_row_warp.cuh"
+#include "cuda/topk/topk_row_stream.hpp"
 
 namespace radixmesh::detail::topk_gpu {
 
@@ -21,12 +22,6 @@ constexpr std::size_t kMaxGridBlocks = 2147483647;  // grid.x
 // docs/design/topk.md, "The row-warp variant").
 constexpr std::size_t kRowWarpRowsPerSm = 4, kRowWarpBytes = 256 * 1024;
 
-int multiprocessors(int device) {
-  int sms = 0;
-  RXM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
-
 bool floating(KeyType t) { return t == KeyType::f32 || t == KeyType::f16 || t == KeyType::bf16; }
 
 }  // namespace
@@ -35,7 +30,7 @@ std::optional<RowWarpPlan> row_warp_plan(const device::TopkProblem& pr, int devi
   const int choice = pr.tuning.row_warp;
   const std::size_t width = size_of(pr.type);
   if (choice == 0 || pr.k < 2 || pr.k > kRowWarpMaxK || (width != 2 && width != 4)) return std::nullopt;
-  const std::uint64_t longest = std::max<std::uint64_t>(1, pr.row_offsets ? pr.max_row_length : pr.row_length);
+  const std::uint64_t longest = longest_row(pr);
   RowWarpPlan g;
   g.slots = int(std::bit_ceil((pr.k + 31) / 32));
   g.index_bits = int(std::bit_width(longest));
