@@ -2,11 +2,13 @@
 // of one GPU by default), beside one device sorting all of them with rxm::sort (the issue's
 // yardstick: ≤ 1.25x on four logical devices of one GPU, where the mesh can only add the cost of
 // partition, exchange and merge) and every device sorting its own shard alone (the local sort
-// step's yardstick). Every step prints its time and its floor.
+// step's yardstick). The line marked ours runs --strategy (MeshSortStrategy, automatic by default);
+// both strategies also run as diagnostic lines, each result compared byte for byte (keys and
+// values) with the one device's sort. Every step prints its time and its floor.
 //
 //   bench_mesh_sort [--devices 0,0,0,0] [--keys 2^30] [--type u32|u64] [--values 0|4|8]
-//                   [--distribution uniform|zipf|...] [--digit-bits 8] [--reps 5] [--explain] [--host]
-//                   [--out-of-core BYTES | --large]
+//                   [--distribution uniform|zipf|...] [--digit-bits 8] [--strategy automatic|partition|merge]
+//                   [--reps 5] [--explain] [--host] [--out-of-core BYTES | --large]
 //
 // --host: the keys in pinned host memory instead, uploaded, sorted and downloaded by the call
 // (RMG's setting: pinned host -> GPUs -> host), beside one GPU sorting all of them from pinned host
@@ -17,8 +19,9 @@
 // sort_shards sorts in place. Floors (bytes over the device-to-device copy traffic measured in this
 // run, reads plus writes): the partition split reads every key twice and writes it once, the
 // exchange reads and writes it once, the local sort moves it at least once per 8-bit pass (read
-// and write) plus a histogram read; on logical devices of one GPU every step shares that GPU's
-// memory, so the floors add up.
+// and write) plus a histogram read; the merge strategy's local sort the same, then each of its
+// ceil(log2 devices) merge rounds reads and writes every key once; on logical devices of one GPU
+// every step shares that GPU's memory, so the floors add up.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -69,6 +72,10 @@ Options parse(int argc, char** argv) {
       if (bits > 16)
         rxm::bench::driver_argument_error("bench_mesh_sort", "--digit-bits " + std::to_string(bits) + " is not 0 to 16");
       o.digit_bits = int(bits);
+    } else if (args.is("--strategy")) {
+      o.strategy = value();
+      if (o.strategy != "automatic" && o.strategy != "partition" && o.strategy != "merge")
+        rxm::bench::driver_argument_error("bench_mesh_sort", "--strategy " + o.strategy + " is not automatic, partition or merge");
     } else if (args.is("--reps")) {
       o.reps = int(std::clamp<std::uint64_t>(rxm::bench::driver_count("bench_mesh_sort", "--reps", value()), 1, 1000));
     } else if (args.is("--explain")) {
@@ -147,33 +154,9 @@ template <class K> int run_typed(const Options& o, int argc, char** argv) {
     if (vb == 4) rxm::sort_shards(ctx, KS(key_spans), std::span<const rxm::device_span<std::uint32_t>>(v4), opt);
     if (vb == 8) rxm::sort_shards(ctx, KS(key_spans), std::span<const rxm::device_span<std::uint64_t>>(v8), opt);
   };
-  const auto ours = time_ms(restore_shards, [&] { mesh_sort(options); }, o.reps);
-  rxm::SortPhases phases;
-  restore_shards();
-  sync_all_gpus();
-  rxm::SortOptions with_phases = options;
-  with_phases.phases = &phases;
-  mesh_sort(with_phases);
 
-  // Verify: every shard sorted, each shard's last key <= the next shard's first.
-  {
-    std::vector<K> host(per_device);
-    K previous{};
-    bool have = false;
-    for (int d = 0; d < p; ++d) {
-      RXM_CUDA_CHECK(cudaMemcpy(host.data(), shards[std::size_t(d)].data(), per_device * sizeof(K), cudaMemcpyDefault));
-      for (std::size_t i = 0; i < host.size(); ++i) {
-        if (have && host[i] < previous)  // the message only when it fails: 2e9 keys are checked
-          rxm::require(false, "bench_mesh_sort: the result is not sorted at device " + std::to_string(d) + " index " +
-                                  std::to_string(i),
-                       "report this as a bug");
-        previous = host[i];
-        have = true;
-      }
-    }
-  }
-
-  // One device sorting everything (rxm::sort on a device_span), and every device its shard alone.
+  // One device sorting everything (rxm::sort on a device_span): the yardstick, and the bytes every
+  // mesh result must equal.
   auto solo = rxm::Context::local({home}, rxm::Backend::cuda);
   const auto single = time_ms(
       [&] {
@@ -188,6 +171,48 @@ template <class K> int run_typed(const Options& o, int argc, char** argv) {
         if (vb == 8) rxm::sort(solo, rxm::device_span<K>(whole), rxm::device_span<std::uint64_t>(whole_values));
       },
       o.reps);
+  std::vector<std::byte> want(total * (sizeof(K) + vb)), got(want.size());
+  RXM_CUDA_CHECK(cudaMemcpy(want.data(), whole.data(), total * sizeof(K), cudaMemcpyDefault));
+  if (vb) RXM_CUDA_CHECK(cudaMemcpy(want.data() + total * sizeof(K), whole_values.data(), total * vb, cudaMemcpyDefault));
+
+  // Each strategy: timed, then run once more for its steps and compared with the one device's bytes.
+  struct Run {
+    rxm::bench::Stats stats;
+    rxm::SortPhases phases;
+  };
+  auto run_strategy = [&](rxm::MeshSortStrategy strategy, const char* name) {
+    Run r;
+    rxm::SortOptions opt = options;
+    opt.mesh_strategy = strategy;
+    r.stats = time_ms(restore_shards, [&] { mesh_sort(opt); }, o.reps);
+    restore_shards();
+    sync_all_gpus();
+    opt.phases = &r.phases;
+    mesh_sort(opt);
+    for (int d = 0; d < p; ++d) {
+      RXM_CUDA_CHECK(cudaMemcpy(got.data() + std::size_t(d) * per_device * sizeof(K), shards[std::size_t(d)].data(),
+                                per_device * sizeof(K), cudaMemcpyDefault));
+      if (vb)
+        RXM_CUDA_CHECK(cudaMemcpy(got.data() + total * sizeof(K) + std::size_t(d) * per_device * vb,
+                                  values[std::size_t(d)].data(), per_device * vb, cudaMemcpyDefault));
+    }
+    rxm::require(got == want,
+                 std::string("bench_mesh_sort: the ") + name + " strategy's keys or values differ from one device's sort",
+                 "report this as a bug");
+    return r;
+  };
+  const rxm::MeshSortStrategy asked = o.strategy == "merge"       ? rxm::MeshSortStrategy::merge
+                                      : o.strategy == "partition" ? rxm::MeshSortStrategy::partition
+                                                                  : rxm::MeshSortStrategy::automatic;
+  const Run partition = run_strategy(rxm::MeshSortStrategy::partition, "partition");
+  const Run merge = run_strategy(rxm::MeshSortStrategy::merge, "merge");
+  const Run ours_run = asked == rxm::MeshSortStrategy::automatic ? run_strategy(asked, "automatic")
+                       : asked == rxm::MeshSortStrategy::merge   ? merge
+                                                                 : partition;
+  const auto& ours = ours_run.stats;
+  const rxm::SortPhases& phases = ours_run.phases;
+
+  // Every device sorting its own shard alone.
   std::vector<rxm::Context> own;
   for (int d = 0; d < p; ++d) own.push_back(rxm::Context::local({ctx.devices()[std::size_t(d)].id}, rxm::Backend::cuda));
   const auto local_alone = time_ms(restore_shards, [&] {
@@ -223,27 +248,50 @@ template <class K> int run_typed(const Options& o, int argc, char** argv) {
   auto floor_ms = [&](double bytes_per_item) { return bytes_per_item * n * share / traffic * 1e3; };
   const double split_floor = floor_ms(3 * item), exchange_floor = floor_ms(2 * item),
                sort_floor = floor_ms(2 * item * passes + double(sizeof(K)));
+  int rounds = 0;
+  while ((1 << rounds) < p) ++rounds;
+  // Bytes per key each strategy must move at least.
+  const double partition_bytes = 3 * item + 2 * item + (2 * item * passes + double(sizeof(K))),
+               merge_bytes = (2 * item * passes + double(sizeof(K))) + 2 * item * rounds;
 
   std::string device_list;
   for (int d : o.devices) device_list += (device_list.empty() ? "" : ",") + std::to_string(d);
   rxm::bench::Case c("mesh_sort",
                      {{"devices", device_list}, {"keys", total}, {"type", o.type}, {"values", o.value_bytes},
-                      {"distribution", o.distribution}, {"digit_bits", phases.digit_bits}, {"passes", phases.passes}},
+                      {"distribution", o.distribution}, {"digit_bits", phases.digit_bits}, {"passes", phases.passes},
+                      {"strategy", std::string(phases.merged ? "merge" : "partition")}},
                      n, "keys");
   c.add("radixmesh sort_shards", ours, true);
   c.add("rxm::sort on one device, all keys", single);
   c.add_diagnostic("every device sorting its own shard alone (diagnostic)", local_alone);
-  c.set_floor(3 * item * n + 2 * item * n + (2 * item * passes + double(sizeof(K))) * n, traffic / share,
-              "partition split (read twice, written once) + exchange (read and written once) + local LSD sort (read "
-              "and written once per 8-bit digit, plus a histogram read), over the device-to-device copy traffic "
-              "(reads + writes) measured in this run" + std::string(shared_memory ? "" : ", divided over the GPUs"));
+  c.add_diagnostic("sort_shards, partition strategy (diagnostic)", partition.stats);
+  c.add_diagnostic("sort_shards, merge strategy (diagnostic)", merge.stats);
+  if (phases.merged)
+    c.set_floor(merge_bytes * n, traffic / share,
+                "local LSD sort (read and written once per 8-bit digit, plus a histogram read) + " +
+                    std::to_string(rounds) + " merge rounds (read and written once each), over the device-to-device "
+                    "copy traffic (reads + writes) measured in this run" +
+                    std::string(shared_memory ? "" : ", divided over the GPUs"));
+  else
+    c.set_floor(partition_bytes * n, traffic / share,
+                "partition split (read twice, written once) + exchange (read and written once) + local LSD sort (read "
+                "and written once per 8-bit digit, plus a histogram read), over the device-to-device copy traffic "
+                "(reads + writes) measured in this run" + std::string(shared_memory ? "" : ", divided over the GPUs"));
   c.print();
-  std::printf("steps: partition %.3f ms (floor %.3f), refine %.3f ms over %d passes, exchange %.3f ms (floor %.3f), "
-              "local sort %.3f ms (floor %.3f)\n",
-              phases.partition_ms, split_floor, phases.refine_ms, phases.passes, phases.exchange_ms, exchange_floor,
-              phases.local_sort_ms, sort_floor);
-  std::printf("sort_shards / one device's rxm::sort = %.3f / %.3f = %.2fx (target <= 1.25x on 4 logical devices)\n",
-              ours.median_ms, single.median_ms, ours.median_ms / single.median_ms);
+  const rxm::SortPhases& pp = partition.phases;
+  std::printf("partition steps: partition %.3f ms (floor %.3f), refine %.3f ms over %d passes, exchange %.3f ms (floor "
+              "%.3f), local sort %.3f ms (floor %.3f)\n",
+              pp.partition_ms, split_floor, pp.refine_ms, pp.passes, pp.exchange_ms, exchange_floor, pp.local_sort_ms,
+              sort_floor);
+  const rxm::SortPhases& mp = merge.phases;
+  std::printf("merge steps: local sort %.3f ms (floor %.3f), splitters %.3f ms, first round (reads the other devices) "
+              "%.3f ms (floor %.3f), %d later rounds %.3f ms (floor %.3f)\n",
+              mp.local_sort_ms, sort_floor, mp.splitters_ms, mp.exchange_ms, exchange_floor,
+              rounds - 1, mp.merge_ms, exchange_floor * (rounds - 1));
+  std::printf("sort_shards / one device's rxm::sort = %.3f / %.3f = %.2fx (%s strategy; target <= 1.25x on 4 logical "
+              "devices); partition %.2fx, merge %.2fx\n",
+              ours.median_ms, single.median_ms, ours.median_ms / single.median_ms, phases.merged ? "merge" : "partition",
+              partition.stats.median_ms / single.median_ms, merge.stats.median_ms / single.median_ms);
   if (o.explain) std::printf("%s", phases.plan_text.c_str());
   cudaDeviceProp prop{};
   RXM_CUDA_CHECK(cudaGetDeviceProperties(&prop, home));
@@ -269,7 +317,8 @@ namespace radixmesh::bench {
 
 const char* const mesh_sort_usage =
     "usage: bench_mesh_sort [--devices 0,0,0,0] [--keys 2^30] [--type u32|u64] [--values 0|4|8] "
-    "[--distribution uniform] [--digit-bits 8] [--reps 5] [--explain] [--host [--out-of-core BYTES | --large]]\n";
+    "[--distribution uniform] [--digit-bits 8] [--strategy automatic|partition|merge] [--reps 5] [--explain] "
+    "[--host [--out-of-core BYTES | --large]]\n";
 
 Stats time_ms(const std::function<void()>& restore, const std::function<void()>& run, int reps) {
   restore();

@@ -18,6 +18,7 @@ struct MeshSortOptions {
   int value_bytes = 0;
   std::string distribution = "uniform";
   int digit_bits = 0;
+  std::string strategy = "automatic";  // MeshSortStrategy of the line marked ours: automatic, partition, merge
   int reps = 5;
   bool explain = false;
   bool host = false;  // the keys (and values) in pinned host memory

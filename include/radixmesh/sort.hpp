@@ -42,6 +42,20 @@ enum class HostStagingPlan {
   split,      // sort on the top 4 bits first, then sort each bucket while earlier ones download
 };
 
+// How a sort over several mesh devices moves the keys between them (docs/design/mesh-sort.md).
+// Both give the same bytes; only the speed differs.
+enum class MeshSortStrategy {
+  automatic,  // merge on logical devices of one GPU with device-resident shards (measured faster
+              // there), partition everywhere else
+  partition,  // RMG: every device splits its shard by the top digits of the keys, one all_to_all_v,
+              // every device sorts what it received
+  merge,      // every device sorts its own shard, the exact cuts of every device's share are found
+              // in the sorted shards, and every device merges its pieces, reading the other devices'
+              // memory. Only where every mesh device is in this process and reads the others'
+              // memory, with device-resident shards (or host shards on CPU devices); the partition
+              // elsewhere
+};
+
 // When host-resident input is sorted out of core (in rounds through the devices, with one extra
 // host array): automatic where the in-memory sort's buffers do not fit the devices
 // (SortOptions::device_memory_limit, or the memory they have free); always, for tests and
@@ -90,6 +104,8 @@ struct SortPhases {
   // (exchange_ms) and the merge of the received runs.
   double splitters_ms = 0;
   double merge_ms = 0;
+  bool merged = false;  // the merge strategy ran (MeshSortStrategy::merge): splitters_ms holds the
+                        // cuts' search, exchange_ms the first merge round, merge_ms the others
 };
 
 struct SortOptions {
@@ -102,8 +118,10 @@ struct SortOptions {
   FloatSortPath float_path = FloatSortPath::automatic;
   HostStagingPlan host_plan = HostStagingPlan::automatic;
   // Several mesh devices (sort_shards, or sort on a context of several): bits of each partition
-  // digit (1..16; 0: automatic, 8) and where to put the timing of each step and the plan.
+  // digit (1..16; 0: automatic, 8), how the keys move between the devices, and where to put the
+  // timing of each step and the plan.
   int mesh_digit_bits = 0;
+  MeshSortStrategy mesh_strategy = MeshSortStrategy::automatic;
   SortPhases* phases = nullptr;
   // Host-resident input larger than the devices (OutOfCoreMode): the device memory each device
   // may use (0: what it has free), and a callback told of each round's progress (from the host

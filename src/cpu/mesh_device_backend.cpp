@@ -7,6 +7,7 @@
 #include "core/backends.hpp"
 #include "core/topk_plan.hpp"
 #include "mesh/device_backend.hpp"
+#include "mesh/sorted_runs.hpp"
 #include "radixmesh/error.hpp"
 
 namespace radixmesh::mesh {
@@ -24,6 +25,12 @@ struct RemappedSource {
     for (std::size_t i = 0; i < count; ++i) out[i] = out[i] < s.m ? s.remap[out[i]] : s.out_of_range;
   }
 };
+
+template <class K> std::vector<Run<K>> host_runs(std::span<const SortedRun> runs) {
+  std::vector<Run<K>> out;
+  for (const SortedRun& r : runs) out.push_back({static_cast<const K*>(r.keys), static_cast<const std::byte*>(r.values), r.n});
+  return out;
+}
 
 class CpuDeviceBackend final : public DeviceBackend {
  public:
@@ -69,6 +76,27 @@ class CpuDeviceBackend final : public DeviceBackend {
   }
   void sort_local(int, const detail::SortPlan& plan, void* keys, void* values) override {
     detail::cpu_sort(plan, keys, values, threads_);
+  }
+  bool reads_local_peers() const override { return true; }
+  void cuts_of_runs(int, const detail::SortPlan& plan, std::span<const SortedRun> runs,
+                    std::span<const std::uint64_t> places, std::uint64_t* cuts) override {
+    visit_key_type(plan.type, [&](auto tag) {
+      using K = decltype(tag);
+      const std::vector<std::vector<std::uint64_t>> cut =
+          mesh::cuts_of_runs(host_runs<K>(runs), std::vector<std::uint64_t>(places.begin(), places.end()),
+                             SortKey<K>{plan.order, plan.begin_bit, plan.end_bit});
+      for (std::size_t p = 0; p < places.size(); ++p)
+        for (std::size_t r = 0; r < runs.size(); ++r) cuts[p * runs.size() + r] = cut[r][p];
+    });
+  }
+  void merge_two(int, const detail::SortPlan& plan, const SortedRun& a, const SortedRun& b, void* keys_out,
+                 void* values_out) override {
+    visit_key_type(plan.type, [&](auto tag) {
+      using K = decltype(tag);
+      const SortedRun both[] = {a, b};
+      merge_runs(host_runs<K>(both), static_cast<K*>(keys_out), static_cast<std::byte*>(values_out), plan.value_bytes,
+                 SortKey<K>{plan.order, plan.begin_bit, plan.end_bit}, threads_);
+    });
   }
   bool concurrent_local_calls() const override { return false; }  // each call uses every thread
   bool has_topk_select() const override { return true; }

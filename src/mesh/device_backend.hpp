@@ -44,6 +44,13 @@ struct RowCopy {
   std::size_t src_pitch = 0, dst_pitch = 0, width = 0, rows = 0;
 };
 
+// One sorted run of keys (and values) in a local device's memory: the merge strategy's input.
+struct SortedRun {
+  const void* keys = nullptr;
+  const void* values = nullptr;
+  std::uint64_t n = 0;
+};
+
 // A device's queues. Its steps (splits, sorts, copies between devices) run on Lane::device; its
 // two copy lanes have queues of their own, so that a transfer up, the device's work and a
 // transfer down run at once (the out-of-core sort's pipeline). CPU devices run everything at once
@@ -79,6 +86,20 @@ class DeviceBackend {
   // Stable in-place sort of plan.n keys (and values) on local device `local`, queued after its
   // earlier steps (GPU devices: on its stream, without waiting, so every device sorts at once).
   virtual void sort_local(int local, const detail::SortPlan& plan, void* keys, void* values) = 0;
+  // Whether a device's steps read every local device's memory (cuts_of_runs, merge_two): host
+  // memory on CPU devices; logical devices of one GPU, or GPUs with peer access between each pair.
+  virtual bool reads_local_peers() const = 0;
+  // Where each sorted run is cut for each place of their stable merge (ties go to the earlier
+  // run): cuts[p * runs.size() + r] elements of run r come before place p (at most the runs'
+  // total). Runs in any local device's memory, sorted by plan's sort key; after the device's
+  // earlier steps; returns once the cuts are known.
+  virtual void cuts_of_runs(int local, const detail::SortPlan& plan, std::span<const SortedRun> runs,
+                            std::span<const std::uint64_t> places, std::uint64_t* cuts) = 0;
+  // The stable merge of run a, then run b (ties: a first), into keys_out (and values_out, plan's
+  // value bytes), queued after the device's earlier steps. The runs may be in any local device's
+  // memory; the output does not overlap them.
+  virtual void merge_two(int local, const detail::SortPlan& plan, const SortedRun& a, const SortedRun& b,
+                         void* keys_out, void* values_out) = 0;
   // The smallest and largest sort key of plan.n keys on local device `local` (the encoding's bits
   // [begin_bit, end_bit), flipped for descending: keys.hpp's radix order) into range[0], range[1],
   // after its earlier steps; returns once they are known. n = 0 gives range[0] > range[1].

@@ -8,6 +8,8 @@
 // source order and each is stable, so a stable local sort gives the global stable order. Host
 // shards on GPU devices are uploaded first and, once large enough, come back down in groups: runs
 // of the first pass's buckets, each sorted while the one before goes down (mesh/sort_groups.hpp).
+// Where the merge strategy applies (mesh/sort_by_merge.hpp), every device sorts its own shard and
+// merges its share from all of them instead.
 #include <algorithm>
 #include <chrono>
 #include <exception>
@@ -22,6 +24,7 @@
 #include "mesh/exchange_layout.hpp"
 #include "mesh/local_errors.hpp"
 #include "mesh/phase_clock.hpp"
+#include "mesh/sort_by_merge.hpp"
 #include "mesh/sort_checks.hpp"
 #include "mesh/sort_groups.hpp"
 #include "mesh/sort_passes.hpp"
@@ -254,6 +257,23 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
     }
   });
   clock.mark(&SortPhases::upload_ms);
+
+  // The merge strategy (mesh/sort_by_merge.hpp): its cuts find input already sorted across the
+  // devices without the key ranges' read below.
+  if (mesh::merge_strategy_applies(ctx, options.mesh_strategy, *backend, locals, size, upload)) {
+    std::vector<mesh::MergeShard> shards;
+    for (int i = 0; i < locals; ++i) {
+      const Work& w = work[std::size_t(i)];
+      shards.push_back({w.keys, w.values, a.in.sizes[std::size_t(i)], w.result_keys, w.result_values,
+                        targets[std::size_t(first + i)]});
+    }
+    SortPlan plan = plans[0];
+    plan.begin_bit = begin_bit;
+    plan.end_bit = end_bit;
+    mesh::sort_by_merge(*backend, errors, plan, shards, !a.into, clock, report);
+    errors.collective([&] { comm.barrier(); });
+    return;
+  }
 
   // The sorted-input shortcut: every device's smallest and largest sort key, gathered. Where the
   // devices' ranges already ascend in device order and every device keeps its count, each device

@@ -148,16 +148,11 @@ void merge_pieces(const std::vector<Run<K>>& runs, const std::vector<std::uint64
   }
 }
 
-// The stable merge of `runs` into out (and out_values), by up to `threads` host threads, each
-// merging an even share of the output cut by cuts_at_places.
+// For each place (at most the runs' total), where each run is cut: cut[r][b] elements of run r
+// come before place b of the runs' stable merge (ties go to the earlier run).
 template <class K>
-void merge_runs(const std::vector<Run<K>>& runs, K* out, std::byte* out_values, std::size_t value_bytes,
-                const SortKey<K>& sk, unsigned threads) {
-  std::uint64_t total = 0;
-  for (const Run<K>& r : runs) total += r.n;
-  const unsigned shares = unsigned(std::clamp<std::uint64_t>(total >> 16, 1, std::max(1u, threads)));
-  std::vector<std::uint64_t> places;
-  for (unsigned s = 1; s < shares; ++s) places.push_back(total * s / shares);
+std::vector<std::vector<std::uint64_t>> cuts_of_runs(const std::vector<Run<K>>& runs,
+                                                     const std::vector<std::uint64_t>& places, const SortKey<K>& sk) {
   const std::vector<std::uint64_t> keys = keys_at_places(places, sk.bits(), [&](const std::vector<std::uint64_t>& c) {
     std::vector<std::uint64_t> sums(c.size(), 0);
     for (std::size_t b = 0; b < c.size(); ++b)
@@ -170,7 +165,20 @@ void merge_runs(const std::vector<Run<K>>& runs, K* out, std::byte* out_values, 
       below[r].push_back(count_below(runs[r].keys, runs[r].n, key, sk));
       through[r].push_back(count_through(runs[r].keys, runs[r].n, key, sk));
     }
-  const std::vector<std::vector<std::uint64_t>> cut = cuts_at_places(places, below, through);
+  return cuts_at_places(places, below, through);
+}
+
+// The stable merge of `runs` into out (and out_values), by up to `threads` host threads, each
+// merging an even share of the output cut by cuts_at_places.
+template <class K>
+void merge_runs(const std::vector<Run<K>>& runs, K* out, std::byte* out_values, std::size_t value_bytes,
+                const SortKey<K>& sk, unsigned threads) {
+  std::uint64_t total = 0;
+  for (const Run<K>& r : runs) total += r.n;
+  const unsigned shares = unsigned(std::clamp<std::uint64_t>(total >> 16, 1, std::max(1u, threads)));
+  std::vector<std::uint64_t> places;
+  for (unsigned s = 1; s < shares; ++s) places.push_back(total * s / shares);
+  const std::vector<std::vector<std::uint64_t>> cut = cuts_of_runs(runs, places, sk);
   auto share = [&](unsigned s) {
     std::vector<std::uint64_t> lo(runs.size()), hi(runs.size());
     for (std::size_t r = 0; r < runs.size(); ++r) {

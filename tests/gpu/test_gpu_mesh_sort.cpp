@@ -84,6 +84,24 @@ void check(rxm::Context& ctx, const rxm::testing::GlobalInput& in, const std::ve
   }
 }
 
+// check() with each strategy of moving keys between the devices; the merge must have run where it
+// was asked for on logical devices of one GPU (GPUs without peer access take the partition).
+void check_both(rxm::Context& ctx, const rxm::testing::GlobalInput& in, const std::vector<std::size_t>& counts,
+                std::size_t value_bytes, rxm::SortOptions options, const std::string& what) {
+  for (auto strategy : {rxm::MeshSortStrategy::partition, rxm::MeshSortStrategy::merge}) {
+    rxm::SortPhases phases;
+    options.mesh_strategy = strategy;
+    options.phases = &phases;
+    const bool merge = strategy == rxm::MeshSortStrategy::merge;
+    check(ctx, in, counts, value_bytes, options, what + (merge ? " (merge)" : " (partition)"));
+    bool one_gpu = true;
+    for (const auto& d : ctx.devices()) one_gpu &= d.id == ctx.devices()[0].id;
+    if (in.index.size() > 1 && !phases.sorted_across_devices && (one_gpu || !merge)) {
+      EXPECT_EQ(phases.merged, merge) << what;
+    }
+  }
+}
+
 TEST(GpuMeshSort, FourLogicalDevicesEveryTypeAndDistribution) {
   RXM_REQUIRE_GPU();
   auto ctx = rxm::Context::local({0, 0, 0, 0});
@@ -100,8 +118,8 @@ TEST(GpuMeshSort, FourLogicalDevicesEveryTypeAndDistribution) {
       desc.order = rxm::Order::descending;
       const std::string what = std::string(rxm::name_of(type)) + " " + c.name + " seed " +
                                std::to_string(seed + std::uint64_t(round));
-      check(ctx, in, counts, vb, {}, what + " ascending");
-      check(ctx, in, counts, vb, desc, what + " descending");
+      check_both(ctx, in, counts, vb, {}, what + " ascending");
+      check_both(ctx, in, counts, vb, desc, what + " descending");
       ++round;
     }
 }
@@ -115,10 +133,10 @@ TEST(GpuMeshSort, SizesShapesAndDigits) {
     for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(2), std::size_t(65537)}) {
       const auto in = rxm::testing::global_input(rxm::KeyType::u32, n, uniform, seed + n);
       const std::string what = "n " + std::to_string(n) + " devices " + std::to_string(devices);
-      check(ctx, in, rxm::testing::uneven_counts(n, devices, n), 8, {}, what + " uneven");
+      check_both(ctx, in, rxm::testing::uneven_counts(n, devices, n), 8, {}, what + " uneven");
       std::vector<std::size_t> last_holds_all(static_cast<std::size_t>(devices), 0);
       last_holds_all.back() = n;
-      check(ctx, in, last_holds_all, 4, {}, what + " all on the last device");
+      check_both(ctx, in, last_holds_all, 4, {}, what + " all on the last device");
     }
     for (int bits : {3, 11, 16}) {
       const auto in = rxm::testing::global_input(rxm::KeyType::i64, 100003, uniform, seed + std::uint64_t(bits));
@@ -126,7 +144,7 @@ TEST(GpuMeshSort, SizesShapesAndDigits) {
       o.mesh_digit_bits = bits;
       o.begin_bit = 3;
       o.end_bit = 50;
-      check(ctx, in, rxm::testing::uneven_counts(100003, devices, 1), 8, o, "i64 bits [3, 50) digit " + std::to_string(bits));
+      check_both(ctx, in, rxm::testing::uneven_counts(100003, devices, 1), 8, o, "i64 bits [3, 50) digit " + std::to_string(bits));
     }
   }
 }
@@ -141,7 +159,7 @@ TEST(GpuMeshSort, LargeShardsTakeTheGpuPaths) {
     const auto in = rxm::testing::global_input(rxm::KeyType::u32, n, c.gen, seed);
     std::vector<std::size_t> even(4, n / 4);
     even[3] += n % 4;
-    check(ctx, in, even, c.name == "uniform" ? 4 : 0, {}, "u32 2^23 " + c.name);
+    check_both(ctx, in, even, c.name == "uniform" ? 4 : 0, {}, "u32 2^23 " + c.name);
   }
 }
 
@@ -248,7 +266,7 @@ TEST(GpuMeshSort, SeveralGpusEveryDistribution) {
     const rxm::KeyType type = c.gen.special_fraction > 0 ? rxm::KeyType::f32 : rxm::KeyType::u64;
     const std::size_t n = 3000017;
     const auto in = rxm::testing::global_input(type, n, c.gen, test_seed());
-    check(ctx, in, rxm::testing::uneven_counts(n, p, 3), 8, {}, "every GPU " + c.name);
+    check_both(ctx, in, rxm::testing::uneven_counts(n, p, 3), 8, {}, "every GPU " + c.name);
   }
 }
 
@@ -262,6 +280,8 @@ TEST(GpuMeshSort, IntoBalancedOutputShardsLeavesTheInputs) {
   const auto want = rxm::testing::expected_sort(in, {});
   const auto in_counts = rxm::testing::uneven_counts(n, 3, 4);
   const std::vector<std::size_t> out_counts = rxm::balanced_shard_sizes(ctx, in_counts);
+  for (auto strategy : {rxm::MeshSortStrategy::partition, rxm::MeshSortStrategy::merge}) {
+  SCOPED_TRACE(strategy == rxm::MeshSortStrategy::merge ? "merge" : "partition");
   std::vector<rxm::DeviceArray<float>> ins, outs;
   std::vector<rxm::DeviceArray<std::uint64_t>> in_values, out_values;
   std::size_t at = 0;
@@ -279,7 +299,8 @@ TEST(GpuMeshSort, IntoBalancedOutputShardsLeavesTheInputs) {
   std::vector<rxm::device_span<std::uint64_t>> vo(out_values.begin(), out_values.end());
   rxm::sort_shards_into(ctx, std::span<const rxm::device_span<const float>>(ki),
                         std::span<const rxm::device_span<const std::uint64_t>>(vi),
-                        std::span<const rxm::device_span<float>>(ko), std::span<const rxm::device_span<std::uint64_t>>(vo));
+                        std::span<const rxm::device_span<float>>(ko), std::span<const rxm::device_span<std::uint64_t>>(vo),
+                        {.mesh_strategy = strategy});
   std::vector<std::byte> got(n * 4), inputs_after(n * 4);
   std::vector<std::uint64_t> got_values(n);
   std::size_t out_at = 0;
@@ -294,6 +315,7 @@ TEST(GpuMeshSort, IntoBalancedOutputShardsLeavesTheInputs) {
   EXPECT_EQ(inputs_after, in.keys) << "the inputs must stay as they were";
   ASSERT_TRUE(rxm::testing::same_bytes(got.data(), want.keys.data(), n * 4));
   ASSERT_EQ(got_values, want.index);
+  }
 }
 
 TEST(GpuMeshSort, BadShardsAreRefused) {

@@ -210,6 +210,24 @@ TEST_F(Cli, SortOnCpuMeshDevicesMatchesOneDeviceAndExplains) {
   EXPECT_TRUE(summary["mesh"]["plan"]["passes"].is_array());
   CliRun bad = run({"sort", "--in", path("k.npy"), "--out", path("x.npy"), "--devices", "cpu:2", "--digit-bits", "17"});
   expect_failure(bad, 1, "--digit-bits 17", {"k.npy", "v.npy", "one.npy", "one_v.npy", "mesh.npy", "mesh_v.npy"});
+  // The merge strategy: the same bytes, its own steps in --explain and --json.
+  CliRun merged = run({"sort", "--in", path("k.npy"), "--out", path("merged.npy"), "--values", path("v.npy"),
+                       "--values-out", path("merged_v.npy"), "--devices", "cpu:3", "--strategy", "merge", "--explain"});
+  ASSERT_EQ(merged.exit_code, 0) << describe(merged);
+  EXPECT_NE(merged.out.find("(merge strategy)"), std::string::npos) << merged.out;
+  EXPECT_NE(merged.out.find("first merge round"), std::string::npos) << merged.out;
+  const auto merged_keys = rxm::read_array(path("merged.npy"));
+  ASSERT_EQ(merged_keys.bytes(), one_keys.bytes());
+  EXPECT_EQ(0, std::memcmp(merged_keys.data(), one_keys.data(), one_keys.bytes()));
+  EXPECT_EQ(read_back<std::uint32_t>(path("merged_v.npy")), read_back<std::uint32_t>(path("one_v.npy")));
+  CliRun merged_json =
+      run({"sort", "--in", path("k.npy"), "--out", path("merged.npy"), "--devices", "cpu:4", "--strategy", "merge", "--json"});
+  ASSERT_EQ(merged_json.exit_code, 0) << describe(merged_json);
+  EXPECT_EQ(nlohmann::json::parse(merged_json.out)["mesh"]["strategy"], "merge");
+  CliRun bad_strategy =
+      run({"sort", "--in", path("k.npy"), "--out", path("x.npy"), "--devices", "cpu:2", "--strategy", "gather"});
+  expect_failure(bad_strategy, 1, "--strategy gather",
+                 {"k.npy", "v.npy", "one.npy", "one_v.npy", "mesh.npy", "mesh_v.npy", "merged.npy", "merged_v.npy"});
 }
 
 // --device-memory below what the input needs sends it out of core; the bytes match one device's.

@@ -62,8 +62,26 @@ void check(const rxm::testing::GlobalInput& in, const std::vector<std::size_t>& 
     }
   }
   if (n > 1) {
-    EXPECT_GE(phases.passes, phases.sorted_across_devices ? 0 : 1) << what;
+    if (!phases.merged) {
+      EXPECT_GE(phases.passes, phases.sorted_across_devices ? 0 : 1) << what;
+    }
     EXPECT_EQ(phases.counts.size(), counts.size()) << what;
+    if (options.mesh_strategy == rxm::MeshSortStrategy::merge && counts.size() > 1) {
+      EXPECT_TRUE(phases.merged || phases.sorted_across_devices) << what;
+    }
+    if (options.mesh_strategy != rxm::MeshSortStrategy::merge) {
+      EXPECT_FALSE(phases.merged) << what;
+    }
+  }
+}
+
+// check() with each strategy of moving keys between the devices.
+void check_both(const rxm::testing::GlobalInput& in, const std::vector<std::size_t>& counts, std::size_t value_bytes,
+                rxm::SortOptions options, const std::string& what) {
+  for (auto strategy : {rxm::MeshSortStrategy::partition, rxm::MeshSortStrategy::merge}) {
+    options.mesh_strategy = strategy;
+    check(in, counts, value_bytes, options,
+          what + (strategy == rxm::MeshSortStrategy::merge ? " (merge)" : " (partition)"));
   }
 }
 
@@ -82,8 +100,8 @@ TEST(MeshSortCpu, EveryTypeAndDistributionMatchesOneDevice) {
       desc.order = rxm::Order::descending;
       const std::string what = std::string(rxm::name_of(type)) + " " + c.name + " devices " +
                                std::to_string(devices) + " seed " + std::to_string(seed + std::uint64_t(round));
-      check(in, counts, vb, asc, what + " ascending");
-      check(in, counts, vb, desc, what + " descending");
+      check_both(in, counts, vb, asc, what + " ascending");
+      check_both(in, counts, vb, desc, what + " descending");
       ++round;
     }
 }
@@ -92,12 +110,14 @@ TEST(MeshSortCpu, EveryTypeAndDistributionMatchesOneDevice) {
 // nothing moves), also where equal keys meet at a boundary; anything else partitions.
 TEST(MeshSortCpu, SortedAcrossDevicesMovesNothing) {
   auto ctx = rxm::Context::cpu_mesh(3, 1);
-  auto run = [&](std::vector<std::vector<std::uint32_t>> shards, rxm::Order order) {
+  auto run = [&](std::vector<std::vector<std::uint32_t>> shards, rxm::Order order,
+                 rxm::MeshSortStrategy strategy = rxm::MeshSortStrategy::partition) {
     std::vector<std::uint32_t> all;
     for (const auto& s : shards) all.insert(all.end(), s.begin(), s.end());
     std::vector<std::span<std::uint32_t>> spans(shards.begin(), shards.end());
     rxm::SortPhases phases;
-    rxm::sort_shards(ctx, std::span<const std::span<std::uint32_t>>(spans), {.order = order, .phases = &phases});
+    rxm::sort_shards(ctx, std::span<const std::span<std::uint32_t>>(spans),
+                     {.order = order, .mesh_strategy = strategy, .phases = &phases});
     auto cpu = rxm::Context::cpu(1);
     rxm::sort(cpu, std::span(all), {.order = order});
     std::vector<std::uint32_t> got;
@@ -114,6 +134,17 @@ TEST(MeshSortCpu, SortedAcrossDevicesMovesNothing) {
   EXPECT_TRUE(run({{30, 12}, {9, 7}, {5, 1}}, rxm::Order::descending).sorted_across_devices);
   EXPECT_FALSE(run({{30, 12}, {9, 7}, {5, 1}}, rxm::Order::ascending).sorted_across_devices);
   EXPECT_FALSE(run({{5, 1, 3}, {2, 7, 7}, {12, 30, 10}}, rxm::Order::ascending).sorted_across_devices);
+  // The merge strategy finds it from its cuts, after the local sorts.
+  const auto merge = rxm::MeshSortStrategy::merge;
+  p = run({{5, 1, 3}, {9, 7, 7}, {12, 30, 10}}, rxm::Order::ascending, merge);
+  EXPECT_TRUE(p.sorted_across_devices);
+  EXPECT_FALSE(p.merged);
+  EXPECT_EQ(p.moved, (std::vector<std::uint64_t>{3, 0, 0, 0, 3, 0, 0, 0, 3}));
+  EXPECT_TRUE(run({{5, 1, 7}, {7, 7}, {7, 30}}, rxm::Order::ascending, merge).sorted_across_devices);
+  EXPECT_TRUE(run({{30, 12}, {9, 7}, {5, 1}}, rxm::Order::descending, merge).sorted_across_devices);
+  p = run({{30, 12}, {9, 7}, {5, 1}}, rxm::Order::ascending, merge);
+  EXPECT_FALSE(p.sorted_across_devices);
+  EXPECT_TRUE(p.merged);
 }
 
 TEST(MeshSortCpu, SizesAndShardShapes) {
@@ -127,11 +158,11 @@ TEST(MeshSortCpu, SizesAndShardShapes) {
       const std::string what = "n " + std::to_string(n) + " devices " + std::to_string(devices);
       std::vector<std::size_t> even(static_cast<std::size_t>(devices));
       for (int d = 0; d < devices; ++d) even[std::size_t(d)] = n * std::size_t(d + 1) / std::size_t(devices) - n * std::size_t(d) / std::size_t(devices);
-      check(in, even, 8, {}, what + " even");
-      check(in, rxm::testing::uneven_counts(n, devices, n), 4, {}, what + " uneven");
+      check_both(in, even, 8, {}, what + " even");
+      check_both(in, rxm::testing::uneven_counts(n, devices, n), 4, {}, what + " uneven");
       std::vector<std::size_t> one_holds_all(static_cast<std::size_t>(devices), 0);
       one_holds_all.back() = n;
-      check(in, one_holds_all, 0, {}, what + " all on the last device");
+      check_both(in, one_holds_all, 0, {}, what + " all on the last device");
     }
 }
 
@@ -144,11 +175,11 @@ TEST(MeshSortCpu, DigitWidthsAndBitRanges) {
       rxm::SortOptions o;
       o.mesh_digit_bits = bits;
       const std::string what = c.name + " digit bits " + std::to_string(bits);
-      check(in, rxm::testing::uneven_counts(3001, 4, std::uint64_t(bits)), 8, o, what);
+      check_both(in, rxm::testing::uneven_counts(3001, 4, std::uint64_t(bits)), 8, o, what);
       o.begin_bit = 5;
       o.end_bit = 37;
       o.order = rxm::Order::descending;
-      check(in, rxm::testing::uneven_counts(3001, 3, std::uint64_t(bits)), 4, o, what + " bits [5, 37) descending");
+      check_both(in, rxm::testing::uneven_counts(3001, 3, std::uint64_t(bits)), 4, o, what + " bits [5, 37) descending");
     }
 }
 
@@ -184,6 +215,21 @@ TEST(MeshSortCpu, ReportsThePlan) {
   EXPECT_EQ(phases.plan_json.rfind("{\"passes\":[", 0), 0u) << phases.plan_json;
 }
 
+TEST(MeshSortCpu, ReportsTheMerge) {
+  auto ctx = rxm::Context::cpu_mesh(4, 1);
+  std::vector<std::uint32_t> keys(1 << 16);
+  for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = std::uint32_t(i * 2654435761u);
+  rxm::SortPhases phases;
+  rxm::sort(ctx, std::span(keys), {.mesh_strategy = rxm::MeshSortStrategy::merge, .phases = &phases});
+  EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
+  EXPECT_TRUE(phases.merged);
+  EXPECT_EQ(phases.passes, 0);
+  std::uint64_t moved = 0;
+  for (std::uint64_t m : phases.moved) moved += m;
+  EXPECT_EQ(moved, keys.size());
+  EXPECT_NE(phases.plan_text.find("2 rounds"), std::string::npos) << phases.plan_text;
+}
+
 // sort_shards_into: the inputs untouched, the outputs of any sizes adding up to n (balanced, all on
 // one device, uneven), the same bytes as one device's sort cut at the output sizes.
 TEST(MeshSortCpu, IntoOutputShardsOfAnySizes) {
@@ -199,8 +245,9 @@ TEST(MeshSortCpu, IntoOutputShardsOfAnySizes) {
     std::vector<std::size_t> balanced = rxm::balanced_shard_sizes(ctx, in_counts);
     std::vector<std::size_t> last_takes_all(devices, 0);
     last_takes_all.back() = n;
-    for (const auto& out_counts : {balanced, last_takes_all, rxm::testing::uneven_counts(n, devices, 1)}) {
-      const std::string what = c.name;
+    for (const auto& out_counts : {balanced, last_takes_all, rxm::testing::uneven_counts(n, devices, 1)})
+    for (auto strategy : {rxm::MeshSortStrategy::partition, rxm::MeshSortStrategy::merge}) {
+      const std::string what = c.name + (strategy == rxm::MeshSortStrategy::merge ? " (merge)" : " (partition)");
       std::vector<std::byte> out_keys(n * 4, std::byte{0xAB});  // poisoned: every element must be written
       std::vector<std::uint64_t> out_values(n, ~0ull);
       const std::vector<std::byte> before = in.keys;
@@ -221,7 +268,8 @@ TEST(MeshSortCpu, IntoOutputShardsOfAnySizes) {
           out_at += n_out;
         }
         rxm::sort_shards_into(ctx, std::span<const std::span<const K>>(ki), std::span<const std::span<const std::uint64_t>>(vi),
-                              std::span<const std::span<K>>(ko), std::span<const std::span<std::uint64_t>>(vo));
+                              std::span<const std::span<K>>(ko), std::span<const std::span<std::uint64_t>>(vo),
+                              {.mesh_strategy = strategy});
       });
       ASSERT_EQ(in.keys, before) << what << ": the inputs must stay as they were";
       ASSERT_TRUE(rxm::testing::same_bytes(out_keys.data(), want.keys.data(), n * 4)) << what;

@@ -24,6 +24,7 @@ struct SortFlags {
   std::string devices;
   bool explain = false, flatten = false;
   int digit_bits = 0;
+  std::string strategy = "auto";
   std::string out_of_core = "auto";
   std::string device_memory;  // --device-memory: bytes per device (0 or empty: what is free)
   std::string host_memory;    // --host-memory: the out-of-core sort's second array at most (empty: what is available)
@@ -56,7 +57,17 @@ nlohmann::json mesh_json(const SortPhases& p) {
     }
     return j;
   }
-  return {{"passes", p.passes},
+  if (p.merged)
+    return {{"strategy", "merge"},
+            {"counts", p.counts},
+            {"moved", p.moved},
+            {"ms",
+             {{"local_sort", p.local_sort_ms},
+              {"splitters", p.splitters_ms},
+              {"exchange", p.exchange_ms},
+              {"merge", p.merge_ms}}}};
+  return {{"strategy", "partition"},
+          {"passes", p.passes},
           {"sorted_across_devices", p.sorted_across_devices},
           {"digit_bits", p.digit_bits},
           {"counts", p.counts},
@@ -114,6 +125,14 @@ void print_mesh_steps(const SortPhases& p) {
       total += p.moved[i * size + j];
       if (i != j) moved += p.moved[i * size + j];
     }
+  if (p.merged) {
+    std::printf("mesh: %zu devices hold %s keys; %llu of %llu keys changed device (merge strategy)\n", size,
+                counts.c_str(), static_cast<unsigned long long>(moved), static_cast<unsigned long long>(total));
+    std::printf("steps (ms): local sort %.3f, splitters %.3f, first merge round (reads the other devices) %.3f, later "
+                "rounds %.3f\n",
+                p.local_sort_ms, p.splitters_ms, p.exchange_ms, p.merge_ms);
+    return;
+  }
   std::printf("mesh: %zu devices hold %s keys; %llu of %llu keys changed device; %d partition passes of %d-bit "
               "digits\n",
               size, counts.c_str(), static_cast<unsigned long long>(moved), static_cast<unsigned long long>(total),
@@ -149,6 +168,11 @@ SortInputs check_sort(const SortFlags& flags, double share) {
   in.options.mesh_digit_bits = flags.digit_bits;
   require(flags.digit_bits >= 0 && flags.digit_bits <= 16, "--digit-bits " + std::to_string(flags.digit_bits),
           "use 1 to 16 bits per partition digit, or 0 (automatic)");
+  require(flags.strategy == "auto" || flags.strategy == "partition" || flags.strategy == "merge",
+          "--strategy " + flags.strategy, "use auto, partition or merge");
+  in.options.mesh_strategy = flags.strategy == "partition" ? MeshSortStrategy::partition
+                             : flags.strategy == "merge"   ? MeshSortStrategy::merge
+                                                           : MeshSortStrategy::automatic;
   require(flags.out_of_core == "auto" || flags.out_of_core == "always" || flags.out_of_core == "never",
           "--out-of-core " + flags.out_of_core, "use auto, always or never");
   in.options.out_of_core = flags.out_of_core == "always"  ? OutOfCoreMode::always
@@ -377,6 +401,11 @@ std::vector<Command> register_sort(CLI::App& root, const Invocation&) {
                 "Sort an n-d .npy as one array (written 1-D); without it each row along the last axis is sorted on "
                 "its own, as numpy.sort does, and the output keeps the shape");
   cmd->add_option("--digit-bits", flags->digit_bits, "On several devices: bits per partition digit (0: automatic)")
+      ->capture_default_str();
+  cmd->add_option("--strategy", flags->strategy,
+                  "On several devices: auto, partition (RMG: split by the top digits, exchange, sort what arrived) "
+                  "or merge (each device sorts its own shard, then merges its share from all of them; devices of "
+                  "one process that reach each other's memory)")
       ->capture_default_str();
   cmd->add_option("--out-of-core", flags->out_of_core,
                   "auto (in rounds through the devices when the input does not fit them, with one extra host "

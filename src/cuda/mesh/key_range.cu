@@ -3,7 +3,7 @@
 #include <cub/block/block_reduce.cuh>
 #include <cuda/functional>
 
-#include "cuda/multisplit/runtime_buckets.cuh"
+#include "cuda/mesh/sort_field.cuh"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/scratch.hpp"
 
@@ -12,16 +12,14 @@ namespace {
 
 constexpr int block_threads = 256;
 
-// Folds one key's sort-key field into a thread's smallest and largest, in the key's own width
-// (a u32 key costs 32-bit compares, not 64-bit ones).
+// Folds one key's sort key into a thread's smallest and largest, in the key's own width (a u32
+// key costs 32-bit compares, not 64-bit ones).
 template <class U> struct FieldRange {
-  cuda::RuntimeEncoding<U> encoding;
-  U flip, mask;
-  int shift;
+  SortField<U> field;
   __device__ __forceinline__ void take(U key, U& lo, U& hi) const {
-    const U field = U(U(U(encoding(key) ^ flip) >> shift) & mask);
-    lo = field < lo ? field : lo;
-    hi = field > hi ? field : hi;
+    const U f = field(key);
+    lo = f < lo ? f : lo;
+    hi = f > hi ? f : hi;
   }
 };
 
@@ -61,9 +59,7 @@ __global__ void key_range_kernel(const U* keys, std::size_t n, FieldRange<U> fie
 
 template <class U>
 void run(const CudaResources::PerDevice& device, const SortPlan& plan, const void* keys, unsigned long long* out) {
-  const int bits = plan.end_bit - plan.begin_bit;
-  const FieldRange<U> field{cuda::RuntimeEncoding<U>::of(plan.type), plan.order == Order::descending ? U(~U(0)) : U(0),
-                            bits >= int(sizeof(U) * 8) ? U(~U(0)) : U((U(1) << bits) - 1), plan.begin_bit};
+  const FieldRange<U> field{SortField<U>::of(plan)};
   int sms = 0;
   RXM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device.device));
   const std::size_t per_thread = 16 / sizeof(U);
