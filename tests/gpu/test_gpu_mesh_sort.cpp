@@ -281,40 +281,40 @@ TEST(GpuMeshSort, IntoBalancedOutputShardsLeavesTheInputs) {
   const auto in_counts = rxm::testing::uneven_counts(n, 3, 4);
   const std::vector<std::size_t> out_counts = rxm::balanced_shard_sizes(ctx, in_counts);
   for (auto strategy : {rxm::MeshSortStrategy::partition, rxm::MeshSortStrategy::merge}) {
-  SCOPED_TRACE(strategy == rxm::MeshSortStrategy::merge ? "merge" : "partition");
-  std::vector<rxm::DeviceArray<float>> ins, outs;
-  std::vector<rxm::DeviceArray<std::uint64_t>> in_values, out_values;
-  std::size_t at = 0;
-  for (std::size_t d = 0; d < 3; ++d) {
-    ins.push_back(upload<float>(in.keys.data() + at * 4, in_counts[d], 0));
-    in_values.push_back(upload<std::uint64_t>(in.index.data() + at, in_counts[d], 0));
-    outs.emplace_back(0, out_counts[d]);
-    out_values.emplace_back(0, out_counts[d]);
-    RXM_CUDA_CHECK(cudaMemset(outs.back().data(), 0xAB, out_counts[d] * 4));  // poisoned
-    at += in_counts[d];
-  }
-  std::vector<rxm::device_span<const float>> ki(ins.begin(), ins.end());
-  std::vector<rxm::device_span<const std::uint64_t>> vi(in_values.begin(), in_values.end());
-  std::vector<rxm::device_span<float>> ko(outs.begin(), outs.end());
-  std::vector<rxm::device_span<std::uint64_t>> vo(out_values.begin(), out_values.end());
-  rxm::sort_shards_into(ctx, std::span<const rxm::device_span<const float>>(ki),
-                        std::span<const rxm::device_span<const std::uint64_t>>(vi),
-                        std::span<const rxm::device_span<float>>(ko), std::span<const rxm::device_span<std::uint64_t>>(vo),
-                        {.mesh_strategy = strategy});
-  std::vector<std::byte> got(n * 4), inputs_after(n * 4);
-  std::vector<std::uint64_t> got_values(n);
-  std::size_t out_at = 0;
-  at = 0;
-  for (std::size_t d = 0; d < 3; ++d) {
-    download(outs[d], got.data() + out_at * 4);
-    download(out_values[d], got_values.data() + out_at);
-    download(ins[d], inputs_after.data() + at * 4);
-    out_at += out_counts[d];
-    at += in_counts[d];
-  }
-  EXPECT_EQ(inputs_after, in.keys) << "the inputs must stay as they were";
-  ASSERT_TRUE(rxm::testing::same_bytes(got.data(), want.keys.data(), n * 4));
-  ASSERT_EQ(got_values, want.index);
+    SCOPED_TRACE(strategy == rxm::MeshSortStrategy::merge ? "merge" : "partition");
+    std::vector<rxm::DeviceArray<float>> ins, outs;
+    std::vector<rxm::DeviceArray<std::uint64_t>> in_values, out_values;
+    std::size_t at = 0;
+    for (std::size_t d = 0; d < 3; ++d) {
+      ins.push_back(upload<float>(in.keys.data() + at * 4, in_counts[d], 0));
+      in_values.push_back(upload<std::uint64_t>(in.index.data() + at, in_counts[d], 0));
+      outs.emplace_back(0, out_counts[d]);
+      out_values.emplace_back(0, out_counts[d]);
+      RXM_CUDA_CHECK(cudaMemset(outs.back().data(), 0xAB, out_counts[d] * 4));  // poisoned
+      at += in_counts[d];
+    }
+    std::vector<rxm::device_span<const float>> ki(ins.begin(), ins.end());
+    std::vector<rxm::device_span<const std::uint64_t>> vi(in_values.begin(), in_values.end());
+    std::vector<rxm::device_span<float>> ko(outs.begin(), outs.end());
+    std::vector<rxm::device_span<std::uint64_t>> vo(out_values.begin(), out_values.end());
+    rxm::sort_shards_into(ctx, std::span<const rxm::device_span<const float>>(ki),
+                          std::span<const rxm::device_span<const std::uint64_t>>(vi),
+                          std::span<const rxm::device_span<float>>(ko), std::span<const rxm::device_span<std::uint64_t>>(vo),
+                          {.mesh_strategy = strategy});
+    std::vector<std::byte> got(n * 4), inputs_after(n * 4);
+    std::vector<std::uint64_t> got_values(n);
+    std::size_t out_at = 0;
+    at = 0;
+    for (std::size_t d = 0; d < 3; ++d) {
+      download(outs[d], got.data() + out_at * 4);
+      download(out_values[d], got_values.data() + out_at);
+      download(ins[d], inputs_after.data() + at * 4);
+      out_at += out_counts[d];
+      at += in_counts[d];
+    }
+    EXPECT_EQ(inputs_after, in.keys) << "the inputs must stay as they were";
+    ASSERT_TRUE(rxm::testing::same_bytes(got.data(), want.keys.data(), n * 4));
+    ASSERT_EQ(got_values, want.index);
   }
 }
 

@@ -246,35 +246,35 @@ TEST(MeshSortCpu, IntoOutputShardsOfAnySizes) {
     std::vector<std::size_t> last_takes_all(devices, 0);
     last_takes_all.back() = n;
     for (const auto& out_counts : {balanced, last_takes_all, rxm::testing::uneven_counts(n, devices, 1)})
-    for (auto strategy : {rxm::MeshSortStrategy::partition, rxm::MeshSortStrategy::merge}) {
-      const std::string what = c.name + (strategy == rxm::MeshSortStrategy::merge ? " (merge)" : " (partition)");
-      std::vector<std::byte> out_keys(n * 4, std::byte{0xAB});  // poisoned: every element must be written
-      std::vector<std::uint64_t> out_values(n, ~0ull);
-      const std::vector<std::byte> before = in.keys;
-      rxm::visit_key_type(type, [&](auto tag) {
-        using K = decltype(tag);
-        std::vector<std::span<const K>> ki;
-        std::vector<std::span<const std::uint64_t>> vi;
-        std::vector<std::span<K>> ko;
-        std::vector<std::span<std::uint64_t>> vo;
-        std::size_t at = 0, out_at = 0;
-        for (int d = 0; d < devices; ++d) {
-          const std::size_t n_in = in_counts[std::size_t(d)], n_out = out_counts[std::size_t(d)];
-          ki.emplace_back(reinterpret_cast<const K*>(in.keys.data()) + at, n_in);
-          vi.emplace_back(in.index.data() + at, n_in);
-          ko.emplace_back(reinterpret_cast<K*>(out_keys.data()) + out_at, n_out);
-          vo.emplace_back(out_values.data() + out_at, n_out);
-          at += n_in;
-          out_at += n_out;
-        }
-        rxm::sort_shards_into(ctx, std::span<const std::span<const K>>(ki), std::span<const std::span<const std::uint64_t>>(vi),
-                              std::span<const std::span<K>>(ko), std::span<const std::span<std::uint64_t>>(vo),
-                              {.mesh_strategy = strategy});
-      });
-      ASSERT_EQ(in.keys, before) << what << ": the inputs must stay as they were";
-      ASSERT_TRUE(rxm::testing::same_bytes(out_keys.data(), want.keys.data(), n * 4)) << what;
-      ASSERT_EQ(out_values, want.index) << what;
-    }
+      for (auto strategy : {rxm::MeshSortStrategy::partition, rxm::MeshSortStrategy::merge}) {
+        const std::string what = c.name + (strategy == rxm::MeshSortStrategy::merge ? " (merge)" : " (partition)");
+        std::vector<std::byte> out_keys(n * 4, std::byte{0xAB});  // poisoned: every element must be written
+        std::vector<std::uint64_t> out_values(n, ~0ull);
+        const std::vector<std::byte> before = in.keys;
+        rxm::visit_key_type(type, [&](auto tag) {
+          using K = decltype(tag);
+          std::vector<std::span<const K>> ki;
+          std::vector<std::span<const std::uint64_t>> vi;
+          std::vector<std::span<K>> ko;
+          std::vector<std::span<std::uint64_t>> vo;
+          std::size_t at = 0, out_at = 0;
+          for (int d = 0; d < devices; ++d) {
+            const std::size_t n_in = in_counts[std::size_t(d)], n_out = out_counts[std::size_t(d)];
+            ki.emplace_back(reinterpret_cast<const K*>(in.keys.data()) + at, n_in);
+            vi.emplace_back(in.index.data() + at, n_in);
+            ko.emplace_back(reinterpret_cast<K*>(out_keys.data()) + out_at, n_out);
+            vo.emplace_back(out_values.data() + out_at, n_out);
+            at += n_in;
+            out_at += n_out;
+          }
+          rxm::sort_shards_into(ctx, std::span<const std::span<const K>>(ki), std::span<const std::span<const std::uint64_t>>(vi),
+                                std::span<const std::span<K>>(ko), std::span<const std::span<std::uint64_t>>(vo),
+                                {.mesh_strategy = strategy});
+        });
+        ASSERT_EQ(in.keys, before) << what << ": the inputs must stay as they were";
+        ASSERT_TRUE(rxm::testing::same_bytes(out_keys.data(), want.keys.data(), n * 4)) << what;
+        ASSERT_EQ(out_values, want.index) << what;
+      }
     EXPECT_EQ(balanced, (std::vector<std::size_t>{12506, 12505, 12505, 12505}));
   }
 }
