@@ -51,8 +51,8 @@ enum class MeshSortStrategy {
               // every device sorts what it received
   merge,      // every device sorts its own shard, the exact cuts of every device's share are found
               // in the sorted shards, and every device merges its pieces, reading the other devices'
-              // memory. Only where every mesh device is in this process and reads the others'
-              // memory, with device-resident shards (or host shards on CPU devices); the partition
+              // memory (host shards on GPU devices go up first and come down after). Only where
+              // every mesh device is in this process and reads the others' memory; the partition
               // elsewhere
 };
 

@@ -17,9 +17,9 @@ const std::byte* at(const void* base, std::uint64_t element, std::size_t bytes) 
 
 bool merge_strategy_applies(const Context& ctx, MeshSortStrategy asked, DeviceBackend& backend, int locals, int size,
                             bool upload) {
-  if (asked == MeshSortStrategy::partition || locals != size || upload || size > max_merge_devices || size < 2)
-    return false;
+  if (asked == MeshSortStrategy::partition || locals != size || size > max_merge_devices || size < 2) return false;
   if (asked == MeshSortStrategy::automatic) {
+    if (upload) return false;  // the partition overlaps the download with the local sorts
     // Measured faster on four logical devices of one H200 (docs/design/mesh-sort.md); on GPUs of
     // their own the partition stays until the merge is measured there.
     if (ctx.mesh_backend(0) != Backend::cuda) return false;

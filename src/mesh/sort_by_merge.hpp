@@ -28,9 +28,10 @@ struct MergeShard {
   std::uint64_t target = 0;
 };
 
-// Whether sort_shards takes the merge strategy: asked for (or automatic on logical devices of one
-// GPU), every mesh device in this process and reaching the others' memory, the shards where the
-// devices sort them (nothing to upload), and at most max_merge_devices devices.
+// Whether sort_shards takes the merge strategy: asked for, or automatic on logical devices of one
+// GPU with shards where the devices sort them (host shards on GPU devices take the partition,
+// which overlaps their download with the local sorts); every mesh device in this process and
+// reaching the others' memory, at most max_merge_devices of them.
 bool merge_strategy_applies(const Context& ctx, MeshSortStrategy asked, DeviceBackend& backend, int locals, int size,
                             bool upload);
 

@@ -258,6 +258,21 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
   });
   clock.mark(&SortPhases::upload_ms);
 
+  // Where the sorted keys end up, and (host shards on GPU devices) their way down, every device at once.
+  const ShardSpans& to = a.into ? a.out : a.in;
+  auto download_results = [&] {
+    if (upload)
+      for (int i = 0; i < locals; ++i)
+        errors.run(first + i, [&] {
+          const std::size_t ii = std::size_t(i);
+          const std::size_t n = std::size_t(targets[std::size_t(first + i)]);
+          backend->download(i, work[ii].result_keys, to.keys[ii], n * key_bytes);
+          if (value_bytes) backend->download(i, work[ii].result_values, to.values[ii], n * value_bytes);
+        });
+    for (int i = 0; i < locals; ++i) errors.run(first + i, [&] { backend->synchronize(i); });
+    clock.mark(&SortPhases::download_ms);
+  };
+
   // The merge strategy (mesh/sort_by_merge.hpp): its cuts find input already sorted across the
   // devices without the key ranges' read below.
   if (mesh::merge_strategy_applies(ctx, options.mesh_strategy, *backend, locals, size, upload)) {
@@ -271,6 +286,7 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
     plan.begin_bit = begin_bit;
     plan.end_bit = end_bit;
     mesh::sort_by_merge(*backend, errors, plan, shards, !a.into, clock, report);
+    download_results();
     errors.collective([&] { comm.barrier(); });
     return;
   }
@@ -426,7 +442,6 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
     });
   bool in_groups = upload && !already_across;
   for (int i = 0; i < locals; ++i) in_groups &= targets[std::size_t(first + i)] >= groups_from;
-  const ShardSpans& to = a.into ? a.out : a.in;
   if (in_groups) {
     const auto started = std::chrono::steady_clock::now();
     std::vector<std::chrono::steady_clock::time_point> sorted_at(std::size_t(locals), started);
@@ -460,16 +475,7 @@ void sort_shards(Context& ctx, const ShardSortArgs& a, const SortOptions& option
           backend->sort_local(i, plan, work[ii].result_keys, work[ii].result_values);
       });
     clock.mark(&SortPhases::local_sort_ms);
-    if (upload)
-      for (int i = 0; i < locals; ++i)
-        errors.run(first + i, [&] {
-          const std::size_t ii = std::size_t(i);
-          const std::size_t n = std::size_t(targets[std::size_t(first + i)]);
-          backend->download(i, work[ii].result_keys, to.keys[ii], n * key_bytes);
-          if (value_bytes) backend->download(i, work[ii].result_values, to.values[ii], n * value_bytes);
-        });
-    for (int i = 0; i < locals; ++i) errors.run(first + i, [&] { backend->synchronize(i); });
-    clock.mark(&SortPhases::download_ms);
+    download_results();
   }
   if (report && in_groups)
     report->plan_text += "local sort: in groups of runs of buckets, each sorted while the one before comes down\n";

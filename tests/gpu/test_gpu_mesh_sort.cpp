@@ -173,12 +173,21 @@ TEST(GpuMeshSort, HostInputOnLogicalDevices) {
   auto want_values = values;
   auto cpu = rxm::Context::cpu(0);
   rxm::sort(cpu, std::span(want_keys), std::span(want_values), {.order = rxm::Order::descending});
-  rxm::SortPhases phases;
-  rxm::sort(ctx, std::span(keys), std::span(values), {.order = rxm::Order::descending, .phases = &phases});
-  ASSERT_TRUE(rxm::testing::same_bytes(keys.data(), want_keys.data(), keys.size() * sizeof(double)));
-  ASSERT_EQ(values, want_values);
-  EXPECT_GT(phases.upload_ms, 0);
-  EXPECT_EQ(phases.counts.size(), 3u);
+  const auto input_keys = keys;
+  const auto input_values = values;
+  for (auto strategy : {rxm::MeshSortStrategy::automatic, rxm::MeshSortStrategy::merge}) {
+    SCOPED_TRACE(strategy == rxm::MeshSortStrategy::merge ? "merge" : "automatic");
+    keys = input_keys;
+    values = input_values;
+    rxm::SortPhases phases;
+    rxm::sort(ctx, std::span(keys), std::span(values),
+              {.order = rxm::Order::descending, .mesh_strategy = strategy, .phases = &phases});
+    ASSERT_TRUE(rxm::testing::same_bytes(keys.data(), want_keys.data(), keys.size() * sizeof(double)));
+    ASSERT_EQ(values, want_values);
+    EXPECT_GT(phases.upload_ms, 0);
+    EXPECT_EQ(phases.counts.size(), 3u);
+    EXPECT_EQ(phases.merged, strategy == rxm::MeshSortStrategy::merge) << "host shards: automatic takes the partition";
+  }
 }
 
 // Host shards large enough to come down in groups (from 2^25 keys on every device: each group
