@@ -62,10 +62,12 @@ nlohmann::json mesh_json(const SortPhases& p) {
             {"counts", p.counts},
             {"moved", p.moved},
             {"ms",
-             {{"local_sort", p.local_sort_ms},
+             {{"upload", p.upload_ms},
+              {"local_sort", p.local_sort_ms},
               {"splitters", p.splitters_ms},
               {"exchange", p.exchange_ms},
-              {"merge", p.merge_ms}}}};
+              {"merge", p.merge_ms},
+              {"download", p.download_ms}}}};
   return {{"strategy", "partition"},
           {"passes", p.passes},
           {"sorted_across_devices", p.sorted_across_devices},
@@ -128,9 +130,9 @@ void print_mesh_steps(const SortPhases& p) {
   if (p.merged) {
     std::printf("mesh: %zu devices hold %s keys; %llu of %llu keys changed device (merge strategy)\n", size,
                 counts.c_str(), static_cast<unsigned long long>(moved), static_cast<unsigned long long>(total));
-    std::printf("steps (ms): local sort %.3f, splitters %.3f, first merge round (reads the other devices) %.3f, later "
-                "rounds %.3f\n",
-                p.local_sort_ms, p.splitters_ms, p.exchange_ms, p.merge_ms);
+    std::printf("steps (ms): upload %.3f, local sort %.3f, splitters %.3f, first merge round (reads the other devices) "
+                "%.3f, later rounds %.3f, download %.3f\n",
+                p.upload_ms, p.local_sort_ms, p.splitters_ms, p.exchange_ms, p.merge_ms, p.download_ms);
     return;
   }
   std::printf("mesh: %zu devices hold %s keys; %llu of %llu keys changed device; %d partition passes of %d-bit "
