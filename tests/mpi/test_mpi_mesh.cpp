@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <random>
 
 #include "comm/mpi_transport.hpp"
@@ -217,6 +218,18 @@ template <class Sizes> void expect_rank_sorts_match(const rxm::SortOptions& base
 
 TEST(MpiMesh, SortMatchesOneDeviceOnEveryRank) {
   expect_rank_sorts_match(rxm::SortOptions{}, [](int round) { return 2000 + std::size_t(round) * 37; });
+}
+
+// The merge strategy needs every mesh device in one process: across ranks the partition runs.
+TEST(MpiMesh, SortAskedToMergeAcrossRanksPartitions) {
+  auto ctx = rxm::Context::mpi(MPI_COMM_WORLD);
+  std::vector<std::uint32_t> keys(1000 + std::size_t(ctx.mesh_rank()) * 7);
+  for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = std::uint32_t((i * 2654435761u) ^ std::uint32_t(ctx.mesh_rank()));
+  rxm::SortPhases phases;
+  rxm::sort(ctx, std::span(keys), {.mesh_strategy = rxm::MeshSortStrategy::merge, .phases = &phases});
+  EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
+  EXPECT_FALSE(phases.merged);
+  EXPECT_GE(phases.passes, 1);
 }
 
 // Out of core across the ranks (src/mesh/sort_ranks_out_of_core.cpp): asked by the last rank

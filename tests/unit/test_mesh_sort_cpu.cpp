@@ -295,11 +295,13 @@ TEST(MeshSortCpu, BadInputIsRefusedOnEveryDevice) {
   std::vector<std::uint32_t> a(10), b(5), c(7);
   std::vector<std::uint32_t> va(10), vb(4), vc(7);
   std::vector<std::span<std::uint32_t>> keys = {a, b, c}, values = {va, vb, vc};
-  const std::string lengths = rxm::testing::error_text([&] {
-    rxm::sort_shards(ctx, std::span<const std::span<std::uint32_t>>(keys),
-                     std::span<const std::span<std::uint32_t>>(values));
-  });
-  EXPECT_NE(lengths.find("mesh device 1 has 5 keys and 4 values"), std::string::npos) << lengths;
+  for (auto strategy : {rxm::MeshSortStrategy::partition, rxm::MeshSortStrategy::merge}) {
+    const std::string lengths = rxm::testing::error_text([&] {
+      rxm::sort_shards(ctx, std::span<const std::span<std::uint32_t>>(keys),
+                       std::span<const std::span<std::uint32_t>>(values), {.mesh_strategy = strategy});
+    });
+    EXPECT_NE(lengths.find("mesh device 1 has 5 keys and 4 values"), std::string::npos) << lengths;
+  }
   std::vector<std::span<std::uint32_t>> two = {a, b};
   const std::string count = rxm::testing::error_text(
       [&] { rxm::sort_shards(ctx, std::span<const std::span<std::uint32_t>>(two)); });
@@ -310,10 +312,12 @@ TEST(MeshSortCpu, BadInputIsRefusedOnEveryDevice) {
   const std::string range = rxm::testing::error_text(
       [&] { rxm::sort_shards(ctx, std::span<const std::span<std::uint32_t>>(keys), {.end_bit = 40}); });
   EXPECT_NE(range.find("bit range"), std::string::npos) << range;
-  // The communicator stays usable: a good sort after the errors.
-  for (std::size_t i = 0; i < a.size(); ++i) a[i] = std::uint32_t(10 - i);
-  rxm::sort_shards(ctx, std::span<const std::span<std::uint32_t>>(keys));
-  EXPECT_TRUE(std::is_sorted(a.begin(), a.end()));
+  // The communicator stays usable: a good sort after the errors, by either strategy.
+  for (auto strategy : {rxm::MeshSortStrategy::partition, rxm::MeshSortStrategy::merge}) {
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = std::uint32_t(10 - i);
+    rxm::sort_shards(ctx, std::span<const std::span<std::uint32_t>>(keys), {.mesh_strategy = strategy});
+    EXPECT_TRUE(std::is_sorted(a.begin(), a.end()));
+  }
 }
 
 }  // namespace
