@@ -250,6 +250,8 @@ template <class K> int run_typed(const Options& o, int argc, char** argv) {
                sort_floor = floor_ms(2 * item * passes + double(sizeof(K)));
   int rounds = 0;
   while ((1 << rounds) < p) ++rounds;
+  // In place, two devices copy their merged shares back from a buffer: one more read and write.
+  if (p == 2) ++rounds;
   // Bytes per key each strategy must move at least.
   const double partition_bytes = 3 * item + 2 * item + (2 * item * passes + double(sizeof(K))),
                merge_bytes = (2 * item * passes + double(sizeof(K))) + 2 * item * rounds;
@@ -269,8 +271,9 @@ template <class K> int run_typed(const Options& o, int argc, char** argv) {
   if (phases.merged)
     c.set_floor(merge_bytes * n, traffic / share,
                 "local LSD sort (read and written once per 8-bit digit, plus a histogram read) + " +
-                    std::to_string(rounds) + " merge rounds (read and written once each), over the device-to-device "
-                    "copy traffic (reads + writes) measured in this run" +
+                    std::to_string(rounds) +
+                    " merge rounds (read and written once each; two devices: one and the copy back), over the "
+                    "device-to-device copy traffic (reads + writes) measured in this run" +
                     std::string(shared_memory ? "" : ", divided over the GPUs"));
   else
     c.set_floor(partition_bytes * n, traffic / share,

@@ -51,9 +51,10 @@ enum class MeshSortStrategy {
               // every device sorts what it received
   merge,      // every device sorts its own shard, the exact cuts of every device's share are found
               // in the sorted shards, and every device merges its pieces, reading the other devices'
-              // memory (host shards on GPU devices go up first and come down after). Only where
-              // every mesh device is in this process and reads the others' memory; the partition
-              // elsewhere
+              // memory (host shards on GPU devices go up first and come down after; device shards
+              // must be memory the other GPUs reach: cudaMalloc'd, or a pool that grants them
+              // access). Only where every mesh device is in this process and reads the others'
+              // memory; the partition elsewhere
 };
 
 // When host-resident input is sorted out of core (in rounds through the devices, with one extra

@@ -36,10 +36,27 @@ void sort_by_merge(DeviceBackend& backend, LocalErrors& errors, const detail::So
   const int P = int(shards.size());
   const std::size_t kb = size_of(plan.type), vb = plan.value_bytes;
 
+  // The buffers: the sorted copies of inputs that must stay as they were, and each device's two
+  // merge buffers (keys 0, 1; values 0, 1).
+  std::vector<std::shared_ptr<std::byte>> copies(std::size_t(2 * P));
+  std::vector<std::array<std::shared_ptr<std::byte>, 4>> buffers(static_cast<std::size_t>(P));
+  // Declared after the buffers, so it runs before they go: every device's queued steps end before
+  // any buffer is given back or the caller sees an error, also where a failed step made the others
+  // skip their waits (a device's merge may still be reading another device's buffers).
+  struct WaitForAll {
+    DeviceBackend& backend;
+    int devices;
+    ~WaitForAll() {
+      for (int i = 0; i < devices; ++i) try {
+          backend.synchronize(i);
+        } catch (...) {  // the step's own error is already on its way
+        }
+    }
+  } wait_for_all{backend, P};
+
   // Every device sorts its shard where it lies (a copy of it when the input must stay as it was),
   // all at once.
   std::vector<SortedRun> runs(static_cast<std::size_t>(P));
-  std::vector<std::shared_ptr<std::byte>> copies(std::size_t(2 * P));
   for (int i = 0; i < P; ++i)
     errors.run(i, [&] {
       const MergeShard& s = shards[std::size_t(i)];
@@ -80,7 +97,10 @@ void sort_by_merge(DeviceBackend& backend, LocalErrors& errors, const detail::So
   bool stays = in_place;
   for (int i = 0; i < P && stays; ++i) stays = cut(i, i) == 0 && cut(i + 1, i) == shards[std::size_t(i)].n;
   if (stays) {
-    if (report) report->sorted_across_devices = true;
+    if (report) {
+      report->merged = true;
+      report->sorted_across_devices = true;
+    }
     return;
   }
 
@@ -96,7 +116,6 @@ void sort_by_merge(DeviceBackend& backend, LocalErrors& errors, const detail::So
       pieces[std::size_t(i)].push_back({at(runs[std::size_t(r)].keys, from, kb), at(runs[std::size_t(r)].values, from, vb),
                                         to - from});
     }
-  std::vector<std::array<std::shared_ptr<std::byte>, 4>> buffers(static_cast<std::size_t>(P));  // keys 0, 1; values 0, 1
   int rounds = 0;
   for (int slot = 0;; slot ^= 1, ++rounds) {
     const std::size_t count = pieces[0].size();  // the same on every device

@@ -23,8 +23,9 @@
 // Ordering. The memory is valid on the context's stream for the device only: every use of a
 // ScratchBuffer must be queued on that stream (no synchronous cudaMemcpy, which runs on the
 // legacy stream), since the pool may hand out memory whose previous user is still queued ahead
-// on the same stream. Kernels on other devices cannot reach pool memory unless the pool grants
-// them access (cudaMemPoolSetAccess): nothing needs that yet.
+// on the same stream. Kernels on other devices reach pool memory only where the pool grants them
+// access: the context's pools grant it to its other GPUs with peer access (device_memory.cpp), which
+// peer-sm, the channel and the mesh sort's merge rounds rely on.
 #pragma once
 #include <cuda_runtime_api.h>
 
