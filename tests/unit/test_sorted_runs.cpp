@@ -1,5 +1,5 @@
 // The sorted runs' cuts and merge (src/mesh/sorted_runs.hpp), against std::stable_sort of the runs
-// concatenated: keys_at_places + cuts_at_places put exactly targets[b] elements before every cut,
+// concatenated: cuts_of_runs (keys_at_places + cuts_at_places) puts exactly targets[b] elements before every cut,
 // ties going to the earlier run, and merge_runs equals the stable sort byte for byte (keys and the
 // values that carry each element's place), for 1 to 12 runs (the scan and the heap), empty runs,
 // heavy ties, both orders, bit ranges and every share count.
@@ -83,19 +83,9 @@ TEST(SortedRuns, CutsPutExactlyTheTargetsBeforeThemStably) {
     const auto want = expected(c);
     std::vector<std::uint64_t> targets = {0, want.size()};
     for (int t = 0; t < 20; ++t) targets.push_back(want.empty() ? 0 : rng() % (want.size() + 1));
-    const auto keys = rxm::mesh::keys_at_places(targets, sk.bits(), [&](const std::vector<std::uint64_t>& cand) {
-      std::vector<std::uint64_t> sums(cand.size(), 0);
-      for (std::size_t b = 0; b < cand.size(); ++b)
-        for (const auto& run : c.runs) sums[b] += rxm::mesh::count_below(run.data(), run.size(), cand[b], sk);
-      return sums;
-    });
-    std::vector<std::vector<std::uint64_t>> below(c.runs.size()), through(c.runs.size());
-    for (std::size_t r = 0; r < c.runs.size(); ++r)
-      for (std::uint64_t k : keys) {
-        below[r].push_back(rxm::mesh::count_below(c.runs[r].data(), c.runs[r].size(), k, sk));
-        through[r].push_back(rxm::mesh::count_through(c.runs[r].data(), c.runs[r].size(), k, sk));
-      }
-    const auto cut = rxm::mesh::cuts_at_places(targets, below, through);
+    std::vector<rxm::mesh::Run<std::uint32_t>> runs;
+    for (const auto& run : c.runs) runs.push_back({run.data(), nullptr, run.size()});
+    const auto cut = rxm::mesh::cuts_of_runs(runs, targets, sk);
     for (std::size_t b = 0; b < targets.size(); ++b) {
       // The first targets[b] elements of the stable merge are exactly each run's prefix up to its cut.
       std::vector<std::uint64_t> taken(c.runs.size(), 0);
