@@ -24,6 +24,14 @@ struct SortPlan {
 };
 RXM_API SortPlan validate_sort(KeyType type, std::size_t n, std::size_t value_bytes, const SortOptions& options);
 
+// One sorted run of keys (and values, SortPlan::value_bytes each, or none) in a device's memory:
+// the mesh sort's merge strategy cuts and merges them (mesh/device_backend.hpp).
+struct SortedRun {
+  const void* keys = nullptr;
+  const void* values = nullptr;
+  std::uint64_t n = 0;
+};
+
 // The choices that set the CPU sort apart from its previous version, so that a benchmark can time
 // both in one run (bench_sort --previous): how many buckets a split of a range that already sits
 // in cache makes (2^in_cache_digit_bits; src/cpu/radix_sort.cpp). The previous version split such

@@ -44,12 +44,7 @@ struct RowCopy {
   std::size_t src_pitch = 0, dst_pitch = 0, width = 0, rows = 0;
 };
 
-// One sorted run of keys (and values) in a local device's memory: the merge strategy's input.
-struct SortedRun {
-  const void* keys = nullptr;
-  const void* values = nullptr;
-  std::uint64_t n = 0;
-};
+using detail::SortedRun;
 
 // A device's queues. Its steps (splits, sorts, copies between devices) run on Lane::device; its
 // two copy lanes have queues of their own, so that a transfer up, the device's work and a

@@ -57,31 +57,27 @@ nlohmann::json mesh_json(const SortPhases& p) {
     }
     return j;
   }
-  if (p.merged)
-    return {{"strategy", "merge"},
-            {"counts", p.counts},
-            {"moved", p.moved},
-            {"ms",
-             {{"upload", p.upload_ms},
-              {"local_sort", p.local_sort_ms},
-              {"splitters", p.splitters_ms},
-              {"exchange", p.exchange_ms},
-              {"merge", p.merge_ms},
-              {"download", p.download_ms}}}};
-  return {{"strategy", "partition"},
-          {"passes", p.passes},
-          {"sorted_across_devices", p.sorted_across_devices},
-          {"digit_bits", p.digit_bits},
-          {"counts", p.counts},
-          {"moved", p.moved},
-          {"ms",
-           {{"upload", p.upload_ms},
-            {"partition", p.partition_ms},
-            {"refine", p.refine_ms},
-            {"exchange", p.exchange_ms},
-            {"local_sort", p.local_sort_ms},
-            {"download", p.download_ms}}},
-          {"plan", nlohmann::json::parse(p.plan_json)}};
+  // What both strategies report; exchange_ms is the merge's first round, which reads the other devices.
+  nlohmann::json j = {{"strategy", p.merged ? "merge" : "partition"},
+                      {"sorted_across_devices", p.sorted_across_devices},
+                      {"counts", p.counts},
+                      {"moved", p.moved},
+                      {"ms",
+                       {{"upload", p.upload_ms},
+                        {"exchange", p.exchange_ms},
+                        {"local_sort", p.local_sort_ms},
+                        {"download", p.download_ms}}}};
+  if (p.merged) {
+    j["ms"]["splitters"] = p.splitters_ms;
+    j["ms"]["merge"] = p.merge_ms;
+    return j;
+  }
+  j["passes"] = p.passes;
+  j["digit_bits"] = p.digit_bits;
+  j["ms"]["partition"] = p.partition_ms;
+  j["ms"]["refine"] = p.refine_ms;
+  j["plan"] = nlohmann::json::parse(p.plan_json);
+  return j;
 }
 
 // One GPU's sort of host-resident keys (sort_host.cpp): each step's time. The sorts run beside the

@@ -136,27 +136,21 @@ class CudaDeviceBackend final : public DeviceBackend {
   }
 
   // Every pair of the context's GPUs has peer access (logical devices of one GPU need none): the
-  // context enabled it for its own allocations, and its scratch pools grant it.
+  // context enabled it where its topology says so (enable_peer_access), and its scratch pools grant it.
   bool reads_local_peers() const override {
-    for (const auto& a : resources_.devices)
-      for (const auto& b : resources_.devices) {
-        if (a.device == b.device) continue;
-        int access = 0;
-        RXM_CUDA_CHECK(cudaDeviceCanAccessPeer(&access, a.device, b.device));
-        if (!access) return false;
-      }
+    const Topology& t = ctx_.topology();
+    for (std::size_t i = 0; i < t.devices.size(); ++i)
+      for (std::size_t j = 0; j < t.devices.size(); ++j)
+        if (t.devices[i].id != t.devices[j].id && !t.peers[i][j].access) return false;
     return true;
   }
   void cuts_of_runs(int local, const detail::SortPlan& plan, std::span<const SortedRun> runs,
                     std::span<const std::uint64_t> places, std::uint64_t* cuts) override {
-    std::vector<detail::DeviceRun> on_device;
-    for (const SortedRun& r : runs) on_device.push_back({r.keys, r.values, r.n});
-    detail::device_cuts_of_runs(device(local), plan, on_device, places, cuts);
+    detail::device_cuts_of_runs(device(local), plan, runs, places, cuts);
   }
   void merge_two(int local, const detail::SortPlan& plan, const SortedRun& a, const SortedRun& b, void* keys_out,
                  void* values_out) override {
-    detail::device_merge_two(device(local), plan, {a.keys, a.values, a.n}, {b.keys, b.values, b.n}, keys_out,
-                             values_out);
+    detail::device_merge_two(device(local), plan, a, b, keys_out, values_out);
   }
 
   // The single-device top-k on this participant's stream, its memory from the participant's pool.

@@ -121,7 +121,7 @@ template <class U> bool integer_order(const SortField<U>& f) {
 // cub/block/block_merge_sort.cuh), which the mesh sort's stability needs: the GPU mesh tests'
 // all-equal and few-distinct inputs, with every key's global index as its value, check it.
 template <class U, class V, class Less>
-void cub_merge(const CudaResources::PerDevice& device, const DeviceRun& a, const DeviceRun& b, void* keys_out,
+void cub_merge(const CudaResources::PerDevice& device, const SortedRun& a, const SortedRun& b, void* keys_out,
                void* values_out, Less less) {
   const U* ak = static_cast<const U*>(a.keys);
   const U* bk = static_cast<const U*>(b.keys);
@@ -145,7 +145,7 @@ void cub_merge(const CudaResources::PerDevice& device, const DeviceRun& a, const
 }
 
 template <class U, class V>
-void merge_typed(const CudaResources::PerDevice& device, const SortPlan& plan, const DeviceRun& a, const DeviceRun& b,
+void merge_typed(const CudaResources::PerDevice& device, const SortPlan& plan, const SortedRun& a, const SortedRun& b,
                  void* keys_out, void* values_out) {
   const SortField<U> field = SortField<U>::of(plan);
   if (!integer_order(field)) return cub_merge<U, V>(device, a, b, keys_out, values_out, FieldLess<U>{field});
@@ -155,8 +155,8 @@ void merge_typed(const CudaResources::PerDevice& device, const SortPlan& plan, c
 }
 
 template <class U>
-void merge_keys_of(const CudaResources::PerDevice& device, const SortPlan& plan, const DeviceRun& a,
-                   const DeviceRun& b, void* keys_out, void* values_out) {
+void merge_keys_of(const CudaResources::PerDevice& device, const SortPlan& plan, const SortedRun& a,
+                   const SortedRun& b, void* keys_out, void* values_out) {
   switch (plan.value_bytes) {
     case 0: return merge_typed<U, void>(device, plan, a, b, keys_out, values_out);
     case 4: return merge_typed<U, std::uint32_t>(device, plan, a, b, keys_out, values_out);
@@ -166,7 +166,7 @@ void merge_keys_of(const CudaResources::PerDevice& device, const SortPlan& plan,
 
 }  // namespace
 
-void device_cuts_of_runs(const CudaResources::PerDevice& device, const SortPlan& plan, std::span<const DeviceRun> runs,
+void device_cuts_of_runs(const CudaResources::PerDevice& device, const SortPlan& plan, std::span<const SortedRun> runs,
                          std::span<const std::uint64_t> places, std::uint64_t* cuts) {
   require(runs.size() <= max_device_runs && !runs.empty(),
           "sort: " + std::to_string(runs.size()) + " sorted runs to cut on one GPU",
@@ -196,12 +196,12 @@ void device_cuts_of_runs(const CudaResources::PerDevice& device, const SortPlan&
   RXM_CUDA_CHECK(cudaStreamSynchronize(device.stream));
 }
 
-void device_merge_two(const CudaResources::PerDevice& device, const SortPlan& plan, const DeviceRun& a,
-                      const DeviceRun& b, void* keys_out, void* values_out) {
+void device_merge_two(const CudaResources::PerDevice& device, const SortPlan& plan, const SortedRun& a,
+                      const SortedRun& b, void* keys_out, void* values_out) {
   DeviceGuard guard(device.device);
   const std::size_t key_bytes = size_of(plan.type), value_bytes = plan.value_bytes;
   if (a.n == 0 || b.n == 0) {  // one run: a copy
-    const DeviceRun& only = a.n ? a : b;
+    const SortedRun& only = a.n ? a : b;
     if (only.n == 0) return;
     RXM_CUDA_CHECK(cudaMemcpyAsync(keys_out, only.keys, only.n * key_bytes, cudaMemcpyDefault, device.stream));
     if (value_bytes)

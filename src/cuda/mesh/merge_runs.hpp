@@ -10,25 +10,18 @@
 
 namespace radixmesh::detail {
 
-// One sorted run: keys, values (plan.value_bytes each, or none), and their count.
-struct DeviceRun {
-  const void* keys = nullptr;
-  const void* values = nullptr;
-  std::uint64_t n = 0;
-};
-
 // The most runs one search takes (a warp per run in a block).
 constexpr std::size_t max_device_runs = 32;
 
 // cuts[p * runs.size() + r] = the elements of run r that come before place p of the runs' stable
 // merge by plan's sort key (ties go to the earlier run); on device.device after its stream's
 // earlier work; returns once they are known.
-void device_cuts_of_runs(const CudaResources::PerDevice& device, const SortPlan& plan, std::span<const DeviceRun> runs,
+void device_cuts_of_runs(const CudaResources::PerDevice& device, const SortPlan& plan, std::span<const SortedRun> runs,
                          std::span<const std::uint64_t> places, std::uint64_t* cuts);
 
 // The stable merge of a, then b (ties: a first), into keys_out and values_out, queued on
 // device.stream. The output must not overlap the runs.
-void device_merge_two(const CudaResources::PerDevice& device, const SortPlan& plan, const DeviceRun& a,
-                      const DeviceRun& b, void* keys_out, void* values_out);
+void device_merge_two(const CudaResources::PerDevice& device, const SortPlan& plan, const SortedRun& a,
+                      const SortedRun& b, void* keys_out, void* values_out);
 
 }  // namespace radixmesh::detail
