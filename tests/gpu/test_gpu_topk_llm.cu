@@ -403,10 +403,11 @@ TEST(GpuTopkLlm, RowSmemPath) {
 }
 
 // The row-warp variant (TopkTuning::row_warp = 1): a warp per row, k up to 128 (queues of 32, 64
-// and 128 keys, each at its edges), rows shorter than k, many rows.
+// and 128 keys, each at its edges), rows shorter than k, many rows; 16-bit values in rows of up to
+// 65535 (the last with 32-bit queue keys) and from 65536 (64-bit).
 TEST(GpuTopkLlm, RowWarpPath) {
   RXM_REQUIRE_GPU();
-  const GridShape shapes[] = {{1, 1000}, {3, 32000}, {2, 50257}, {4, 4097}, {300, 2000}, {9, 97}, {17, 128256}};
+  const GridShape shapes[] = {{1, 1000}, {3, 32000}, {2, 50257}, {4, 4097}, {300, 2000}, {9, 97}, {17, 128256}, {2, 65535}, {2, 65536}};
   const std::size_t ks[] = {2, 31, 32, 33, 50, 64, 65, 100, 128};
   check_forced_variant("row-warp", [](rxm::device::TopkTuning& t) { t.row_warp = 1; }, shapes, 32000, 20003, ks);
 }

@@ -43,20 +43,25 @@ constexpr std::uint32_t stream_keep_entries(std::uint32_t k_pad) { return k_pad 
 // The composite key of a W-bit rank and a position below 2^IB: rank in the top W bits, then the
 // complemented position in the next IB (no constant bits between them, so a radix select over
 // the key never spends a pass on them), zeros below. Larger is better, no two values share a
-// key, a later position loses a tie, and no key is 0 (positions stay below 2^IB - 1).
-template <int W> struct StreamKey {
-  static constexpr int rank_shift = 64 - W;
+// key, a later position loses a tie, and no key is 0 (positions stay below 2^IB - 1). Word is
+// 64 bits, or 32 where W + IB fit (the row-warp queue of 16-bit values in rows below 2^16); the
+// 32-bit key shifted to the top of 64 bits is the 64-bit key of the same value (widen).
+template <int W, class Word = unsigned long long> struct StreamKey {
+  static constexpr int bits = 8 * int(sizeof(Word));
+  static_assert(W < bits);
+  static constexpr int rank_shift = bits - W;
   int pos_shift;
-  unsigned long long pos_mask;
+  Word pos_mask;
   __device__ explicit StreamKey(int index_bits)
-      : pos_shift(64 - W - index_bits), pos_mask((1ull << index_bits) - 1) {}
-  template <class U> __device__ unsigned long long make(U rank, std::uint64_t pos) const {
-    return (static_cast<unsigned long long>(rank) << rank_shift) | ((pos_mask - pos) << pos_shift);
+      : pos_shift(bits - W - index_bits), pos_mask(Word((1ull << index_bits) - 1)) {}
+  template <class U> __device__ Word make(U rank, std::uint64_t pos) const {
+    return (static_cast<Word>(rank) << rank_shift) | ((pos_mask - static_cast<Word>(pos)) << pos_shift);
   }
-  __device__ static std::uint64_t rank(unsigned long long key) { return key >> rank_shift; }
-  __device__ std::uint64_t position(unsigned long long key) const { return pos_mask - ((key >> pos_shift) & pos_mask); }
+  __device__ static std::uint64_t rank(Word key) { return key >> rank_shift; }
+  __device__ std::uint64_t position(Word key) const { return pos_mask - ((key >> pos_shift) & pos_mask); }
   // Larger for an earlier position: the unsorted output's order.
-  __device__ unsigned long long by_position(unsigned long long key) const { return (key >> pos_shift) & pos_mask; }
+  __device__ Word by_position(Word key) const { return (key >> pos_shift) & pos_mask; }
+  __device__ static unsigned long long widen(Word key) { return static_cast<unsigned long long>(key) << (64 - bits); }
 };
 
 // topk_rank without a branch per value (topk.hpp's TopkRankTransform), on raw bits.

@@ -51,22 +51,23 @@ namespace {
 
 // All of the SM's memory as shared memory, once per device: four blocks of 43 KiB (their rings
 // and buffers) fit only so. The same value every time, so a launch in flight never sees less.
-template <class T, int L> void prefer_shared(int device) {
+template <class T, int L, class Word> void prefer_shared(int device) {
   constexpr int kMaxDevices = 64;
   static std::atomic<bool> done[kMaxDevices] = {};
   if (device >= 0 && device < kMaxDevices && done[device].load(std::memory_order_acquire)) return;
-  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_warp<T, L>, cudaFuncAttributePreferredSharedMemoryCarveout,
+  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_warp<T, L, Word>, cudaFuncAttributePreferredSharedMemoryCarveout,
                                       int(cudaSharedmemCarveoutMaxShared)));
   if (device >= 0 && device < kMaxDevices) done[device].store(true, std::memory_order_release);
 }
 
-template <class T, int L> void launch_slots(StreamParams<T> p, std::size_t rows, int device, cudaStream_t stream) {
-  prefer_shared<T, L>(device);
+template <class T, int L, class Word>
+void launch_slots(StreamParams<T> p, std::size_t rows, int device, cudaStream_t stream) {
+  prefer_shared<T, L, Word>(device);
   const std::size_t blocks = (rows + kWarpRowWarps - 1) / kWarpRowWarps;
   for (std::size_t b0 = 0; b0 < blocks; b0 += kMaxGridBlocks) {
     p.row0 = b0 * kWarpRowWarps;
     const unsigned chunk = unsigned(std::min(kMaxGridBlocks, blocks - b0));
-    row_warp<T, L><<<chunk, kWarpRowThreads, 0, stream>>>(p, rows);
+    row_warp<T, L, Word><<<chunk, kWarpRowThreads, 0, stream>>>(p, rows);
     RXM_CUDA_CHECK(cudaGetLastError());
   }
 }
@@ -75,10 +76,20 @@ template <class T, int L> void launch_slots(StreamParams<T> p, std::size_t rows,
 void launch_row_warp(const RowWarpPlan& g, const device::TopkProblem& pr, cudaStream_t stream) {
   with_stream_params(pr, [&]<class T>(StreamParams<T> p, int device) {
     p.index_bits = g.index_bits;
-    switch (g.slots) {
-      case 1: launch_slots<T, 1>(p, pr.rows, device, stream); break;
-      case 2: launch_slots<T, 2>(p, pr.rows, device, stream); break;
-      default: launch_slots<T, 4>(p, pr.rows, device, stream); break;
+    auto launch = [&]<class Word>(Word) {
+      switch (g.slots) {
+        case 1: launch_slots<T, 1, Word>(p, pr.rows, device, stream); break;
+        case 2: launch_slots<T, 2, Word>(p, pr.rows, device, stream); break;
+        default: launch_slots<T, 4, Word>(p, pr.rows, device, stream); break;
+      }
+    };
+    // 32-bit queue keys where a 16-bit rank and the position fit (rows below 2^16): half the
+    // shuffles and compares of every merge.
+    if constexpr (sizeof(key_bits_t<T>) == 2) {
+      if (16 + g.index_bits <= 32) launch(0u);
+      else launch(0ull);
+    } else {
+      launch(0ull);
     }
     if (pr.debug_checks) RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
   });

@@ -5,7 +5,8 @@
 // A warp streams its row in steps of kWarpVectors 16-byte vectors a lane, through a ring of
 // kWarpStages steps in shared memory filled by cp.async (no registers held by loads in flight:
 // the next two steps land while one is filtered), and keeps the 32 L best keys so far
-// (StreamKey: rank, then complemented position; larger is better, no two equal) in registers,
+// (StreamKey: rank, then complemented position; larger is better, no two equal; 32-bit words for
+// 16-bit values in rows below 2^16, halving every shuffle and compare of the merges) in registers,
 // sorted descending over the whole warp: the queue, element i * 32 + lane in lane `lane`'s slot i.
 // A value is a candidate iff its key beats the threshold: the queue's k-th, or the seed taken
 // from the first step until the queue holds k keys (every key is above 0). A vector's values are
@@ -39,17 +40,17 @@ constexpr int kWarpRowBlocksPerSm = 4;                  // 32 warps an SM: 4224 
 constexpr int kWarpBufferKeys = 32 + 32 * 8;            // < 32 left over, and one vector's worth of every lane
 
 // The warp's queue of 32 L keys (see above). Every lane of the warp calls every member.
-template <int L> struct WarpQueue {
+template <int L, class Word> struct WarpQueue {
   static_assert(L == 1 || L == 2 || L == 4);
-  unsigned long long q[L] = {};
+  Word q[L] = {};
 
   // The queue sorted again after slot L - 1 took the better of itself and the ascending
   // candidates: a bitonic merge, descending. Strides of 32 and more pair slots of one lane.
   __device__ void merge_bitonic() {
     const unsigned lane = threadIdx.x & 31;
     // Slot strides spelled out (L <= 4): a loop over them leaves the queue in local memory.
-    auto exchange = [&](unsigned long long& a, unsigned long long& b) {
-      const unsigned long long x = a, y = b;
+    auto exchange = [&](Word& a, Word& b) {
+      const Word x = a, y = b;
       a = x > y ? x : y, b = x > y ? y : x;
     };
     if constexpr (L == 4) exchange(q[0], q[2]), exchange(q[1], q[3]), exchange(q[0], q[1]), exchange(q[2], q[3]);
@@ -58,20 +59,20 @@ template <int L> struct WarpQueue {
     for (int s = 16; s > 0; s /= 2)
 #pragma unroll
       for (int i = 0; i < L; ++i) {
-        const unsigned long long y = __shfl_xor_sync(0xffffffffu, q[i], s);
+        const Word y = __shfl_xor_sync(0xffffffffu, q[i], s);
         const bool lower = (lane & s) == 0;  // keeps the larger
         q[i] = lower ? (y > q[i] ? y : q[i]) : (y < q[i] ? y : q[i]);
       }
   }
 
   // 32 keys, one a lane, sorted ascending over the lanes (bitonic, by shuffles).
-  __device__ static unsigned long long sort_ascending(unsigned long long x) {
+  __device__ static Word sort_ascending(Word x) {
     const unsigned lane = threadIdx.x & 31;
 #pragma unroll
     for (int size = 2; size <= 32; size *= 2)
 #pragma unroll
       for (int s = size / 2; s > 0; s /= 2) {
-        const unsigned long long y = __shfl_xor_sync(0xffffffffu, x, s);
+        const Word y = __shfl_xor_sync(0xffffffffu, x, s);
         const bool lower = (lane & s) == 0, ascending = (lane & size) == 0;
         x = lower == ascending ? (y < x ? y : x) : (y > x ? y : x);
       }
@@ -79,16 +80,16 @@ template <int L> struct WarpQueue {
   }
 
   // Merges 32 candidates, one a lane (0: none).
-  __device__ void merge(unsigned long long x) {
+  __device__ void merge(Word x) {
     x = sort_ascending(x);
     q[L - 1] = x > q[L - 1] ? x : q[L - 1];
     merge_bitonic();
   }
 
   // Element j of the queue, on every lane.
-  __device__ unsigned long long at(unsigned j) const {
+  __device__ Word at(unsigned j) const {
     const unsigned slot = j / 32;
-    unsigned long long v = q[0];
+    Word v = q[0];
     if constexpr (L >= 2) v = slot == 1 ? q[1] : v;
     if constexpr (L == 4) v = slot == 2 ? q[2] : slot == 3 ? q[3] : v;
     return __shfl_sync(0xffffffffu, v, int(j % 32));
@@ -105,22 +106,24 @@ template <class U> __device__ __forceinline__ U vector_value(const uint4& v, uns
 }
 
 // One warp per row of the launch chunk: the row's k best, written (best first, or by position).
-template <class T, int L>
+// Word: the queue's keys (unsigned long long, or unsigned where the rank and position fit).
+template <class T, int L, class Word>
 __global__ void __launch_bounds__(kWarpRowThreads, kWarpRowBlocksPerSm) row_warp(StreamParams<T> p, std::size_t rows) {
   using U = key_bits_t<T>;
   constexpr int E = 16 / int(sizeof(U));  // values per vector
   constexpr int W = 8 * int(sizeof(U));
-  __shared__ unsigned long long buffers[kWarpRowWarps][kWarpBufferKeys];
+  __shared__ Word buffers[kWarpRowWarps][kWarpBufferKeys];
   __shared__ unsigned counts[kWarpRowWarps];
   __shared__ uint4 rings[kWarpRowWarps][kWarpStages][kWarpVectors][32];
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const std::size_t r = p.row0 + std::size_t(blockIdx.x) * kWarpRowWarps + warp;
   if (r >= rows) return;
-  unsigned long long* buffer = buffers[warp];
+  Word* buffer = buffers[warp];
   const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
   const U* row = p.values + begin;
   const StreamRank<T> rank(p.options);
-  const StreamKey<W> key(p.index_bits);
+  using Key = StreamKey<W, Word>;
+  const Key key(p.index_bits);
   const bool largest = p.options.largest;
 
   // Unaligned head and tail values (fewer than 2 E), then the aligned vectors.
@@ -130,8 +133,8 @@ __global__ void __launch_bounds__(kWarpRowThreads, kWarpRowBlocksPerSm) row_warp
   const std::uint64_t tail_first = head + std::uint64_t(vectors) * E;
   const unsigned loose = unsigned(head + length - tail_first);
 
-  WarpQueue<L> queue;
-  unsigned long long threshold = 0;  // a key is a candidate iff it is greater: the queue's k-th
+  WarpQueue<L, Word> queue;
+  Word threshold = 0;  // a key is a candidate iff it is greater: the queue's k-th
   U min_rank = 0, bound = rank.raw_of(0);
   // A lane appends its candidates on its own (one shared atomic each: rare once the threshold
   // nears the k-th); the warp merges whenever 32 or more wait.
@@ -141,7 +144,7 @@ __global__ void __launch_bounds__(kWarpRowThreads, kWarpRowBlocksPerSm) row_warp
   auto offer = [&](U raw, std::uint64_t pos) {
     const U rk = rank(raw);
     if (rk < min_rank) return;
-    const unsigned long long k = key.make(rk, pos);
+    const Word k = key.make(rk, pos);
     if (k > threshold) buffer[atomicAdd(&count, 1u)] = k;
   };
   auto drain = [&](bool all) {
@@ -150,13 +153,13 @@ __global__ void __launch_bounds__(kWarpRowThreads, kWarpRowBlocksPerSm) row_warp
     if (n < 32 && !(all && n > 0)) return;
     while (n >= 32 || (all && n > 0)) {
       const unsigned from = n >= 32 ? n - 32 : 0;
-      const unsigned long long x = from + lane < n ? buffer[from + lane] : 0ull;
+      const Word x = from + lane < n ? buffer[from + lane] : Word(0);
       queue.merge(x);
       n = from;
     }
-    const unsigned long long kth = queue.at(p.k - 1);
+    const Word kth = queue.at(p.k - 1);
     threshold = kth > threshold ? kth : threshold;  // the seed may be higher until k keys came
-    min_rank = U(threshold >> StreamKey<W>::rank_shift);
+    min_rank = U(threshold >> Key::rank_shift);
     bound = rank.raw_of(min_rank);
     __syncwarp();
     if (lane == 0) count = n;
@@ -193,7 +196,7 @@ __global__ void __launch_bounds__(kWarpRowThreads, kWarpRowBlocksPerSm) row_warp
   // at least it. The first step's values come again through the filter.
   if (steps) {
     copy::copy_async_wait<kWarpStages - 2>();  // step 0's group
-    unsigned long long best[L] = {};           // this lane's L best, descending
+    Word best[L] = {};                         // this lane's L best, descending
 #pragma unroll
     for (int j = 0; j < kWarpVectors; ++j) {
       const unsigned vi = unsigned(j) * 32 + lane;
@@ -201,22 +204,22 @@ __global__ void __launch_bounds__(kWarpRowThreads, kWarpRowBlocksPerSm) row_warp
       const uint4 v = ring[0][j][lane];
 #pragma unroll
       for (int e = 0; e < E; ++e) {
-        unsigned long long x = key.make(rank(vector_value<U>(v, unsigned(e))), head + std::uint64_t(vi) * E + e);
+        Word x = key.make(rank(vector_value<U>(v, unsigned(e))), head + std::uint64_t(vi) * E + e);
 #pragma unroll
         for (int i = 0; i < L; ++i) {
-          const unsigned long long b = best[i];
+          const Word b = best[i];
           best[i] = x > b ? x : b, x = x > b ? b : x;
         }
       }
     }
     const unsigned m = (p.k + 31) / 32, c = (p.k + m - 1) / m;
-    unsigned long long mth = best[0];
+    Word mth = best[0];
     if constexpr (L >= 2) mth = m == 2 ? best[1] : mth;
     if constexpr (L == 4) mth = m == 3 ? best[2] : m == 4 ? best[3] : mth;
-    const unsigned long long seed = __shfl_sync(0xffffffffu, WarpQueue<L>::sort_ascending(mth), int(32 - c));
+    const Word seed = __shfl_sync(0xffffffffu, WarpQueue<L, Word>::sort_ascending(mth), int(32 - c));
     if (seed > threshold + 1) {
       threshold = seed - 1;
-      min_rank = U(threshold >> StreamKey<W>::rank_shift);
+      min_rank = U(threshold >> Key::rank_shift);
       bound = rank.raw_of(min_rank);
     }
   }
@@ -249,7 +252,7 @@ __global__ void __launch_bounds__(kWarpRowThreads, kWarpRowBlocksPerSm) row_warp
 #pragma unroll
     for (int i = 0; i < L; ++i) {
       const unsigned place = unsigned(i) * 32 + lane;
-      if (place < p.k) write_place(p, r, begin, place, queue.q[i]);
+      if (place < p.k) write_place(p, r, begin, place, Key::widen(queue.q[i]));
     }
     return;
   }
@@ -257,20 +260,20 @@ __global__ void __launch_bounds__(kWarpRowThreads, kWarpRowBlocksPerSm) row_warp
 #pragma unroll
   for (int i = 0; i < L; ++i) {
     const unsigned place = unsigned(i) * 32 + lane;
-    buffer[place] = place < p.k ? queue.q[i] : 0ull;  // 0: none, last
+    buffer[place] = place < p.k ? queue.q[i] : Word(0);  // 0: none, last
   }
   __syncwarp();
   for (unsigned block = 2; block <= size; block *= 2)
     for (unsigned stride = block / 2; stride > 0; stride /= 2) {
       for (unsigned t = lane; t < size / 2; t += 32) {
         const unsigned a = 2 * t - (t & (stride - 1)), b = a + stride;
-        const unsigned long long x = buffer[a], y = buffer[b];
+        const Word x = buffer[a], y = buffer[b];
         const std::uint64_t ox = key.by_position(x), oy = key.by_position(y);  // larger: earlier
         if ((a & block) == 0 ? ox < oy : ox > oy) buffer[a] = y, buffer[b] = x;  // descending blocks first
       }
       __syncwarp();
     }
-  for (unsigned place = lane; place < p.k; place += 32) write_place(p, r, begin, place, buffer[place]);
+  for (unsigned place = lane; place < p.k; place += 32) write_place(p, r, begin, place, Key::widen(buffer[place]));
 }
 
 }  // namespace radixmesh::detail::topk_gpu
