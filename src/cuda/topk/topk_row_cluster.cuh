@@ -4,9 +4,13 @@
 // keys (rank, complemented position; StreamKey) on those copies, 8 bits a pass, the blocks' digit
 // histograms summed through distributed shared memory, every block taking the same decision from
 // the same sums. The select stops at the first digit whose bucket holds exactly the places left
-// (real logits: two or three passes). Each block sorts its winners; every block then holds every
-// block's sorted run and writes its own keys at their merge ranks. Design and measurements:
-// docs/design/topk.md.
+// (real logits: two or three passes). Slices of at least kClusterBoundSlice values first take a
+// lower bound on the winners (each warp's m-th best of its threads' best keys, the least over the
+// cluster: at least k keys reach it), and each block lists the keys that reach it once: the passes
+// and the winners' listing then read that short list instead of the slice (a block whose list
+// overflows reads its slice, filtered by the bound). Each block sorts its winners; every block
+// then holds every block's sorted run and writes its own keys at their merge ranks. Design and
+// measurements: docs/design/topk.md.
 //
 // The kernel is bound by its barriers (a pass is a few hundred cycles of work), so every exchange
 // between blocks is a remote store before a cluster barrier, never a remote load after one, and a
@@ -27,10 +31,16 @@ constexpr unsigned kMaxClusterBlocks = 16;  // non-portable above 8 (Hopper allo
 // Dynamic shared memory ahead of a block's lists and slice: every block's counts of a pass, by
 // pass parity (ClusterInbox).
 constexpr std::size_t kClusterInboxBytes = 2 * kMaxClusterBlocks * kClusterBins * sizeof(unsigned);
+// Slices from this many values take the bound and the list of keys reaching it (4 values a
+// thread; below, a pass over the slice costs little more than one over the list).
+constexpr std::uint64_t kClusterBoundSlice = 4 * kClusterThreads;
+constexpr unsigned kClusterCandidates = 2048;  // keys a block's list holds
 // A block's dynamic shared memory (row_cluster lays it out): the inbox, its run and every block's
-// runs (`list` keys each), then its slice of `slice` values with room for a 16-byte alignment.
+// runs (`list` keys each), its list of keys reaching the bound, then its slice of `slice` values
+// with room for a 16-byte alignment.
 constexpr std::size_t cluster_shared_bytes(unsigned list, std::uint64_t slice, std::size_t value_bytes) {
-  return kClusterInboxBytes + 2 * std::size_t(list) * sizeof(unsigned long long) + (slice + 16) * value_bytes;
+  return kClusterInboxBytes + (2 * std::size_t(list) + kClusterCandidates) * sizeof(unsigned long long) +
+         (slice + 16) * value_bytes;
 }
 
 // A block's slice of the row in shared memory: slot s holds the row's value at position
@@ -65,6 +75,11 @@ struct ClusterShared {
   unsigned warp_sum[kClusterBins / 32];                // the digit scan's warp totals
   unsigned digit, above, bucket;                       // the pass's decision
   unsigned listed;                                     // the block's winners (its run)
+  unsigned long long bound;                            // the least of its full warps' m-th best keys
+  unsigned full_warps;                                 // its warps with m keys at or above their m-th
+  unsigned long long bound_of[kMaxClusterBlocks];      // every block's bound and full warps, pushed by each
+  unsigned full_of[kMaxClusterBlocks];
+  unsigned candidates;                                 // keys of the slice reaching the cluster's bound
   unsigned run_count[kMaxClusterBlocks];               // every block's, pushed by each
   unsigned run_start[kMaxClusterBlocks + 1];           // their places among all the winners
   StreamShared stream;                                 // the run's sort
@@ -83,6 +98,7 @@ template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluste
   auto* inbox = reinterpret_cast<unsigned(*)[kMaxClusterBlocks][kClusterBins]>(cluster_bytes);  // [parity][block][bin]
   unsigned long long* run = reinterpret_cast<unsigned long long*>(cluster_bytes + kClusterInboxBytes);
   unsigned long long* all = run + p.capacity;  // every block's run, in block order
+  unsigned long long* candidates = all + p.capacity;  // the slice's keys reaching the bound
   const unsigned me = cluster.block_rank(), blocks = cluster.num_blocks();
   const unsigned t = threadIdx.x, lane = t & 31, warp = t >> 5;
   // A block's shared memory may be written by the others only once it runs: this arrival is
@@ -90,11 +106,11 @@ template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluste
   cluster.barrier_arrive();
   const std::size_t r = p.row0 + blockIdx.y;
   const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
-  ClusterSlice<T> slice{reinterpret_cast<U*>(all + p.capacity), 0, 0, 0};
+  ClusterSlice<T> slice{reinterpret_cast<U*>(candidates + kClusterCandidates), 0, 0, 0};
   slice.first = std::min<std::uint64_t>(length, me * p.segment_length);
   slice.last = std::min<std::uint64_t>(length, slice.first + p.segment_length);
   slice.load(p.values + begin);
-  if (t == 0) sh.listed = 0;
+  if (t == 0) sh.listed = 0, sh.bound = ~0ull, sh.full_warps = 0, sh.candidates = 0;
   for (unsigned b = t; b < kClusterHistCopies * kClusterBins; b += blockDim.x) sh.hist[0][0][b] = 0;
   const StreamKey<W> key(p.index_bits);
   const StreamRank<T> rank(p.options);
@@ -104,10 +120,75 @@ template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluste
     return key.make(rank(slice.slots[pos - slice.origin]), pos);
   };
   __syncthreads();
+  const unsigned wanted = unsigned(std::min<std::uint64_t>(p.k, length));
+  bool waited = false;  // for the cluster's arrivals (before the first remote store)
+
+  // The bound: every winner's key is at least `bound`. A warp's m-th best of its threads' best
+  // keys has m distinct keys at or above it; with m = ceil(wanted / every warp of the cluster),
+  // the least over the warps that have m keys (full) has at least wanted keys at or above it
+  // when full warps x m >= wanted (else no bound: 0). The slice's keys reaching it are listed.
+  unsigned long long bound = 0;
+  bool in_list = false;
+  unsigned listed_keys = 0;
+  if (wanted > 0 && p.segment_length >= kClusterBoundSlice) {
+    U best_rank = 0;
+    std::uint64_t best_at = ~0ull;  // a thread's positions ascend: a strictly higher rank replaces
+    for (std::uint64_t i = t; i < mine; i += blockDim.x) {
+      const U rk = rank(slice.slots[slice.first + i - slice.origin]);
+      if (best_at == ~0ull || rk > best_rank) best_rank = rk, best_at = i;
+    }
+    unsigned long long x = best_at == ~0ull ? 0ull : key_at(best_at), mth = 0;
+    const unsigned m = (wanted + blocks * kClusterWarps - 1) / (blocks * kClusterWarps);  // <= 32
+    for (unsigned j = 0; j < m; ++j) {
+      unsigned long long top = x;
+      for (int d = 16; d > 0; d /= 2) {
+        const unsigned long long other = __shfl_xor_sync(0xffffffffu, top, d);
+        top = other > top ? other : top;
+      }
+      mth = top;
+      if (x == top) x = 0;  // keys are distinct: one lane gives its key up
+    }
+    if (lane == 0 && mth) atomicMin(&sh.bound, mth), atomicAdd(&sh.full_warps, 1u);
+    __syncthreads();
+    cluster.barrier_wait();  // every block of the cluster runs
+    waited = true;
+    if (t < blocks) {
+      cluster.map_shared_rank(sh.bound_of, t)[me] = sh.bound;
+      cluster.map_shared_rank(sh.full_of, t)[me] = sh.full_warps;
+    }
+    cluster.sync();
+    unsigned long long least = ~0ull;
+    unsigned full = 0;
+    for (unsigned c = 0; c < blocks; ++c)
+      if (sh.full_of[c]) least = sh.bound_of[c] < least ? sh.bound_of[c] : least, full += sh.full_of[c];
+    bound = std::uint64_t(full) * m >= wanted ? least : 0ull;
+    if (bound) {
+      for (std::uint64_t base = 0; base < mine; base += blockDim.x) {  // whole-warp rounds
+        const std::uint64_t i = base + t;
+        unsigned long long k = 0;
+        const bool reaches = i < mine && (k = key_at(i)) >= bound;
+        const unsigned ballot = __ballot_sync(0xffffffffu, reaches);
+        if (!ballot) continue;
+        unsigned at = 0;
+        if (lane == 0) at = atomicAdd(&sh.candidates, unsigned(__popc(ballot)));
+        at = __shfl_sync(0xffffffffu, at, 0) + unsigned(__popc(ballot & ((1u << lane) - 1)));
+        if (reaches && at < kClusterCandidates) candidates[at] = k;
+      }
+      __syncthreads();
+      listed_keys = sh.candidates;
+      in_list = listed_keys <= kClusterCandidates;
+    }
+  }
+  // The keys the select counts and lists: the list, or the slice's keys reaching the bound.
+  const std::uint64_t keys = in_list ? listed_keys : mine;
+  auto counted_key = [&](std::uint64_t i) {  // i < keys; 0: not counted
+    if (in_list) return candidates[i];
+    const unsigned long long k = key_at(i);
+    return k >= bound ? k : 0ull;
+  };
 
   // The select: bits [high, 64) of the winners' keys are resolved to `prefix`; `need` places are
   // left among the keys that share it. Every block runs the same passes (the same sums decide).
-  const unsigned wanted = unsigned(std::min<std::uint64_t>(p.k, length));
   const int low = 64 - W - p.index_bits;  // the keys' lowest bit in use
   int high = 64;
   unsigned long long prefix = 0;
@@ -116,12 +197,12 @@ template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluste
     const int shift = high - kClusterDigitBits > low ? high - kClusterDigitBits : low, width = high - shift;
     const unsigned parity = unsigned(pass) & 1;
     unsigned* counts = sh.hist[parity][warp % kClusterHistCopies];
-    for (std::uint64_t i = t; i < mine; i += blockDim.x) {
-      const unsigned long long k = key_at(i);
-      if (high == 64 || (k >> high) == prefix) atomicAdd(&counts[unsigned(k >> shift) & ((1u << width) - 1)], 1u);
+    for (std::uint64_t i = t; i < keys; i += blockDim.x) {
+      const unsigned long long k = counted_key(i);
+      if (k && (high == 64 || (k >> high) == prefix)) atomicAdd(&counts[unsigned(k >> shift) & ((1u << width) - 1)], 1u);
     }
     __syncthreads();
-    if (pass == 0) cluster.barrier_wait();  // every block of the cluster runs
+    if (!waited) cluster.barrier_wait(), waited = true;  // every block of the cluster runs
     // The block's counts into every block's inbox; the other parity's copies zeroed for the next
     // pass (last read before the barrier above).
     if (t < kClusterBins) {
@@ -167,15 +248,15 @@ template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluste
   // own run at its merge rank (binary searches of the other runs, 16 lanes a key). By position,
   // the runs in block order are the output already: the slices ascend.
   if (wanted == 0) {
-    cluster.barrier_wait();  // no pass waited for the arrivals
+    if (!waited) cluster.barrier_wait();  // no pass waited for the arrivals
     if (me == 0)
       for (unsigned q = t; q < p.k; q += blockDim.x) write_place(p, r, begin, q, 0ull);
     return;
   }
-  for (std::uint64_t base = 0; base < mine; base += blockDim.x) {  // whole-warp rounds
+  for (std::uint64_t base = 0; base < keys; base += blockDim.x) {  // whole-warp rounds
     const std::uint64_t i = base + t;
     unsigned long long k = 0;
-    const bool wins = i < mine && ((k = key_at(i)) >> high) >= prefix;
+    const bool wins = i < keys && (k = counted_key(i)) && (k >> high) >= prefix;
     const unsigned ballot = __ballot_sync(0xffffffffu, wins);
     if (!ballot) continue;
     unsigned at = 0;
