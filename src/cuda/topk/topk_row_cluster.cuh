@@ -53,7 +53,9 @@ template <class T> struct ClusterSlice {
   U* slots;
   std::uint64_t first, last, origin;  // positions within the row
 
-  __device__ void load(const U* row) {
+  // Copies the slice; seen(vector, position of its first value) for every aligned vector this
+  // thread copied, in ascending position.
+  template <class Seen> __device__ void load(const U* row, Seen&& seen) {
     const auto address = reinterpret_cast<std::uintptr_t>(row + first);
     origin = first - (address % 16) / sizeof(U);
     std::uint64_t head = ((16 - address % 16) % 16) / sizeof(U);
@@ -63,7 +65,11 @@ template <class T> struct ClusterSlice {
     const uint4* from = reinterpret_cast<const uint4*>(row + aligned);
     uint4* to = reinterpret_cast<uint4*>(slots + (aligned - origin));
 #pragma unroll 4
-    for (std::uint64_t v = threadIdx.x; v < vectors; v += blockDim.x) to[v] = __ldcs(from + v);
+    for (std::uint64_t v = threadIdx.x; v < vectors; v += blockDim.x) {
+      const uint4 x = __ldcs(from + v);
+      to[v] = x;
+      seen(x, aligned + v * E);
+    }
     for (std::uint64_t i = tail + threadIdx.x; i < last; i += blockDim.x) slots[i - origin] = row[i];
   }
 };
@@ -109,18 +115,32 @@ template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluste
   ClusterSlice<T> slice{reinterpret_cast<U*>(candidates + kClusterCandidates), 0, 0, 0};
   slice.first = std::min<std::uint64_t>(length, me * p.segment_length);
   slice.last = std::min<std::uint64_t>(length, slice.first + p.segment_length);
-  slice.load(p.values + begin);
-  if (t == 0) sh.listed = 0, sh.bound = ~0ull, sh.full_warps = 0, sh.candidates = 0;
-  for (unsigned b = t; b < kClusterHistCopies * kClusterBins; b += blockDim.x) sh.hist[0][0][b] = 0;
   const StreamKey<W> key(p.index_bits);
   const StreamRank<T> rank(p.options);
+  const unsigned wanted = unsigned(std::min<std::uint64_t>(p.k, length));
+  // Slices this long take the bound (below); its first step, each thread's best key among the
+  // aligned values it copies, runs as they arrive (the head and tail values need not count).
+  const bool bounded = wanted > 0 && p.segment_length >= kClusterBoundSlice;
+  U best_rank = 0;
+  std::uint64_t best_at = ~0ull;  // a position; a thread's ascend, so a strictly higher rank replaces
+  slice.load(p.values + begin, [&](const uint4& v, std::uint64_t at) {
+    if (!bounded) return;
+    U lanes[ClusterSlice<T>::E];
+    memcpy(lanes, &v, 16);
+#pragma unroll
+    for (int e = 0; e < ClusterSlice<T>::E; ++e) {
+      const U rk = rank(lanes[e]);
+      if (best_at == ~0ull || rk > best_rank) best_rank = rk, best_at = at + unsigned(e);
+    }
+  });
+  if (t == 0) sh.listed = 0, sh.bound = ~0ull, sh.full_warps = 0, sh.candidates = 0;
+  for (unsigned b = t; b < kClusterHistCopies * kClusterBins; b += blockDim.x) sh.hist[0][0][b] = 0;
   const std::uint64_t mine = slice.last - slice.first;
   auto key_at = [&](std::uint64_t i) {  // i < mine
     const std::uint64_t pos = slice.first + i;
     return key.make(rank(slice.slots[pos - slice.origin]), pos);
   };
   __syncthreads();
-  const unsigned wanted = unsigned(std::min<std::uint64_t>(p.k, length));
   bool waited = false;  // for the cluster's arrivals (before the first remote store)
 
   // The bound: every winner's key is at least `bound`. A warp's m-th best of its threads' best
@@ -130,14 +150,8 @@ template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluste
   unsigned long long bound = 0;
   bool in_list = false;
   unsigned listed_keys = 0;
-  if (wanted > 0 && p.segment_length >= kClusterBoundSlice) {
-    U best_rank = 0;
-    std::uint64_t best_at = ~0ull;  // a thread's positions ascend: a strictly higher rank replaces
-    for (std::uint64_t i = t; i < mine; i += blockDim.x) {
-      const U rk = rank(slice.slots[slice.first + i - slice.origin]);
-      if (best_at == ~0ull || rk > best_rank) best_rank = rk, best_at = i;
-    }
-    unsigned long long x = best_at == ~0ull ? 0ull : key_at(best_at), mth = 0;
+  if (bounded) {
+    unsigned long long x = best_at == ~0ull ? 0ull : key.make(best_rank, best_at), mth = 0;
     const unsigned m = (wanted + blocks * kClusterWarps - 1) / (blocks * kClusterWarps);  // <= 32
     for (unsigned j = 0; j < m; ++j) {
       unsigned long long top = x;
