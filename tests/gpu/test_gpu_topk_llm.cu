@@ -394,6 +394,23 @@ TEST(GpuTopkLlm, RowClusterPath) {
   check_forced_variant("row-cluster", [](rxm::device::TopkTuning& t) { t.row_cluster = 1; }, shapes, 32000, 200003);
 }
 
+// More than 16 rows with 128 < k <= 256 take one wave of clusters however long their slices (64 x
+// 128256: 2 blocks of 64128 values); k = 1024 keeps the row-stream blocks there.
+TEST(GpuTopkLlm, RowClusterAutomaticOnLongSlices) {
+  RXM_REQUIRE_GPU();
+  EXPECT_EQ(path_of(rxm::KeyType::bf16, 64, 128256, 256), "row-cluster");
+  EXPECT_EQ(path_of(rxm::KeyType::f32, 32, 128256, 256), "row-cluster");
+  EXPECT_EQ(path_of(rxm::KeyType::bf16, 32, 128256, 1024), "row-stream");
+  const std::size_t rows = 64, vocab = 128256, k = 256;
+  const auto v = rxm::testing::make_topk_input<rxm::bfloat16_t>(rxm::testing::topk_inputs(test_seed())[3], rows * vocab);
+  for (const auto& o : llm_options) {
+    SCOPED_TRACE(describe("bf16 automatic rows=64", vocab, k, o));
+    const auto r = rxm::Rows::uniform(rows, vocab);
+    expect_equal(rxm::topk_batched(gpu(), std::span<const rxm::bfloat16_t>(v), r, k, o),
+                 rxm::topk_batched(cpu(), std::span<const rxm::bfloat16_t>(v), r, k, o));
+  }
+}
+
 // The row-smem variant (TopkTuning::row_smem = 1) on rows that fit a block's shared memory: 32-bit
 // rows of up to 50257 values, many rows, rows shorter than k.
 TEST(GpuTopkLlm, RowSmemPath) {

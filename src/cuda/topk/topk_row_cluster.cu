@@ -35,6 +35,17 @@ constexpr std::uint64_t kClusterSliceTarget = 2048;
 constexpr std::size_t kClusterMaxRows = 16;
 constexpr std::uint64_t kClusterFewRowsBlocks = 64, kClusterManyRowsBlocks = 128;
 constexpr std::uint64_t kClusterMaxHalvedSlice = 32768;
+// More than kClusterMaxRows rows with k up to this many take slices of any length that fits the
+// shared memory, halved down to one wave, and that one wave automatically (below): with the bound
+// a pass reads the short list of keys that reach it, not the slice, and ~k / blocks winners a
+// block sort quickly. k = 1024 keeps the caps: its 256 winners a block lost to the row-stream
+// blocks. One H100, call GE (`bench_topk_llm --rows 1,8,32,64 --vocab 32000,128256,256000 --k
+// 256,1024 --dtype bf16,f32`, the rule without the caps against the rule with them, us): k = 256
+// 64 x 128256 bf16 75-81 -> 43 (2-block clusters), 32 x 128256 bf16 65 -> 55 and f32 65 -> 55 (4
+// blocks), 32 x 256000 bf16 86 -> 76 (4); k = 1024 32 x 128256 bf16 59 -> 75, f32 70 -> 75, 32 x
+// 256000 bf16 74 -> 98.
+constexpr std::uint32_t kClusterLongSlicesMaxK = 256;
+bool long_slices(const device::TopkProblem& pr) { return pr.rows > kClusterMaxRows && pr.k <= kClusterLongSlicesMaxK; }
 
 // The most a block takes: the largest lists and a slice of the longest automatic row of 32-bit
 // keys over 8 blocks (about 176 KiB, besides the kernel's static 18 KiB).
@@ -112,7 +123,7 @@ RowClusterPlan plan_cluster(const device::TopkProblem& pr, int device) {
   if (pr.tuning.row_stream_segment <= 0)
     while (blocks > 1 && pr.rows * blocks > most) {
       shape(blocks / 2);
-      if (g.slice > kClusterMaxHalvedSlice || g.shared_bytes > kMaxClusterShared) break;
+      if ((g.slice > kClusterMaxHalvedSlice && !long_slices(pr)) || g.shared_bytes > kMaxClusterShared) break;
       blocks /= 2;
     }
   shape(blocks);
@@ -125,7 +136,7 @@ RowClusterPlan plan_cluster(const device::TopkProblem& pr, int device) {
 
 // Where k > 128 takes the clusters automatically: up to 16 rows; beyond, only in one wave of one
 // block per SM (rows x blocks <= kClusterManyRowsBlocks) of slices up to kClusterMaxAutoSlice
-// values. Call AV (H200, bench_topk_llm --rows 16,32,64,128 --vocab 32000,128256 --k 256,1024
+// values, or of any slice where k <= kClusterLongSlicesMaxK (above). Call AV (H200, bench_topk_llm --rows 16,32,64,128 --vocab 32000,128256 --k 256,1024
 // --row-cluster 0|1 --segment-min 2048,...,32768), k = 1024, bf16, row-stream against the best
 // cluster (blocks):
 // 16 x 32000 56 / 28 us (4); 32 x 32000 56 / 45 (4); 64 x 32000 58 / 48 (2); 128 x 32000 61 / 62
@@ -139,7 +150,8 @@ std::optional<RowClusterPlan> row_cluster_plan(const device::TopkProblem& pr, in
   const RowClusterPlan g = plan_cluster(pr, device);
   if (!prepared(pr, device)) return std::nullopt;
   if (active_clusters(pr, device, g.blocks, g.shared_bytes) == 0) return std::nullopt;
-  const bool one_wave = pr.rows * g.blocks <= kClusterManyRowsBlocks && g.slice <= kClusterMaxAutoSlice;
+  const bool one_wave =
+      pr.rows * g.blocks <= kClusterManyRowsBlocks && (g.slice <= kClusterMaxAutoSlice || long_slices(pr));
   if (choice == 1 || (pr.k > 128 && (pr.rows <= kClusterMaxRows || one_wave))) return g;
   return std::nullopt;
 }
