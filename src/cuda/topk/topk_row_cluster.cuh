@@ -151,17 +151,8 @@ template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluste
   bool in_list = false;
   unsigned listed_keys = 0;
   if (bounded) {
-    unsigned long long x = best_at == ~0ull ? 0ull : key.make(best_rank, best_at), mth = 0;
     const unsigned m = (wanted + blocks * kClusterWarps - 1) / (blocks * kClusterWarps);  // <= 32
-    for (unsigned j = 0; j < m; ++j) {
-      unsigned long long top = x;
-      for (int d = 16; d > 0; d /= 2) {
-        const unsigned long long other = __shfl_xor_sync(0xffffffffu, top, d);
-        top = other > top ? other : top;
-      }
-      mth = top;
-      if (x == top) x = 0;  // keys are distinct: one lane gives its key up
-    }
+    const unsigned long long mth = warp_mth_best(best_at == ~0ull ? 0ull : key.make(best_rank, best_at), m);
     if (lane == 0 && mth) atomicMin(&sh.bound, mth), atomicAdd(&sh.full_warps, 1u);
     __syncthreads();
     cluster.barrier_wait();  // every block of the cluster runs

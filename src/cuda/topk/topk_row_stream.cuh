@@ -478,6 +478,22 @@ template <int Width> struct KeyTiles {
   __device__ unsigned long long key_of(const Best& b) const { return b.key; }
 };
 
+// The m-th largest of the warp's keys, one a lane (distinct, or 0 for none): m lanes hold a key at
+// or above it. 0 where fewer than m lanes hold a key. Every lane calls it and gets the same answer.
+__device__ inline unsigned long long warp_mth_best(unsigned long long key, unsigned m) {
+  unsigned long long mth = 0;
+  for (unsigned i = 0; i < m; ++i) {
+    unsigned long long top = key;
+    for (int d = 16; d > 0; d /= 2) {
+      const unsigned long long other = __shfl_xor_sync(0xffffffffu, top, d);
+      top = other > top ? other : top;
+    }
+    mth = top;
+    if (key == top) key = 0;  // keys are distinct: one lane gives its key up
+  }
+  return mth;
+}
+
 // The best key of the block (every thread calls it; 0 when the block saw nothing).
 __device__ inline unsigned long long block_max(unsigned long long best, StreamShared& sh) {
   for (int d = 16; d > 0; d /= 2) {
@@ -538,16 +554,7 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
       constexpr unsigned kWarps = kStreamThreads / 32;
       typename Tiles::Best best;
       src.fold_best(cur, 0, best);
-      unsigned long long mine = src.key_of(best), mth = 0;
-      for (unsigned i = 0; i < (k + kWarps - 1) / kWarps; ++i) {
-        unsigned long long top = mine;
-        for (int d = 16; d > 0; d /= 2) {
-          const unsigned long long other = __shfl_xor_sync(0xffffffffu, top, d);
-          top = other > top ? other : top;
-        }
-        mth = top;
-        if (mine == top) mine = 0;  // keys are distinct: one lane gives its key up
-      }
+      const unsigned long long mth = warp_mth_best(src.key_of(best), (k + kWarps - 1) / kWarps);
       if (threadIdx.x == 0) buf.sh.seed = ~0ull;
       __syncthreads();
       if ((threadIdx.x & 31) == 0) atomicMin(&buf.sh.seed, mth);
