@@ -1,6 +1,6 @@
 # Writes a copy of the row-cluster top-k kernel (src/cuda/topk/topk_row_cluster.cuh) with
-# %globaltimer marks in block 0 of row 0's cluster: after the load, each pass (and pass 0's
-# steps), the winners' sort, and the end. bench/phases/marked_kernel.sh row_cluster builds it.
+# %globaltimer marks in block 0 of row 0's cluster: after the load, the bound and its list (slices
+# of 4096+ values), each pass (and pass 0's steps), the winners' sort, and the end. bench/phases/marked_kernel.sh row_cluster builds it.
 #   python3 bench/phases/row_cluster_marks.py OUT.cuh
 import sys
 from marks import Marked, TIMER
@@ -9,7 +9,9 @@ rep = marked.rep
 rep('#pragma once','#pragma once\n' + TIMER + '#define MARK(i) do { if (blockIdx.y == 0 && threadIdx.x == 0 && cg::this_cluster().block_rank() == 0) prof_t[i] = gt(); } while (0)\n')
 rep('namespace radixmesh::detail::topk_gpu {','namespace radixmesh::detail::topk_gpu {\nnamespace cg = cooperative_groups;')
 rep('  cg::cluster_group cluster = cg::this_cluster();','  cg::cluster_group cluster = cg::this_cluster();\n  MARK(0);')
-rep('  slice.load(p.values + begin);','  slice.load(p.values + begin);\n  __syncthreads(); MARK(1);')
+rep('  if (t == 0) sh.listed = 0, sh.bound','  __syncthreads(); MARK(1);\n  if (t == 0) sh.listed = 0, sh.bound')
+rep('    bound = std::uint64_t(full) * m >= wanted ? least : 0ull;','    bound = std::uint64_t(full) * m >= wanted ? least : 0ull;\n    MARK(24);')
+rep('      in_list = listed_keys <= kClusterCandidates;','      in_list = listed_keys <= kClusterCandidates;\n      MARK(25);')
 rep('''    if (bucket == need) break;  // every key of this bucket wins
   }''','''    MARK(2 + pass);
     if (bucket == need) break;  // every key of this bucket wins
@@ -23,8 +25,8 @@ rep('''  if (me == 0)
     for (unsigned q = wanted + t; q < p.k; q += blockDim.x) write_place(p, r, begin, q, 0ull);
   __syncthreads(); MARK(22);
 }''')
-rep('''    if (pass == 0) cluster.barrier_wait();  // every block of the cluster runs''','''    if (pass == 0) MARK(30);
-    if (pass == 0) cluster.barrier_wait();  // every block of the cluster runs''')
+rep('''    if (!waited) cluster.barrier_wait(), waited = true;''','''    if (pass == 0) MARK(30);
+    if (!waited) cluster.barrier_wait(), waited = true;''')
 rep('''    cluster.sync();
     // The digit''','''    __syncthreads(); if (pass == 0) MARK(31);
     cluster.sync(); if (pass == 0) MARK(32);
