@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <vector>
@@ -386,6 +387,23 @@ void check_forced_variant(const char* path, void (*force)(rxm::device::TopkTunin
 
 }  // namespace
 
+namespace {
+
+// Normal bf16 logits, rows x vocab, through whatever path the automatic rules pick, against the
+// CPU backend for each k and every LLM option.
+void expect_automatic_bf16_matches_cpu(std::size_t rows, std::size_t vocab, std::initializer_list<std::size_t> ks) {
+  const auto v = rxm::testing::make_topk_input<rxm::bfloat16_t>(rxm::testing::topk_inputs(test_seed())[3], rows * vocab);
+  const auto r = rxm::Rows::uniform(rows, vocab);
+  for (std::size_t k : ks)
+    for (const auto& o : llm_options) {
+      SCOPED_TRACE(describe("bf16 automatic rows=" + std::to_string(rows), vocab, k, o));
+      expect_equal(rxm::topk_batched(gpu(), std::span<const rxm::bfloat16_t>(v), r, k, o),
+                   rxm::topk_batched(cpu(), std::span<const rxm::bfloat16_t>(v), r, k, o));
+    }
+}
+
+}  // namespace
+
 // The row-cluster variant (TopkTuning::row_cluster = 1) on rows of 1000 to 262144 values, one
 // block per row up to 16.
 TEST(GpuTopkLlm, RowClusterPath) {
@@ -401,14 +419,7 @@ TEST(GpuTopkLlm, RowClusterAutomaticOnLongSlices) {
   EXPECT_EQ(path_of(rxm::KeyType::bf16, 64, 128256, 256), "row-cluster");
   EXPECT_EQ(path_of(rxm::KeyType::f32, 32, 128256, 256), "row-cluster");
   EXPECT_EQ(path_of(rxm::KeyType::bf16, 32, 128256, 1024), "row-stream");
-  const std::size_t rows = 64, vocab = 128256, k = 256;
-  const auto v = rxm::testing::make_topk_input<rxm::bfloat16_t>(rxm::testing::topk_inputs(test_seed())[3], rows * vocab);
-  for (const auto& o : llm_options) {
-    SCOPED_TRACE(describe("bf16 automatic rows=64", vocab, k, o));
-    const auto r = rxm::Rows::uniform(rows, vocab);
-    expect_equal(rxm::topk_batched(gpu(), std::span<const rxm::bfloat16_t>(v), r, k, o),
-                 rxm::topk_batched(cpu(), std::span<const rxm::bfloat16_t>(v), r, k, o));
-  }
+  expect_automatic_bf16_matches_cpu(64, 128256, {256});
 }
 
 // The row-smem variant (TopkTuning::row_smem = 1) on rows that fit a block's shared memory: 32-bit
@@ -444,14 +455,7 @@ TEST(GpuTopkLlm, RowWarpAutomatic) {
   EXPECT_EQ(path_of(rxm::KeyType::bf16, 4096, 256000, 50), "row-warp");  // 512 KB rows, 8 an SM
   EXPECT_NE(path_of(rxm::KeyType::f32, 4096, 262144, 50), "row-warp");   // 1 MiB rows: the blocks split them
   EXPECT_NE(path_of(rxm::KeyType::bf16, 64, 32000, 50), "row-warp");     // too few rows
-  const auto v = rxm::testing::make_topk_input<rxm::bfloat16_t>(rxm::testing::topk_inputs(test_seed())[3], rows * vocab);
-  for (std::size_t k : {std::size_t(50), std::size_t(128)})
-    for (const auto& o : llm_options) {
-      SCOPED_TRACE(describe("bf16 automatic rows=2048", vocab, k, o));
-      const auto r = rxm::Rows::uniform(rows, vocab);
-      expect_equal(rxm::topk_batched(gpu(), std::span<const rxm::bfloat16_t>(v), r, k, o),
-                   rxm::topk_batched(cpu(), std::span<const rxm::bfloat16_t>(v), r, k, o));
-    }
+  expect_automatic_bf16_matches_cpu(rows, vocab, {50, 128});
 }
 
 namespace {

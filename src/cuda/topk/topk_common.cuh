@@ -181,22 +181,26 @@ template <class F> __device__ __forceinline__ void for_each_index(std::uint64_t 
 // Rows that need no select (length <= k) are done at once; others start empty. Also zeroes the
 // histograms and pass counters (those of one launch chunk of rows), which the last block of every
 
+// A flagged lane's place in a list the warp's flagged lanes append to, in lane order from
+// `*count`, with one atomic per warp (every lane calls it; the result means something only where
+// flag is set).
+template <class C> __device__ __forceinline__ C warp_reserve(bool flag, C* count) {
+  const unsigned mask = __ballot_sync(0xffffffffu, flag);
+  if (!mask) return 0;
+  const int lane = threadIdx.x & 31, first = __ffs(mask) - 1;
+  C base = 0;
+  if (lane == first) base = atomicAdd(count, C(__popc(mask)));
+  return __shfl_sync(0xffffffffu, base, first) + C(__popc(mask & ((1u << lane) - 1)));
+}
+
 // Appends the lanes' flagged (rank, index) pairs to a row's list with one atomic per warp.
 template <class U>
 __device__ __forceinline__ void warp_append(bool flag, U rank, std::uint64_t idx, unsigned long long* count,
                                             U* out_rank, std::uint64_t* out_idx, std::uint64_t cap) {
-  const unsigned mask = __ballot_sync(0xffffffffu, flag);
-  if (!mask) return;
-  const int lane = threadIdx.x & 31;
-  unsigned long long base = 0;
-  if (lane == __ffs(mask) - 1) base = atomicAdd(count, (unsigned long long)__popc(mask));
-  base = __shfl_sync(0xffffffffu, base, __ffs(mask) - 1);
-  if (flag) {
-    const unsigned long long at = base + __popc(mask & ((1u << lane) - 1));
-    if (at < cap) {
-      out_rank[at] = rank;
-      out_idx[at] = idx;
-    }
+  const unsigned long long at = warp_reserve(flag, count);
+  if (flag && at < cap) {
+    out_rank[at] = rank;
+    out_idx[at] = idx;
   }
 }
 

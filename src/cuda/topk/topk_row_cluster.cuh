@@ -172,11 +172,7 @@ template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluste
         const std::uint64_t i = base + t;
         unsigned long long k = 0;
         const bool reaches = i < mine && (k = key_at(i)) >= bound;
-        const unsigned ballot = __ballot_sync(0xffffffffu, reaches);
-        if (!ballot) continue;
-        unsigned at = 0;
-        if (lane == 0) at = atomicAdd(&sh.candidates, unsigned(__popc(ballot)));
-        at = __shfl_sync(0xffffffffu, at, 0) + unsigned(__popc(ballot & ((1u << lane) - 1)));
+        const unsigned at = warp_reserve(reaches, &sh.candidates);
         if (reaches && at < kClusterCandidates) candidates[at] = k;
       }
       __syncthreads();
@@ -262,11 +258,7 @@ template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluste
     const std::uint64_t i = base + t;
     unsigned long long k = 0;
     const bool wins = i < keys && (k = counted_key(i)) && (k >> high) >= prefix;
-    const unsigned ballot = __ballot_sync(0xffffffffu, wins);
-    if (!ballot) continue;
-    unsigned at = 0;
-    if (lane == 0) at = atomicAdd(&sh.listed, unsigned(__popc(ballot)));
-    at = __shfl_sync(0xffffffffu, at, 0) + unsigned(__popc(ballot & ((1u << lane) - 1)));
+    const unsigned at = warp_reserve(wins, &sh.listed);
     if (wins && at < p.k_pad) run[at] = k;
   }
   __syncthreads();

@@ -86,7 +86,7 @@ void launch_row_warp(const RowWarpPlan& g, const device::TopkProblem& pr, cudaSt
     // 32-bit queue keys where a 16-bit rank and the position fit (rows below 2^16): half the
     // shuffles and compares of every merge.
     if constexpr (sizeof(key_bits_t<T>) == 2) {
-      if (16 + g.index_bits <= 32) launch(0u);
+      if (8 * int(sizeof(key_bits_t<T>)) + g.index_bits <= 32) launch(0u);
       else launch(0ull);
     } else {
       launch(0ull);
