@@ -17,14 +17,14 @@ rep('  StreamBuffer buf{stream_keys, stream_keys + p.capacity, sh};\n  const std
     '  const std::uint64_t begin = p.rows.begin(r), length',
     '  StreamBuffer buf{stream_keys, stream_keys + p.capacity, sh};\n  MARK(0);\n  const std::size_t r = p.row0 + blockIdx.y;\n'
     '  const std::uint64_t begin = p.rows.begin(r), length')
-rep('    if (threadIdx.x < src.loose())\n      if (const unsigned long long key = src.loose_key(threadIdx.x); key > threshold) put(key);\n',
-    '    __syncthreads(); MARK(1);\n'
-    '    if (threadIdx.x < src.loose())\n      if (const unsigned long long key = src.loose_key(threadIdx.x); key > threshold) put(key);\n')
-rep('        threshold = buf.keep_best(buf.sh.count, k, 64 - Tiles::W, k + k / 4);\n',
-    '        const unsigned long long c0 = gt();\n        ADD(4, 1); ADD(5, buf.sh.count);\n'
-    '        threshold = buf.keep_best(buf.sh.count, k, 64 - Tiles::W, k + k / 4);\n        ADD(3, gt() - c0);\n')
-rep('    const unsigned count = buf.sh.count;\n    __syncthreads();\n    return count;',
-    '    const unsigned count = buf.sh.count;\n    __syncthreads();\n    MARK(2); ADD(6, count);\n    return count;')
+rep('      if (threadIdx.x < src.loose())\n        if (const unsigned long long key = src.loose_key(threadIdx.x); key > threshold) put(key);\n',
+    '      __syncthreads(); MARK(1);\n'
+    '      if (threadIdx.x < src.loose())\n        if (const unsigned long long key = src.loose_key(threadIdx.x); key > threshold) put(key);\n')
+rep('          threshold = buf.keep_best(buf.sh.count, k, 64 - Tiles::W, k + k / 4);\n',
+    '          const unsigned long long c0 = gt();\n          ADD(4, 1); ADD(5, buf.sh.count);\n'
+    '          threshold = buf.keep_best(buf.sh.count, k, 64 - Tiles::W, k + k / 4);\n          ADD(3, gt() - c0);\n')
+rep('      const unsigned count = buf.sh.count;\n      __syncthreads();\n      return count;',
+    '      const unsigned count = buf.sh.count;\n      __syncthreads();\n      MARK(2); ADD(6, count);\n      return count;')
 rep('  unsigned size = p.k_pad;\n', '  __syncthreads(); MARK(7);\n  unsigned size = p.k_pad;\n')
 rep('  for (unsigned q = threadIdx.x; q < p.k; q += blockDim.x) write_place(p, r, begin, q, q < count ? ordered[q] : 0ull);\n',
     '  __syncthreads(); MARK(8);\n'

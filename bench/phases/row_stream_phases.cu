@@ -1,7 +1,8 @@
 // The row-stream top-k kernel's phase times (block (0, 0), %globaltimer) on normal logits, one
 // segment a row: the seed, the tiles streamed, the compactions on the way (how many, the keys they
 // took), and the row's output (last compaction, sort, write), for one row alone and for a full
-// device (4096 rows), at the plan's compaction mark and at larger ones. Built by
+// device (4096 rows), at the plan's compaction mark and at larger ones, and with the seed guessed
+// (TopkTuning::row_stream_estimate) and not. Built by
 // bench/phases/marked_kernel.sh row_stream against a marked copy of the kernel; not a benchmark
 // (no peer): it says where a call's time goes.
 #include "row_stream_marked.cuh"
@@ -9,7 +10,7 @@
 #include <vector>
 using namespace radixmesh;
 using namespace radixmesh::detail::topk_gpu;
-template <class T> void run(std::size_t rows, std::size_t n, unsigned k, unsigned compact_above) {
+template <class T> void run(std::size_t rows, std::size_t n, unsigned k, unsigned compact_above, bool guess = false) {
   using U = key_bits_t<T>;
   std::vector<U> h(rows * n);
   // Sums of 4 uniforms (about normal, as bench_topk_llm's logits), from splitmix64: fast on the host.
@@ -29,21 +30,22 @@ template <class T> void run(std::size_t rows, std::size_t n, unsigned k, unsigne
   int ib = 0; while ((1ull << ib) <= n) ++ib; p.index_bits = ib;
   p.options = {.largest = true, .sorted = true}; p.out_values = ov; p.out_indices = oi; p.index64 = false;
   const std::size_t shared = std::size_t(p.capacity + stream_keep_entries(p.k_pad)) * 8;
-  cudaFuncSetAttribute(row_stream<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, 200000);
+  const auto kernel = guess ? row_stream<T, false, true> : row_stream<T, false>;
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200000);
   int per_sm = 0;
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, row_stream<T, false>, kStreamThreads, shared);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kStreamThreads, shared);
   for (int rep = 0; rep < 3; ++rep) {
     unsigned long long z[64] = {}; cudaMemcpyToSymbol(prof_t, z, sizeof z);
     cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
     cudaEventRecord(e0);
-    row_stream<T, false><<<dim3(1, unsigned(rows)), kStreamThreads, shared>>>(p);
+    kernel<<<dim3(1, unsigned(rows)), kStreamThreads, shared>>>(p);
     cudaEventRecord(e1); cudaDeviceSynchronize();
     float ms; cudaEventElapsedTime(&ms, e0, e1);
     unsigned long long t[64]; cudaMemcpyFromSymbol(t, prof_t, sizeof t);
     if (rep < 2) continue;
-    printf("%s rows=%zu n=%zu k=%u compact_above=%u blocks/SM %d err=%d event %.1f us | seed %.2f stream %.2f (compactions %llu"
+    printf("%s%s rows=%zu n=%zu k=%u compact_above=%u blocks/SM %d err=%d event %.1f us | seed %.2f stream %.2f (compactions %llu"
            " of %llu keys: %.2f) | left %llu: keep %.2f sort %.2f write %.2f | block 0 total %.2f\n",
-           sizeof(U) == 2 ? "bf16" : "f32", rows, n, k, compact_above, per_sm, int(cudaGetLastError()), ms * 1000,
+           sizeof(U) == 2 ? "bf16" : "f32", guess ? " guessed seed" : "", rows, n, k, compact_above, per_sm, int(cudaGetLastError()), ms * 1000,
            (t[1] - t[0]) / 1e3, (t[2] - t[1] - t[3]) / 1e3, t[4], t[5], t[3] / 1e3, t[6], (t[7] - t[2]) / 1e3,
            (t[8] - t[7]) / 1e3, (t[9] - t[8]) / 1e3, (t[9] - t[0]) / 1e3);
   }
@@ -56,6 +58,12 @@ int main() {
     run<bfloat16_t>(rows, 32000, 1024, 2048);
     run<float>(rows, 32000, 1024, 2048);
     run<float>(rows, 128256, 1024, 2048);
+    for (bool guess : {false, true}) {  // TopkTuning::row_stream_estimate, k = 1024 and 50
+      run<bfloat16_t>(rows, 128256, 1024, 2048, guess);
+      run<float>(rows, 128256, 1024, 2048, guess);
+      run<bfloat16_t>(rows, 256000, 1024, 2048, guess);
+      run<bfloat16_t>(rows, 128256, 50, 100, guess);
+    }
   }
   return 0;
 }

@@ -422,6 +422,21 @@ TEST(GpuTopkLlm, RowClusterAutomaticOnLongSlices) {
   expect_automatic_bf16_matches_cpu(64, 128256, {256});
 }
 
+// The row-stream blocks' seed guessed for every k (TopkTuning::row_stream_estimate = 1) and never
+// guessed (0): the adversarial inputs, masked logits, k from 2 to 1024, one segment and several.
+// Ascending rows with largest = false put the best values in the first tile, so the guess leaves
+// fewer than k keys above it and the block streams its segment again.
+TEST(GpuTopkLlm, RowStreamSeedGuessedAndNot) {
+  RXM_REQUIRE_GPU();
+  const GridShape shapes[] = {{1, 1000}, {3, 32000}, {2, 128256}, {4, 4097}, {1, 262144}};
+  check_forced_variant("row-stream", [](rxm::device::TopkTuning& t) {
+    t.row_cluster = 0, t.row_smem = 0, t.row_warp = 0, t.row_stream_estimate = 1;
+  }, shapes, 128256, 200003);
+  check_forced_variant("row-stream", [](rxm::device::TopkTuning& t) {
+    t.row_cluster = 0, t.row_smem = 0, t.row_warp = 0, t.row_stream_estimate = 0;
+  }, shapes, 128256, 200003);
+}
+
 // The row-smem variant (TopkTuning::row_smem = 1) on rows that fit a block's shared memory: 32-bit
 // rows of up to 50257 values, many rows, rows shorter than k.
 TEST(GpuTopkLlm, RowSmemPath) {

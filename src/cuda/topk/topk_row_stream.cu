@@ -51,19 +51,20 @@ template <class T> void allow_shared(int device) {
   const int b = int(kMaxStreamShared);
   RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
   RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream<T, false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
   RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream_merge<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
   RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream_merge<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
   if (device >= 0 && device < kMaxDevices) done[device].store(true, std::memory_order_release);
 }
 
 // Blocks of row_stream resident on `device` at once with this shared memory (occupancy API).
-// Occupancy depends on the kernel (key width, argmax) and the shared bytes only, so the answer is
-// kept under exactly that key: the host work of every call counts.
-std::uint64_t resident_stream_blocks(int device, KeyType type, bool argmax, std::size_t shared) {
+// Occupancy depends on the kernel (key width, argmax, guess) and the shared bytes only, so the
+// answer is kept under exactly that key: the host work of every call counts.
+std::uint64_t resident_stream_blocks(int device, KeyType type, bool argmax, bool guess, std::size_t shared) {
   static std::mutex guard;
-  static std::map<std::tuple<int, int, bool, std::size_t>, int> known;
+  static std::map<std::tuple<int, int, bool, bool, std::size_t>, int> known;
   const int width = int(size_of(type));
-  const auto key = std::make_tuple(device, width, argmax, shared);
+  const auto key = std::make_tuple(device, width, argmax, guess, shared);
   {
     std::lock_guard lock(guard);
     if (auto it = known.find(key); it != known.end()) return std::uint64_t(it->second);
@@ -73,10 +74,8 @@ std::uint64_t resident_stream_blocks(int device, KeyType type, bool argmax, std:
   with_stream_type(width == 2 ? KeyType::bf16 : KeyType::f32, [&](auto tag) {
     using T = decltype(tag);
     allow_shared<T>(device);
-    if (argmax)
-      RXM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, row_stream<T, true>, kStreamThreads, shared));
-    else
-      RXM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, row_stream<T, false>, kStreamThreads, shared));
+    const auto kernel = argmax ? row_stream<T, true> : guess ? row_stream<T, false, true> : row_stream<T, false>;
+    RXM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kStreamThreads, shared));
   });
   const int blocks = std::max(1, sms) * std::max(1, per_sm);
   std::lock_guard lock(guard);
@@ -100,6 +99,8 @@ RowStreamPlan plan_row_stream(const device::TopkProblem& pr, int device) {
   const bool argmax = pr.k == 1;
   const std::uint64_t longest = longest_row(pr);
   g.k_pad = unsigned(std::bit_ceil(pr.k));
+  const int estimate = pr.tuning.row_stream_estimate;
+  g.estimate = !argmax && (estimate == 1 || (estimate < 0 && pr.k > kStreamThreads / 2));
   g.index_bits = int(std::bit_width(longest));  // positions <= longest - 1 < 2^index_bits - 1
   if (argmax) {
     g.capacity = 1, g.compact_above = 1;
@@ -122,7 +123,7 @@ RowStreamPlan plan_row_stream(const device::TopkProblem& pr, int device) {
                 "report this with the problem's k and row length");
   // Segments: enough blocks for one wave of the device when rows are few, each segment at least a
   // tile and (k > 1) at least 16 k values, so the merge reads at most 1/16 of the row again.
-  const std::uint64_t resident = resident_stream_blocks(device, pr.type, argmax, g.shared_bytes);
+  const std::uint64_t resident = resident_stream_blocks(device, pr.type, argmax, g.estimate, g.shared_bytes);
   std::uint64_t min_segment = argmax ? std::uint64_t(kStreamTile) : std::max<std::uint64_t>(kStreamTile, 16 * pr.k);
   if (pr.tuning.row_stream_segment > 0) min_segment = std::uint64_t(pr.tuning.row_stream_segment);
   // Rounded down: a second, partial wave would double the time of the whole launch.
@@ -150,6 +151,7 @@ void launch_row_stream(const RowStreamPlan& g, void* temp, const device::TopkPro
       const unsigned chunk = unsigned(std::min(kMaxChunkRowsStream, pr.rows - r0));
       const dim3 grid(g.segments, chunk);
       if (argmax) row_stream<T, true><<<grid, kStreamThreads, g.shared_bytes, stream>>>(p);
+      else if (g.estimate) row_stream<T, false, true><<<grid, kStreamThreads, g.shared_bytes, stream>>>(p);
       else row_stream<T, false><<<grid, kStreamThreads, g.shared_bytes, stream>>>(p);
       RXM_CUDA_CHECK(cudaGetLastError());
       if (g.segments == 1) continue;

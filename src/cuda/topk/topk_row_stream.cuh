@@ -10,7 +10,10 @@
 // `compact_above` the buffer is compacted to exactly the k best and the threshold becomes the k-th
 // (or a lower bound of it: never a winner dropped). The first tile seeds the threshold: each
 // warp's ceil(k / 8)-th best of its threads' maxima, the smallest over the warps (at least k
-// distinct values reach it), so a random row sends about k ln(n / k) keys to the buffer.
+// distinct values reach it), so a random row sends about k ln(n / k) keys to the buffer. Above
+// k = 128 that bound does not exist (256 maxima), and the seed is a guess instead: the m-th best
+// maxima that about 1.5 k of the segment's values should beat (estimate_lanes), checked once the
+// segment is streamed (fewer than k keys above it: the block streams the segment again unseeded).
 //
 // One segment per row: the block sorts what it kept (best first, or the k best by position) and
 // writes the row. Several (few rows): each block writes everything it kept to temp, and a merge
@@ -381,6 +384,7 @@ template <class T> struct ValueTiles {
     tail_first = aligned + vectors * E;
   }
   __device__ std::uint64_t tiles() const { return (vectors + V * kStreamThreads - 1) / (V * kStreamThreads); }
+  __device__ std::uint64_t size() const { return last - first; }
   // The head and tail values, at most kStreamHeadTail - 2: thread i takes the i-th.
   __device__ unsigned loose() const { return unsigned(aligned - first + last - tail_first); }
   __device__ unsigned long long loose_key(unsigned i) const {
@@ -453,6 +457,7 @@ template <int Width> struct KeyTiles {
   const unsigned long long* keys;
   std::uint64_t count;
   __device__ std::uint64_t tiles() const { return (count + kStreamTile - 1) / kStreamTile; }
+  __device__ std::uint64_t size() const { return count; }
   __device__ unsigned loose() const { return 0; }
   __device__ unsigned long long loose_key(unsigned) const { return 0; }
   __device__ void load(Regs& r, std::uint64_t tile) const {
@@ -494,6 +499,23 @@ __device__ inline unsigned long long warp_mth_best(unsigned long long key, unsig
   return mth;
 }
 
+// The guessed seed's m: the warp's m-th best of its lanes' maxima of kStreamSlots values, so that
+// about 1.5 k of the segment's `values` beat it. A value beats the threshold with probability
+// q = 1.5 k / values, a lane's best of 16 with 1 - (1 - q)^16; the least over the warps lowers it
+// further. Simulated on normal rows (128256 values, k = 1024: m = 6, 1.4-5 k keys above it, median
+// 2.5 k, none below k in 300 rows).
+__device__ inline unsigned estimate_lanes(unsigned k, std::uint64_t values) {
+  const float q = 1.5f * float(k) / float(values);
+  const float reach = 1.f - __powf(1.f - q, float(kStreamSlots));
+  return min(32u, max(1u, __float2uint_rn(32.f * reach)));
+}
+
+// Whether a segment of `values` takes the guessed seed: long enough that the guess is of a small
+// fraction and the first tile is full.
+__device__ inline bool guesses_seed(unsigned k, std::uint64_t values) {
+  return values >= 8ull * k && values >= 2ull * kStreamTile;
+}
+
 // The best key of the block (every thread calls it; 0 when the block saw nothing).
 __device__ inline unsigned long long block_max(unsigned long long best, StreamShared& sh) {
   for (int d = 16; d > 0; d /= 2) {
@@ -509,9 +531,11 @@ __device__ inline unsigned long long block_max(unsigned long long best, StreamSh
 }
 
 // Streams `src` through the block's buffer. Afterwards keys[0, count) hold, in no order, at most
-// compact_above keys among which are the min(k, seen) best; count is returned. Every thread calls
-// it.
-template <bool Argmax, class Tiles>
+// compact_above keys among which are the min(k, seen) best; count is returned. Guess: the seed
+// is a guess where guesses_seed says so, and a wrong guess streams `src` again (a kernel of its
+// own: the second pass costs registers, 53 -> 57 for 16-bit keys and 64 -> 75 for 32-bit). Every
+// thread calls it.
+template <bool Argmax, bool Guess, class Tiles>
 __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32_t k, std::uint32_t compact_above) {
   const std::uint64_t tiles = src.tiles();
   typename Tiles::Regs cur, next;
@@ -534,8 +558,6 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
     __syncthreads();
     return m ? 1u : 0u;
   } else {
-    if (threadIdx.x == 0) buf.sh.count = 0;
-    __syncthreads();
     // Appends are rare once the threshold is near the k-th value: one shared atomic each (calls
     // CO / CP: a warp scan and one atomic a warp, or one a coalesced group, cost registers and
     // time at k = 50). A thread whose append lands past `compact_above` says so at the tile's one
@@ -548,38 +570,57 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
     };
     unsigned long long threshold = 0;  // a key is taken iff it is greater
     // The seed, so that the first tile is filtered too: every warp's m-th best of its threads'
-    // maxima over the first tile, m = ceil(k / warps); the smallest of those leaves at least
-    // warps x m >= k distinct values at or above it. Shuffles only: no sort, one barrier.
-    if (tiles && k <= kStreamThreads / 2) {
+    // maxima over the first tile; the smallest of those leaves at least warps x m distinct values
+    // at or above it. m = ceil(k / warps) makes it a bound (k <= 128); a guess takes
+    // estimate_lanes. Shuffles only: no sort, one barrier.
+    const bool guessed = Guess && guesses_seed(k, src.size());
+    if (tiles && (guessed || k <= kStreamThreads / 2)) {
       constexpr unsigned kWarps = kStreamThreads / 32;
       typename Tiles::Best best;
       src.fold_best(cur, 0, best);
-      const unsigned long long mth = warp_mth_best(src.key_of(best), (k + kWarps - 1) / kWarps);
+      const unsigned m = guessed ? estimate_lanes(k, src.size()) : (k + kWarps - 1) / kWarps;
+      const unsigned long long mth = warp_mth_best(src.key_of(best), m);
       if (threadIdx.x == 0) buf.sh.seed = ~0ull;
       __syncthreads();
       if ((threadIdx.x & 31) == 0) atomicMin(&buf.sh.seed, mth);
       __syncthreads();
       threshold = buf.sh.seed ? buf.sh.seed - 1 : 0;  // the m-th keys themselves come again
     }
-    if (threadIdx.x < src.loose())
-      if (const unsigned long long key = src.loose_key(threadIdx.x); key > threshold) put(key);
-    for (std::uint64_t t = 0; t < tiles; ++t) {
-      if (t + 1 < tiles) src.load(next, t + 1);
-      src.offer(cur, t, threshold, put);
-      // One barrier per tile; the count is read only when a compaction follows (before its own
-      // barriers), so no thread's next appends can race with a read of it.
-      if (__syncthreads_or(over)) {
-        // Ties of the k-th rank may stay (up to k / 4 of them): their positions would take up to
-        // three more passes, and the next compaction or the output resolves them.
-        threshold = buf.keep_best(buf.sh.count, k, 64 - Tiles::W, k + k / 4);
-        over = false;
+    // One pass over the segment with `from` as the first threshold, `cur` holding tile 0.
+    auto pass = [&](unsigned long long from) {
+      threshold = from;
+      if (threadIdx.x == 0) buf.sh.count = 0;
+      __syncthreads();
+      if (threadIdx.x < src.loose())
+        if (const unsigned long long key = src.loose_key(threadIdx.x); key > threshold) put(key);
+      for (std::uint64_t t = 0; t < tiles; ++t) {
+        if (t + 1 < tiles) src.load(next, t + 1);
+        src.offer(cur, t, threshold, put);
+        // One barrier per tile; the count is read only when a compaction follows (before its own
+        // barriers), so no thread's next appends can race with a read of it.
+        if (__syncthreads_or(over)) {
+          // Ties of the k-th rank may stay (up to k / 4 of them): their positions would take up to
+          // three more passes, and the next compaction or the output resolves them.
+          threshold = buf.keep_best(buf.sh.count, k, 64 - Tiles::W, k + k / 4);
+          over = false;
+        }
+        cur = next;
       }
-      cur = next;
+      __syncthreads();
+      const unsigned count = buf.sh.count;
+      __syncthreads();
+      return count;  // at most compact_above: the tile that passed it compacted
+    };
+    const unsigned count = pass(threshold);
+    if constexpr (Guess) {
+      // A guess that k keys beat holds every winner: a compaction keeps at least k, and no key
+      // above the guess was left out. Fewer: the segment again, every value offered.
+      if (guessed && count < k) {
+        src.load(cur, 0);
+        return pass(0);
+      }
     }
-    __syncthreads();
-    const unsigned count = buf.sh.count;
-    __syncthreads();
-    return count;  // at most compact_above: the tile that passed it compacted
+    return count;
   }
 }
 
@@ -645,8 +686,8 @@ __device__ void write_row(const StreamParams<T>& p, StreamBuffer& buf, std::size
 }
 
 // One block per (segment, row of the launch chunk): the segment's k best, written as the row's
-// output (one segment) or as its segment keys (several).
-template <class T, bool Argmax>
+// output (one segment) or as its segment keys (several). Guess: the seed is guessed (stream_best).
+template <class T, bool Argmax, bool Guess = false>
 __global__ void __launch_bounds__(kStreamThreads) row_stream(StreamParams<T> p) {
   using U = key_bits_t<T>;
   extern __shared__ unsigned long long stream_keys[];
@@ -657,7 +698,7 @@ __global__ void __launch_bounds__(kStreamThreads) row_stream(StreamParams<T> p) 
   const std::uint64_t first = std::min<std::uint64_t>(length, blockIdx.x * p.segment_length);
   const std::uint64_t last = std::min<std::uint64_t>(length, first + p.segment_length);
   const ValueTiles<T> src(p.values + begin, first, last, p.options, p.index_bits);
-  const unsigned count = stream_best<Argmax>(src, buf, p.k, p.compact_above);
+  const unsigned count = stream_best<Argmax, Guess>(src, buf, p.k, p.compact_above);
   if (p.segments == 1) {
     write_row(p, buf, r, begin, count);
     return;
@@ -678,7 +719,7 @@ __global__ void __launch_bounds__(kStreamThreads) row_stream_merge(StreamParams<
   const std::size_t r = p.row0 + blockIdx.y;
   const std::uint64_t per_row = std::uint64_t(p.segments) * p.segment_slots;
   const KeyTiles<W> src{p.segment_keys + std::uint64_t(r) * per_row, per_row};
-  const unsigned count = stream_best<Argmax>(src, buf, p.k, p.compact_above);
+  const unsigned count = stream_best<Argmax, false>(src, buf, p.k, p.compact_above);
   write_row(p, buf, r, p.rows.begin(r), count);
 }
 
