@@ -146,11 +146,10 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   other = p.tuning;
   other.row_warp = path == "row-warp" ? 0 : 1;
   try_variant(other, path == "row-warp" ? "radixmesh sorted, row_warp = 0" : "radixmesh sorted, row_warp = 1");
-  if (path == "row-stream") {  // the seed the automatic rule does not take (guess for k > 128)
+  if (path == "row-stream") {  // the blocks' seed not guessed
     other = p.tuning;
-    other.row_stream_estimate = k > 128 ? 0 : 1;
-    try_variant(other, k > 128 ? "radixmesh sorted, row_stream_estimate = 0" : "radixmesh sorted, row_stream_estimate = 1",
-                false);
+    other.row_stream_estimate = 0;
+    try_variant(other, "radixmesh sorted, row_stream_estimate = 0", false);
   }
   const Stats ours = timed(p, true);  // last: out_v / out_i hold its result
   RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
