@@ -54,6 +54,7 @@ template <class T> void allow_shared(int device) {
   RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream<T, false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
   RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream_merge<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
   RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream_merge<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream_merge<T, false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
   if (device >= 0 && device < kMaxDevices) done[device].store(true, std::memory_order_release);
 }
 
@@ -157,8 +158,10 @@ void launch_row_stream(const RowStreamPlan& g, void* temp, const device::TopkPro
       else row_stream<T, false><<<grid, kStreamThreads, g.shared_bytes, stream>>>(p);
       RXM_CUDA_CHECK(cudaGetLastError());
       if (g.segments == 1) continue;
-      if (argmax) row_stream_merge<T, true><<<dim3(1, chunk), kStreamThreads, g.shared_bytes, stream>>>(p);
-      else row_stream_merge<T, false><<<dim3(1, chunk), kStreamThreads, g.shared_bytes, stream>>>(p);
+      const dim3 merges(1, chunk);
+      if (argmax) row_stream_merge<T, true><<<merges, kStreamThreads, g.shared_bytes, stream>>>(p);
+      else if (g.estimate) row_stream_merge<T, false, true><<<merges, kStreamThreads, g.shared_bytes, stream>>>(p);
+      else row_stream_merge<T, false><<<merges, kStreamThreads, g.shared_bytes, stream>>>(p);
       RXM_CUDA_CHECK(cudaGetLastError());
     }
     if (pr.debug_checks) RXM_CUDA_CHECK(cudaStreamSynchronize(stream));

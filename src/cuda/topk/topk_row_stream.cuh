@@ -402,9 +402,7 @@ template <class T> struct ValueTiles {
     }
   }
   // put(key) for every value of the tile this thread loaded whose key is above `threshold`. A
-  // vector whose values all rank below the threshold's rank costs a few native comparisons; in
-  // one that may reach it, only the values its reach_mask names are ranked (a guessed seed lets
-  // ~12 % of 16-bit vectors past at k = 1024, most with one such value).
+  // vector whose values all rank below the threshold's rank costs a few native comparisons.
   template <class Put>
   __device__ void offer(const Regs& r, std::uint64_t tile, unsigned long long threshold, Put&& put) const {
     const U min_rank = U(threshold >> StreamKey<W>::rank_shift);
@@ -413,12 +411,10 @@ template <class T> struct ValueTiles {
     for (int j = 0; j < V; ++j) {
       const std::uint64_t vi = (tile * V + j) * kStreamThreads + threadIdx.x;
       if (vi >= vectors || !may_reach<T>(r.v[j], bound, largest)) continue;
-      const unsigned reach = reach_mask<T>(r.v[j], bound, largest);
       U lanes[E];
       memcpy(lanes, &r.v[j], 16);
 #pragma unroll
       for (int e = 0; e < E; ++e) {
-        if (!((reach >> e) & 1u)) continue;
         const U rk = rank(lanes[e]);
         if (rk >= min_rank) {
           const unsigned long long k = key.make(rk, aligned + vi * E + e);
@@ -713,8 +709,9 @@ __global__ void __launch_bounds__(kStreamThreads) row_stream(StreamParams<T> p) 
   for (unsigned q = threadIdx.x; q < p.segment_slots; q += blockDim.x) out[q] = q < count ? buf.keys[q] : 0ull;
 }
 
-// One block per row of the launch chunk: the k best of the row's segment keys, written.
-template <class T, bool Argmax>
+// One block per row of the launch chunk: the k best of the row's segment keys, written. Guess: the
+// seed is guessed (stream_best; the segments' lists are long enough only for k > ~500).
+template <class T, bool Argmax, bool Guess = false>
 __global__ void __launch_bounds__(kStreamThreads) row_stream_merge(StreamParams<T> p) {
   using U = key_bits_t<T>;
   constexpr int W = 8 * sizeof(U);
@@ -724,7 +721,7 @@ __global__ void __launch_bounds__(kStreamThreads) row_stream_merge(StreamParams<
   const std::size_t r = p.row0 + blockIdx.y;
   const std::uint64_t per_row = std::uint64_t(p.segments) * p.segment_slots;
   const KeyTiles<W> src{p.segment_keys + std::uint64_t(r) * per_row, per_row};
-  const unsigned count = stream_best<Argmax, false>(src, buf, p.k, p.compact_above);
+  const unsigned count = stream_best<Argmax, Guess>(src, buf, p.k, p.compact_above);
   write_row(p, buf, r, p.rows.begin(r), count);
 }
 
