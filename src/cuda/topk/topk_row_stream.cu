@@ -100,11 +100,13 @@ RowStreamPlan plan_row_stream(const device::TopkProblem& pr, int device) {
   const bool argmax = pr.k == 1;
   const std::uint64_t longest = longest_row(pr);
   g.k_pad = unsigned(std::bit_ceil(pr.k));
+  g.index_bits = int(std::bit_width(longest));  // positions <= longest - 1 < 2^index_bits - 1
   // The guessed seed at every k (the argmax has none): call GJ (one H100, bench_topk_llm --rows
   // 4096,256,64 --vocab 32000,128256,256000 --k 1024,50 --dtype bf16,f32) took k = 1024 1.13-1.36x
-  // and k = 50 up to 1.22x faster than the bound-less start and the bound, in the same run.
-  g.estimate = !argmax && pr.tuning.row_stream_estimate != 0;
-  g.index_bits = int(std::bit_width(longest));  // positions <= longest - 1 < 2^index_bits - 1
+  // and k = 50 up to 1.22x faster than the bound-less start and the bound, in the same run. Its
+  // kernels cost ~1 us where no segment guesses (call GL: 8 x 32000 bf16 k = 50, segments of ~4600
+  // values, 17 -> 19 us), so they run only where one can.
+  const bool estimate = !argmax && pr.tuning.row_stream_estimate != 0;
   if (argmax) {
     g.capacity = 1, g.compact_above = 1;
   } else {
@@ -126,7 +128,9 @@ RowStreamPlan plan_row_stream(const device::TopkProblem& pr, int device) {
                 "report this with the problem's k and row length");
   // Segments: enough blocks for one wave of the device when rows are few, each segment at least a
   // tile and (k > 1) at least 16 k values, so the merge reads at most 1/16 of the row again.
-  const std::uint64_t resident = resident_stream_blocks(device, pr.type, argmax, g.estimate, g.shared_bytes);
+  // Occupancy with the guess kernel where the whole row could guess (its registers may cost a block).
+  const bool may_guess = estimate && guesses_seed(unsigned(pr.k), longest);
+  const std::uint64_t resident = resident_stream_blocks(device, pr.type, argmax, may_guess, g.shared_bytes);
   std::uint64_t min_segment = argmax ? std::uint64_t(kStreamTile) : std::max<std::uint64_t>(kStreamTile, 16 * pr.k);
   if (pr.tuning.row_stream_segment > 0) min_segment = std::uint64_t(pr.tuning.row_stream_segment);
   // Rounded down: a second, partial wave would double the time of the whole launch.
@@ -136,6 +140,8 @@ RowStreamPlan plan_row_stream(const device::TopkProblem& pr, int device) {
   g.segment_length = (((longest + segments - 1) / segments) + 15) / 16 * 16;
   g.segments = unsigned((longest + g.segment_length - 1) / g.segment_length);
   g.segment_slots = argmax ? 1u : g.compact_above;
+  g.guess_segments = estimate && guesses_seed(unsigned(pr.k), g.segment_length);
+  g.guess_merge = estimate && g.segments > 1 && guesses_seed(unsigned(pr.k), std::uint64_t(g.segments) * g.segment_slots);
   g.temp_bytes = g.segments > 1 ? pr.rows * g.segments * g.segment_slots * sizeof(unsigned long long) : 0;
   return g;
 }
@@ -154,13 +160,13 @@ void launch_row_stream(const RowStreamPlan& g, void* temp, const device::TopkPro
       const unsigned chunk = unsigned(std::min(kMaxChunkRowsStream, pr.rows - r0));
       const dim3 grid(g.segments, chunk);
       if (argmax) row_stream<T, true><<<grid, kStreamThreads, g.shared_bytes, stream>>>(p);
-      else if (g.estimate) row_stream<T, false, true><<<grid, kStreamThreads, g.shared_bytes, stream>>>(p);
+      else if (g.guess_segments) row_stream<T, false, true><<<grid, kStreamThreads, g.shared_bytes, stream>>>(p);
       else row_stream<T, false><<<grid, kStreamThreads, g.shared_bytes, stream>>>(p);
       RXM_CUDA_CHECK(cudaGetLastError());
       if (g.segments == 1) continue;
       const dim3 merges(1, chunk);
       if (argmax) row_stream_merge<T, true><<<merges, kStreamThreads, g.shared_bytes, stream>>>(p);
-      else if (g.estimate) row_stream_merge<T, false, true><<<merges, kStreamThreads, g.shared_bytes, stream>>>(p);
+      else if (g.guess_merge) row_stream_merge<T, false, true><<<merges, kStreamThreads, g.shared_bytes, stream>>>(p);
       else row_stream_merge<T, false><<<merges, kStreamThreads, g.shared_bytes, stream>>>(p);
       RXM_CUDA_CHECK(cudaGetLastError());
     }

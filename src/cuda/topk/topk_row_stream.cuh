@@ -513,7 +513,7 @@ __device__ inline unsigned estimate_lanes(unsigned k, std::uint64_t values) {
 
 // Whether a segment of `values` takes the guessed seed: long enough that the guess is of a small
 // fraction and the first tile is full.
-__device__ inline bool guesses_seed(unsigned k, std::uint64_t values) {
+__host__ __device__ inline bool guesses_seed(unsigned k, std::uint64_t values) {
   return values >= 8ull * k && values >= 2ull * kStreamTile;
 }
 

@@ -20,7 +20,9 @@ struct RowStreamPlan {
   unsigned k_pad = 1, capacity = 1, compact_above = 0;
   int index_bits = 1;                // StreamKey's position bits
   unsigned segment_slots = 1;        // keys a segment passes to the merge
-  bool estimate = false;             // segments seed with a guess (TopkTuning::row_stream_estimate)
+  // The kernels with the guessed seed (TopkTuning::row_stream_estimate), for the segments and for
+  // their merge: only where a segment, or a row's segment keys, are long enough to guess from.
+  bool guess_segments = false, guess_merge = false;
   std::size_t shared_bytes = 0;      // dynamic shared memory per block
   std::size_t temp_bytes = 0;        // the segment keys (several segments)
 };
