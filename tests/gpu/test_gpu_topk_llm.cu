@@ -557,3 +557,34 @@ TEST(GpuTopkLlm, GraphCaptureReplaysWithNewLogits) {
     replay_in_graph(k, "row-smem", smem);
   }
 }
+
+// Each branch of the row-cluster and row-stream kernels once, few launches enough for
+// compute-sanitizer racecheck (the forced-variant tests above run past its time limits): the
+// cluster's bound and list (slices of 4096+ values), its short slices, its list overflowing
+// (ascending rows, smallest first); the blocks' guess held and failed (the same rows), their
+// merge, the bound of k <= 128 and the argmax.
+TEST(GpuTopkLlm, ClusterAndStreamBranchesForSanitizers) {
+  RXM_REQUIRE_GPU();
+  const auto inputs = rxm::testing::topk_inputs(test_seed());
+  auto cluster = [](rxm::device::TopkTuning& t) { t.row_cluster = 1; };
+  auto blocks = [](rxm::device::TopkTuning& t) { t.row_cluster = 0, t.row_smem = 0, t.row_warp = 0; };
+  auto check = [&](auto tag, void (*force)(rxm::device::TopkTuning&), const char* path, std::size_t rows,
+                   std::size_t vocab, std::size_t k) {
+    using T = decltype(tag);
+    for (const auto& [input, options] : {std::pair{inputs[3], llm_options[0]}, std::pair{inputs[5], llm_options[2]}}) {
+      SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + input.name + " " + path, vocab, k, options));
+      const auto v = rxm::testing::make_topk_input<T>(input, rows * vocab);
+      rxm::testing::DeviceRun run;
+      force(run.tuning);
+      ASSERT_EQ(path_of(rxm::key_type_v<T>, rows, vocab, k, run.tuning), path);
+      expect_equal(rxm::testing::device_topk<T>(v, rows, {}, k, options, run),
+                   rxm::topk_batched(cpu(), std::span<const T>(v), rxm::Rows::uniform(rows, vocab), k, options));
+    }
+  };
+  check(rxm::bfloat16_t{}, cluster, "row-cluster", 1, 128256, 1024);
+  check(rxm::bfloat16_t{}, cluster, "row-cluster", 1, 32000, 256);
+  check(float{}, cluster, "row-cluster", 2, 100000, 300);
+  check(rxm::bfloat16_t{}, blocks, "row-stream", 2, 128256, 1024);
+  check(float{}, blocks, "row-stream", 1, 262144, 50);
+  check(rxm::bfloat16_t{}, blocks, "row-stream", 3, 32000, 1);
+}
