@@ -503,8 +503,8 @@ __device__ inline unsigned long long warp_mth_best(unsigned long long key, unsig
 // The guessed seed's m: the warp's m-th best of its lanes' maxima of kStreamSlots values, so that
 // about 1.5 k of the segment's `values` beat it. A value beats the threshold with probability
 // q = 1.5 k / values, a lane's best of 16 with 1 - (1 - q)^16; the least over the warps lowers it
-// further. Simulated on normal rows (128256 values, k = 1024: m = 6, 1.4-5 k keys above it, median
-// 2.5 k, none below k in 300 rows).
+// further. Simulated on normal rows (bench/phases/seed_guess_sim.py; 128256 values, k = 1024: m = 6,
+// 1.35-4.9 k keys above it, median 2.5 k, none below k in 200 rows; k = 256: m = 1, 2.5 % below k).
 __device__ inline unsigned estimate_lanes(unsigned k, std::uint64_t values) {
   const float q = 1.5f * float(k) / float(values);
   const float reach = 1.f - __powf(1.f - q, float(kStreamSlots));
