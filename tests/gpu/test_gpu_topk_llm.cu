@@ -115,6 +115,23 @@ template <class T> std::vector<T> masked_logits(std::size_t rows, std::size_t vo
   return v;
 }
 
+// Rows whose guessed seed (TopkTuning::row_stream_estimate) must fail: in the first tile each of
+// the 256 threads of a row-stream block holds one value far above the rest (position
+// t x 16 / sizeof(T), the first of its first vector), so every thread's maximum, and with them the
+// guess, is one of those 256 spikes, and at most 256 keys reach it: fewer than any k > 256, and the
+// block streams its segment again (largest = true; segments of at least max(8 k, 8192) values,
+// guesses_seed).
+template <class T> std::vector<T> spiked_rows(std::size_t rows, std::size_t vocab, std::uint64_t seed) {
+  std::vector<T> v(rows * vocab);
+  rxm::GenerateOptions o;
+  o.distribution = rxm::Distribution::uniform, o.seed = seed, o.lo = 0, o.hi = 1;
+  rxm::generate(std::span<T>(v), o);
+  constexpr std::size_t per_vector = 16 / sizeof(T);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t t = 0; t < 256; ++t) v[r * vocab + t * per_vector] = from_float<T>(100.0f + float((t * 37 + r) % 256));
+  return v;
+}
+
 }  // namespace
 
 TEST(GpuTopkLlm, GridF32) { RXM_REQUIRE_GPU(); check_grid<float>(); }
@@ -423,9 +440,9 @@ TEST(GpuTopkLlm, RowClusterAutomaticOnLongSlices) {
 }
 
 // The row-stream blocks' seed guessed for every k (TopkTuning::row_stream_estimate = 1) and never
-// guessed (0): the adversarial inputs, masked logits, k from 2 to 1024, one segment and several.
-// Ascending rows with largest = false put the best values in the first tile, so the guess leaves
-// fewer than k keys above it and the block streams its segment again.
+// guessed (0): the adversarial inputs, masked logits, k from 2 to 1024, one segment and several;
+// then rows on which the guess of the largest must fail (spiked_rows), so that the blocks stream
+// them again.
 TEST(GpuTopkLlm, RowStreamSeedGuessedAndNot) {
   RXM_REQUIRE_GPU();
   const GridShape shapes[] = {{1, 1000}, {3, 32000}, {2, 128256}, {4, 4097}, {1, 262144}};
@@ -435,6 +452,21 @@ TEST(GpuTopkLlm, RowStreamSeedGuessedAndNot) {
   check_forced_variant("row-stream", [](rxm::device::TopkTuning& t) {
     t.row_cluster = 0, t.row_smem = 0, t.row_warp = 0, t.row_stream_estimate = 0;
   }, shapes, 128256, 200003);
+  auto spiked = [](auto tag) {
+    using T = decltype(tag);
+    const std::size_t rows = 3, vocab = 16384;  // one segment a row (at least 16 k values each)
+    const auto v = spiked_rows<T>(rows, vocab, test_seed());
+    for (std::size_t k : {std::size_t(600), std::size_t(1024)})  // 600: two segments, the first fails
+      for (const auto& o : llm_options) {
+        SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " spiked rows", vocab, k, o));
+        rxm::testing::DeviceRun run;
+        run.tuning.row_cluster = 0, run.tuning.row_smem = 0, run.tuning.row_warp = 0;
+        ASSERT_EQ(path_of(rxm::key_type_v<T>, rows, vocab, k, run.tuning), "row-stream");
+        expect_equal(rxm::testing::device_topk<T>(v, rows, {}, k, o, run),
+                     rxm::topk_batched(cpu(), std::span<const T>(v), rxm::Rows::uniform(rows, vocab), k, o));
+      }
+  };
+  spiked(rxm::bfloat16_t{}), spiked(float{});
 }
 
 // The row-smem variant (TopkTuning::row_smem = 1) on rows that fit a block's shared memory: 32-bit
@@ -561,8 +593,8 @@ TEST(GpuTopkLlm, GraphCaptureReplaysWithNewLogits) {
 // Each branch of the row-cluster and row-stream kernels once, few launches enough for
 // compute-sanitizer racecheck (the forced-variant tests above run past its time limits): the
 // cluster's bound and list (slices of 4096+ values), its short slices, its list overflowing
-// (ascending rows, smallest first); the blocks' guess held and failed (the same rows), their
-// merge, the bound of k <= 128 and the argmax.
+// (ascending rows, smallest first); the blocks' guess held (normal and ascending rows) and failed
+// (spiked_rows), their merge, the bound of k <= 128 and the argmax.
 TEST(GpuTopkLlm, ClusterAndStreamBranchesForSanitizers) {
   RXM_REQUIRE_GPU();
   const auto inputs = rxm::testing::topk_inputs(test_seed());
@@ -587,4 +619,10 @@ TEST(GpuTopkLlm, ClusterAndStreamBranchesForSanitizers) {
   check(rxm::bfloat16_t{}, blocks, "row-stream", 2, 128256, 1024);
   check(float{}, blocks, "row-stream", 1, 262144, 50);
   check(rxm::bfloat16_t{}, blocks, "row-stream", 3, 32000, 1);
+  const auto spiked = spiked_rows<rxm::bfloat16_t>(1, 16384, test_seed());
+  rxm::testing::DeviceRun run;
+  blocks(run.tuning);
+  expect_equal(rxm::testing::device_topk<rxm::bfloat16_t>(spiked, 1, {}, 1024, llm_options[0], run),
+               rxm::topk_batched(cpu(), std::span<const rxm::bfloat16_t>(spiked), rxm::Rows::uniform(1, 16384), 1024,
+                                 llm_options[0]));
 }

@@ -92,7 +92,7 @@ struct TopkTuning {
   int row_stream_segment = 0;
   int row_stream_compact = 0;
   // The row-stream blocks' first threshold, from the first tile (4096 values) of a segment of at
-  // least 8 k values: a guess at the value that about 1.5 k of the segment beat, checked at the
+  // least max(8 k, 8192) values: a guess at the value that about 1.5 k of the segment beat, checked at the
   // end (a block left with fewer than k keys above it streams its segment again from nothing, so
   // the result is exact whatever the data). Without it, k <= 128 takes a bound that at least k
   // values reach and k > 128 starts with every value of the first tile. -1 or 1: the guess for
