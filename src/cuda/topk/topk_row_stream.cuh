@@ -541,7 +541,7 @@ __device__ inline unsigned long long warp_mth_best(unsigned long long key, unsig
 __device__ inline unsigned estimate_lanes(unsigned k, std::uint64_t values) {
   const float q = 1.5f * float(k) / float(values);
   const float reach = 1.f - __powf(1.f - q, float(kStreamSlots));
-  return min(32u, max(1u, __float2uint_rn(32.f * reach)));
+  return min(32u, max(1u, __float2uint_ru(32.f * reach)));  // rounded up: fewer rows stream again
 }
 
 // Whether a segment of `values` takes the guessed seed: long enough that the guess is of a small
