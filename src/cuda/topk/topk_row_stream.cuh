@@ -413,29 +413,29 @@ template <class T> struct ValueTiles {
     const U min_rank = U(threshold >> StreamKey<W>::rank_shift);
     const U bound = rank.raw_of(min_rank);
     if constexpr (ByWarp && (std::is_same_v<T, bfloat16_t> || std::is_same_v<T, half_t>)) {
-      constexpr unsigned kPerRound = 32 / E;
+      static_assert(E == 8, "4 vectors of 8 values a round");
       const unsigned lane = threadIdx.x & 31, slot = lane / E, e = lane % E;
 #pragma unroll
       for (int j = 0; j < V; ++j) {
         const std::uint64_t warp_vi = (tile * V + j) * kStreamThreads + (threadIdx.x - lane);  // lane 0's vector
         const bool may = warp_vi + lane < vectors && may_reach<T>(r.v[j], bound, largest);
         for (unsigned pending = __ballot_sync(0xffffffffu, may); pending;) {
-          const unsigned src = __fns(pending, 0, int(slot) + 1);  // 0xffffffff: no vector for my slot
-          const unsigned from = src < 32 ? src : 0u;
-          const unsigned w0 = __shfl_sync(0xffffffffu, r.v[j].x, from), w1 = __shfl_sync(0xffffffffu, r.v[j].y, from);
-          const unsigned w2 = __shfl_sync(0xffffffffu, r.v[j].z, from), w3 = __shfl_sync(0xffffffffu, r.v[j].w, from);
-          if (src < 32) {
-            const unsigned wi = E == 8 ? e / 2 : e;  // the 32-bit word that holds my value
+          // The round's 4 lowest pending vectors: slot s takes the lowest bit left after clearing s.
+          const unsigned p1 = pending & (pending - 1), p2 = p1 & (p1 - 1), p3 = p2 & (p2 - 1);
+          const unsigned mine = slot == 0 ? pending : slot == 1 ? p1 : slot == 2 ? p2 : p3;
+          const unsigned src = mine ? unsigned(__ffs(int(mine)) - 1) : 0u;
+          const unsigned w0 = __shfl_sync(0xffffffffu, r.v[j].x, src), w1 = __shfl_sync(0xffffffffu, r.v[j].y, src);
+          const unsigned w2 = __shfl_sync(0xffffffffu, r.v[j].z, src), w3 = __shfl_sync(0xffffffffu, r.v[j].w, src);
+          if (mine) {
+            const unsigned wi = e / 2;  // the 32-bit word that holds my value
             const unsigned word = wi & 2 ? (wi & 1 ? w3 : w2) : (wi & 1 ? w1 : w0);
-            const U value = E == 8 ? U(word >> (16 * (e & 1))) : U(word);
-            const U rk = rank(value);
+            const U rk = rank(U(word >> (16 * (e & 1))));
             if (rk >= min_rank) {
               const unsigned long long k = key.make(rk, aligned + (warp_vi + src) * E + e);
               if (k > threshold) put(k);
             }
           }
-          const unsigned last = __fns(pending, 0, int(kPerRound));  // the round's last vector
-          pending = last < 32 ? pending & ~(0xffffffffu >> (31 - last)) : 0u;
+          pending = p3 & (p3 - 1);
         }
       }
     } else {
