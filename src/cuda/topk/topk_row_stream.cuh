@@ -408,9 +408,8 @@ template <class T> struct ValueTiles {
   // each lane ranking its own 8 values while the rest of the warp waits; where ~12 % of the vectors
   // pass (a guessed seed at k = 1024) nearly every step of every warp has one. (32-bit values: 109
   // registers against 75, so they keep the lane's own loop.)
-  template <bool ByWarp = false, class Put, class PutByWarp>
-  __device__ void offer(const Regs& r, std::uint64_t tile, unsigned long long threshold, Put&& put,
-                        PutByWarp&& put_by_warp) const {
+  template <bool ByWarp = false, class Put>
+  __device__ void offer(const Regs& r, std::uint64_t tile, unsigned long long threshold, Put&& put) const {
     const U min_rank = U(threshold >> StreamKey<W>::rank_shift);
     const U bound = rank.raw_of(min_rank);
     if constexpr (ByWarp && (std::is_same_v<T, bfloat16_t> || std::is_same_v<T, half_t>)) {
@@ -427,14 +426,15 @@ template <class T> struct ValueTiles {
           const unsigned src = mine ? unsigned(__ffs(int(mine)) - 1) : 0u;
           const unsigned w0 = __shfl_sync(0xffffffffu, r.v[j].x, src), w1 = __shfl_sync(0xffffffffu, r.v[j].y, src);
           const unsigned w2 = __shfl_sync(0xffffffffu, r.v[j].z, src), w3 = __shfl_sync(0xffffffffu, r.v[j].w, src);
-          unsigned long long k = 0;
           if (mine) {
             const unsigned wi = e / 2;  // the 32-bit word that holds my value
             const unsigned word = wi & 2 ? (wi & 1 ? w3 : w2) : (wi & 1 ? w1 : w0);
             const U rk = rank(U(word >> (16 * (e & 1))));
-            if (rk >= min_rank) k = key.make(rk, aligned + (warp_vi + src) * E + e);
+            if (rk >= min_rank) {
+              const unsigned long long k = key.make(rk, aligned + (warp_vi + src) * E + e);
+              if (k > threshold) put(k);
+            }
           }
-          put_by_warp(k > threshold, k);
           pending = p3 & (p3 - 1);
         }
       }
@@ -501,8 +501,8 @@ template <int Width> struct KeyTiles {
       r.v[j] = i < count ? keys[i] : 0ull;
     }
   }
-  template <bool ByWarp = false, class Put, class PutByWarp>
-  __device__ void offer(const Regs& r, std::uint64_t, unsigned long long threshold, Put&& put, PutByWarp&&) const {
+  template <bool ByWarp = false, class Put>
+  __device__ void offer(const Regs& r, std::uint64_t, unsigned long long threshold, Put&& put) const {
 #pragma unroll
     for (int j = 0; j < kStreamSlots; ++j)
       if (r.v[j] > threshold) put(r.v[j]);
@@ -602,20 +602,6 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
       buf.keys[at] = key;
       over |= at >= compact_above;
     };
-    // The whole warp's appends of one step with one atomic (every lane calls it, converged).
-    auto put_by_warp = [&](bool take, unsigned long long key) {
-      const unsigned takers = __ballot_sync(0xffffffffu, take);
-      if (!takers) return;
-      const unsigned lane = threadIdx.x & 31, leader = __ffs(int(takers)) - 1;
-      unsigned base = 0;
-      if (lane == leader) base = atomicAdd(&buf.sh.count, unsigned(__popc(takers)));
-      base = __shfl_sync(0xffffffffu, base, leader);
-      if (take) {
-        const unsigned at = base + unsigned(__popc(takers & ((1u << lane) - 1u)));
-        buf.keys[at] = key;
-        over |= at >= compact_above;
-      }
-    };
     unsigned long long threshold = 0;  // a key is taken iff it is greater
     // The seed, so that the first tile is filtered too: every warp's m-th best of its threads'
     // maxima over the first tile; the smallest of those leaves at least warps x m distinct values
@@ -643,7 +629,7 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
         if (const unsigned long long key = src.loose_key(threadIdx.x); key > threshold) put(key);
       for (std::uint64_t t = 0; t < tiles; ++t) {
         if (t + 1 < tiles) src.load(next, t + 1);
-        src.template offer<Guess>(cur, t, threshold, put, put_by_warp);
+        src.template offer<Guess>(cur, t, threshold, put);
         // One barrier per tile; the count is read only when a compaction follows (before its own
         // barriers), so no thread's next appends can race with a read of it.
         if (__syncthreads_or(over)) {
