@@ -403,10 +403,48 @@ template <class T> struct ValueTiles {
   }
   // put(key) for every value of the tile this thread loaded whose key is above `threshold`. A
   // vector whose values all rank below the threshold's rank costs a few native comparisons.
-  template <class Put>
-  __device__ void offer(const Regs& r, std::uint64_t tile, unsigned long long threshold, Put&& put) const {
+  // by_warp (16-bit floating-point values, compiled where MayByWarp): the vectors that may reach
+  // it are ranked by the whole warp, 4 a round (lane l takes value l % 8 of the round's (l / 8)-th
+  // such vector), instead of each lane ranking its own 8 values while the rest of the warp waits.
+  // Where ~12 % of the vectors pass (a guessed seed at k = 1024 over 128256 values) nearly every
+  // step of every warp has one, and the rounds are fewer than a lane's 8 values; where ~half pass
+  // (short segments, by_warp_pays) the rounds are not. (32-bit values: 109 registers against 75,
+  // so they keep the lane's own loop.)
+  template <bool MayByWarp = false, class Put>
+  __device__ void offer(const Regs& r, std::uint64_t tile, unsigned long long threshold, bool by_warp, Put&& put) const {
     const U min_rank = U(threshold >> StreamKey<W>::rank_shift);
     const U bound = rank.raw_of(min_rank);
+    constexpr bool k16 = std::is_same_v<T, bfloat16_t> || std::is_same_v<T, half_t>;
+    if constexpr (MayByWarp && k16) {
+      if (by_warp) {
+        static_assert(E == 8, "4 vectors of 8 values a round");
+        const unsigned lane = threadIdx.x & 31, slot = lane / E, e = lane % E;
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          const std::uint64_t warp_vi = (tile * V + j) * kStreamThreads + (threadIdx.x - lane);  // lane 0's vector
+          const bool may = warp_vi + lane < vectors && may_reach<T>(r.v[j], bound, largest);
+          for (unsigned pending = __ballot_sync(0xffffffffu, may); pending;) {
+            // The round's 4 lowest pending vectors: slot s takes the lowest bit left after clearing s.
+            const unsigned p1 = pending & (pending - 1), p2 = p1 & (p1 - 1), p3 = p2 & (p2 - 1);
+            const unsigned mine = slot == 0 ? pending : slot == 1 ? p1 : slot == 2 ? p2 : p3;
+            const unsigned src = mine ? unsigned(__ffs(int(mine)) - 1) : 0u;
+            const unsigned w0 = __shfl_sync(0xffffffffu, r.v[j].x, src), w1 = __shfl_sync(0xffffffffu, r.v[j].y, src);
+            const unsigned w2 = __shfl_sync(0xffffffffu, r.v[j].z, src), w3 = __shfl_sync(0xffffffffu, r.v[j].w, src);
+            if (mine) {
+              const unsigned wi = e / 2;  // the 32-bit word that holds my value
+              const unsigned word = wi & 2 ? (wi & 1 ? w3 : w2) : (wi & 1 ? w1 : w0);
+              const U rk = rank(U(word >> (16 * (e & 1))));
+              if (rk >= min_rank) {
+                const unsigned long long k = key.make(rk, aligned + (warp_vi + src) * E + e);
+                if (k > threshold) put(k);
+              }
+            }
+            pending = p3 & (p3 - 1);
+          }
+        }
+        return;
+      }
+    }
 #pragma unroll
     for (int j = 0; j < V; ++j) {
       const std::uint64_t vi = (tile * V + j) * kStreamThreads + threadIdx.x;
@@ -468,8 +506,8 @@ template <int Width> struct KeyTiles {
       r.v[j] = i < count ? keys[i] : 0ull;
     }
   }
-  template <class Put>
-  __device__ void offer(const Regs& r, std::uint64_t, unsigned long long threshold, Put&& put) const {
+  template <bool MayByWarp = false, class Put>
+  __device__ void offer(const Regs& r, std::uint64_t, unsigned long long threshold, bool, Put&& put) const {
 #pragma unroll
     for (int j = 0; j < kStreamSlots; ++j)
       if (r.v[j] > threshold) put(r.v[j]);
@@ -508,7 +546,15 @@ __device__ inline unsigned long long warp_mth_best(unsigned long long key, unsig
 __device__ inline unsigned estimate_lanes(unsigned k, std::uint64_t values) {
   const float q = 1.5f * float(k) / float(values);
   const float reach = 1.f - __powf(1.f - q, float(kStreamSlots));
-  return min(32u, max(1u, __float2uint_rn(32.f * reach)));
+  return min(32u, max(1u, __float2uint_ru(32.f * reach)));  // rounded up: fewer rows stream again
+}
+
+// Whether the guessed pass over a segment of `values` ranks its 16-bit vectors by the whole warp
+// (ValueTiles::offer): where about 1 vector in 5 or fewer passes the guess (call GQ, one H100:
+// 4096 x 128256 bf16 k = 1024 1.013 -> 0.779 ms, 1 segment a row; 64 x 128256, 8 segments of
+// 16032 values, 0.057 -> 0.062 ms, so such segments keep the lane's loop).
+__host__ __device__ constexpr bool by_warp_pays(unsigned k, std::uint64_t values) {
+  return values >= 64ull * k;
 }
 
 // Whether a segment of `values` takes the guessed seed: long enough that the guess is of a small
@@ -588,7 +634,7 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
       threshold = buf.sh.seed ? buf.sh.seed - 1 : 0;  // the m-th keys themselves come again
     }
     // One pass over the segment with `from` as the first threshold, `cur` holding tile 0.
-    auto pass = [&](unsigned long long from) {
+    auto pass = [&](unsigned long long from, bool by_warp) {
       threshold = from;
       if (threadIdx.x == 0) buf.sh.count = 0;
       __syncthreads();
@@ -596,7 +642,7 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
         if (const unsigned long long key = src.loose_key(threadIdx.x); key > threshold) put(key);
       for (std::uint64_t t = 0; t < tiles; ++t) {
         if (t + 1 < tiles) src.load(next, t + 1);
-        src.offer(cur, t, threshold, put);
+        src.template offer<Guess>(cur, t, threshold, by_warp, put);
         // One barrier per tile; the count is read only when a compaction follows (before its own
         // barriers), so no thread's next appends can race with a read of it.
         if (__syncthreads_or(over)) {
@@ -612,13 +658,14 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
       __syncthreads();
       return count;  // at most compact_above: the tile that passed it compacted
     };
-    const unsigned count = pass(threshold);
+    const unsigned count = pass(threshold, guessed && by_warp_pays(k, src.size()));
     if constexpr (Guess) {
       // A guess that k keys beat holds every winner: a compaction keeps at least k, and no key
-      // above the guess was left out. Fewer: the segment again, every value offered.
+      // above the guess was left out. Fewer: the segment again, every value offered (by the lane:
+      // from threshold 0, most vectors pass).
       if (guessed && count < k) {
         src.load(cur, 0);
-        return pass(0);
+        return pass(0, false);
       }
     }
     return count;
