@@ -353,7 +353,8 @@ void check_forced_variant(const char* path, void (*force)(rxm::device::TopkTunin
                                   std::to_string(s.rows) + " slice=" + std::to_string(slice),
                               s.vocab, k, o));
         rxm::testing::DeviceRun run;
-        force(run.tuning), run.tuning.row_stream_segment = slice;
+        force(run.tuning);
+        if (slice) run.tuning.row_stream_segment = slice;
         ASSERT_EQ(path_of(rxm::key_type_v<T>, s.rows, s.vocab, k, run.tuning), path);
         expect_equal(rxm::testing::device_topk<T>(v, s.rows, {}, k, o, run),
                      rxm::topk_batched(cpu(), std::span<const T>(v), rxm::Rows::uniform(s.rows, s.vocab), k, o));
@@ -452,21 +453,31 @@ TEST(GpuTopkLlm, RowStreamSeedGuessedAndNot) {
   check_forced_variant("row-stream", [](rxm::device::TopkTuning& t) {
     t.row_cluster = 0, t.row_smem = 0, t.row_warp = 0, t.row_stream_estimate = 0;
   }, shapes, 128256, 200003);
-  auto spiked = [](auto tag) {
+  // Whole rows as one segment (row_stream_segment past every row): k up to 1024 then guesses over
+  // at least 64 k values, where the guessed pass ranks 16-bit vectors by the whole warp
+  // (by_warp_pays); the planner's own segments at these row counts are shorter.
+  const GridShape long_rows[] = {{2, 128256}, {1, 262144}, {3, 65536}};
+  check_forced_variant("row-stream", [](rxm::device::TopkTuning& t) {
+    t.row_cluster = 0, t.row_smem = 0, t.row_warp = 0, t.row_stream_estimate = 1, t.row_stream_segment = 262144;
+  }, long_rows, 128256, 200003);
+  auto spiked = [](auto tag, std::size_t vocab, int segment) {
     using T = decltype(tag);
-    const std::size_t rows = 3, vocab = 16384;  // one segment a row (at least 16 k values each)
+    const std::size_t rows = 3;
     const auto v = spiked_rows<T>(rows, vocab, test_seed());
-    for (std::size_t k : {std::size_t(600), std::size_t(1024)})  // 600: two segments, the first fails
+    for (std::size_t k : {std::size_t(600), std::size_t(1024)})
       for (const auto& o : llm_options) {
         SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " spiked rows", vocab, k, o));
         rxm::testing::DeviceRun run;
-        run.tuning.row_cluster = 0, run.tuning.row_smem = 0, run.tuning.row_warp = 0;
+        run.tuning.row_cluster = 0, run.tuning.row_smem = 0, run.tuning.row_warp = 0, run.tuning.row_stream_segment = segment;
         ASSERT_EQ(path_of(rxm::key_type_v<T>, rows, vocab, k, run.tuning), "row-stream");
         expect_equal(rxm::testing::device_topk<T>(v, rows, {}, k, o, run),
                      rxm::topk_batched(cpu(), std::span<const T>(v), rxm::Rows::uniform(rows, vocab), k, o));
       }
   };
-  spiked(rxm::bfloat16_t{}), spiked(float{});
+  // 16384 values: one segment a row (at least 16 k values each; 600: two segments, the first
+  // fails). 131072 in one segment: the failed guess was a warp-ranked pass (by_warp_pays).
+  for (auto [vocab, segment] : {std::pair<std::size_t, int>{16384, 0}, {131072, 262144}})
+    spiked(rxm::bfloat16_t{}, vocab, segment), spiked(float{}, vocab, segment);
 }
 
 // The row-smem variant (TopkTuning::row_smem = 1) on rows that fit a block's shared memory: 32-bit
