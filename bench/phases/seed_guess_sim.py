@@ -3,18 +3,22 @@
 # tile of 4096 values as the kernel holds it (thread t: vectors t and 256 + t of 8 values), each
 # thread's best of its 16, each warp's m-th best of its 32 threads', the least over the 8 warps;
 # then how many of the row's values reach it, in units of k, and how often fewer than k do (the
-# block would stream its segment again).   /usr/bin/python3 bench/phases/seed_guess_sim.py [ROWS]
+# block would stream its segment again). --nearest: m rounded to nearest (the kernel rounds up).
+#   /usr/bin/python3 bench/phases/seed_guess_sim.py [ROWS] [--nearest]
 import math
 import sys
 import numpy as np
 
 rng = np.random.default_rng(1)
-trials = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+args = [a for a in sys.argv[1:] if a != "--nearest"]
+nearest = "--nearest" in sys.argv[1:]
+trials = int(args[0]) if args else 300
 
 
 def lanes(k, values, c=1.5):  # estimate_lanes, in floating point as the kernel computes it
     q = c * k / values
-    return int(min(32, max(1, math.ceil(32 * (1 - (1 - q) ** 16)))))  # rounded up, as the kernel
+    x = 32 * (1 - (1 - q) ** 16)
+    return int(min(32, max(1, round(x) if nearest else math.ceil(x))))
 
 
 for values in [16384, 21376, 32000, 64128, 128256, 256000]:

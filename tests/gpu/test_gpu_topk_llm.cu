@@ -341,6 +341,19 @@ namespace {
 // offsets with caller indices of both widths.
 // `ks`: the k the variant takes.
 const std::size_t k_up_to_1024[] = {2, 50, 129, 300, 1000, 1024};
+
+// `v` (rows of `vocab` values) on the device with `tuning`, which must take `path`, against the
+// CPU backend: every index and value.
+template <class T>
+void expect_path_matches_cpu(const std::vector<T>& v, std::size_t rows, std::size_t vocab, std::size_t k,
+                             const rxm::TopkOptions& o, const rxm::device::TopkTuning& tuning, const char* path) {
+  rxm::testing::DeviceRun run;
+  run.tuning = tuning;
+  ASSERT_EQ(path_of(rxm::key_type_v<T>, rows, vocab, k, run.tuning), path);
+  expect_equal(rxm::testing::device_topk<T>(v, rows, {}, k, o, run),
+               rxm::topk_batched(cpu(), std::span<const T>(v), rxm::Rows::uniform(rows, vocab), k, o));
+}
+
 void check_forced_variant(const char* path, void (*force)(rxm::device::TopkTuning&), std::span<const GridShape> shapes,
                           std::size_t masked_vocab_max, std::size_t offsets_row,
                           std::span<const std::size_t> ks = k_up_to_1024) {
@@ -352,12 +365,10 @@ void check_forced_variant(const char* path, void (*force)(rxm::device::TopkTunin
         SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + name + " rows=" +
                                   std::to_string(s.rows) + " slice=" + std::to_string(slice),
                               s.vocab, k, o));
-        rxm::testing::DeviceRun run;
-        force(run.tuning);
-        if (slice) run.tuning.row_stream_segment = slice;
-        ASSERT_EQ(path_of(rxm::key_type_v<T>, s.rows, s.vocab, k, run.tuning), path);
-        expect_equal(rxm::testing::device_topk<T>(v, s.rows, {}, k, o, run),
-                     rxm::topk_batched(cpu(), std::span<const T>(v), rxm::Rows::uniform(s.rows, s.vocab), k, o));
+        rxm::device::TopkTuning tuning;
+        force(tuning);
+        if (slice) tuning.row_stream_segment = slice;
+        expect_path_matches_cpu(v, s.rows, s.vocab, k, o, tuning, path);
       }
     }
   };
@@ -467,11 +478,9 @@ TEST(GpuTopkLlm, RowStreamSeedGuessedAndNot) {
     for (std::size_t k : {std::size_t(600), std::size_t(1024)})
       for (const auto& o : llm_options) {
         SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " spiked rows", vocab, k, o));
-        rxm::testing::DeviceRun run;
-        run.tuning.row_cluster = 0, run.tuning.row_smem = 0, run.tuning.row_warp = 0, run.tuning.row_stream_segment = segment;
-        ASSERT_EQ(path_of(rxm::key_type_v<T>, rows, vocab, k, run.tuning), "row-stream");
-        expect_equal(rxm::testing::device_topk<T>(v, rows, {}, k, o, run),
-                     rxm::topk_batched(cpu(), std::span<const T>(v), rxm::Rows::uniform(rows, vocab), k, o));
+        rxm::device::TopkTuning tuning;
+        tuning.row_cluster = 0, tuning.row_smem = 0, tuning.row_warp = 0, tuning.row_stream_segment = segment;
+        expect_path_matches_cpu(v, rows, vocab, k, o, tuning, "row-stream");
       }
   };
   // 16384 values: one segment a row (at least 16 k values each; 600: two segments, the first
@@ -605,7 +614,8 @@ TEST(GpuTopkLlm, GraphCaptureReplaysWithNewLogits) {
 // compute-sanitizer racecheck (the forced-variant tests above run past its time limits): the
 // cluster's bound and list (slices of 4096+ values), its short slices, its list overflowing
 // (ascending rows, smallest first); the blocks' guess held (normal and ascending rows) and failed
-// (spiked_rows), their merge, the bound of k <= 128 and the argmax.
+// (spiked_rows), its pass ranked by warps (bf16, k = 50: segments of at least 64 k values), their
+// merge, the bound of k <= 128 and the argmax.
 TEST(GpuTopkLlm, ClusterAndStreamBranchesForSanitizers) {
   RXM_REQUIRE_GPU();
   const auto inputs = rxm::testing::topk_inputs(test_seed());
@@ -616,12 +626,9 @@ TEST(GpuTopkLlm, ClusterAndStreamBranchesForSanitizers) {
     using T = decltype(tag);
     for (const auto& [input, options] : {std::pair{inputs[3], llm_options[0]}, std::pair{inputs[5], llm_options[2]}}) {
       SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + input.name + " " + path, vocab, k, options));
-      const auto v = rxm::testing::make_topk_input<T>(input, rows * vocab);
-      rxm::testing::DeviceRun run;
-      force(run.tuning);
-      ASSERT_EQ(path_of(rxm::key_type_v<T>, rows, vocab, k, run.tuning), path);
-      expect_equal(rxm::testing::device_topk<T>(v, rows, {}, k, options, run),
-                   rxm::topk_batched(cpu(), std::span<const T>(v), rxm::Rows::uniform(rows, vocab), k, options));
+      rxm::device::TopkTuning tuning;
+      force(tuning);
+      expect_path_matches_cpu(rxm::testing::make_topk_input<T>(input, rows * vocab), rows, vocab, k, options, tuning, path);
     }
   };
   check(rxm::bfloat16_t{}, cluster, "row-cluster", 1, 128256, 1024);
@@ -629,11 +636,10 @@ TEST(GpuTopkLlm, ClusterAndStreamBranchesForSanitizers) {
   check(float{}, cluster, "row-cluster", 2, 100000, 300);
   check(rxm::bfloat16_t{}, blocks, "row-stream", 2, 128256, 1024);
   check(float{}, blocks, "row-stream", 1, 262144, 50);
+  check(rxm::bfloat16_t{}, blocks, "row-stream", 2, 128256, 50);
   check(rxm::bfloat16_t{}, blocks, "row-stream", 3, 32000, 1);
-  const auto spiked = spiked_rows<rxm::bfloat16_t>(1, 16384, test_seed());
-  rxm::testing::DeviceRun run;
-  blocks(run.tuning);
-  expect_equal(rxm::testing::device_topk<rxm::bfloat16_t>(spiked, 1, {}, 1024, llm_options[0], run),
-               rxm::topk_batched(cpu(), std::span<const rxm::bfloat16_t>(spiked), rxm::Rows::uniform(1, 16384), 1024,
-                                 llm_options[0]));
+  rxm::device::TopkTuning tuning;
+  blocks(tuning);
+  expect_path_matches_cpu(spiked_rows<rxm::bfloat16_t>(1, 16384, test_seed()), 1, 16384, 1024, llm_options[0], tuning,
+                          "row-stream");
 }

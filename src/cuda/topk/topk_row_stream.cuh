@@ -52,7 +52,7 @@ __device__ inline unsigned long long warp_mth_best(unsigned long long key, unsig
 // q = 1.5 k / values, a lane's best of 16 with 1 - (1 - q)^16; the least over the warps lowers it
 // further. Simulated on normal rows (bench/phases/seed_guess_sim.py; 128256 values, k = 1024: m = 6,
 // 1.35-4.9 k keys above it, median 2.5 k, none below k in 200 rows; k = 256: m = 2, rounded up
-// from 1.5, none below k where m = 1 left 3.5 % of rows below).
+// from 1.5, none below k where m = 1, `seed_guess_sim.py 200 --nearest`, left 2.5 % of rows below).
 __device__ inline unsigned estimate_lanes(unsigned k, std::uint64_t values) {
   const float q = 1.5f * float(k) / float(values);
   const float reach = 1.f - __powf(1.f - q, float(kStreamSlots));
@@ -60,7 +60,8 @@ __device__ inline unsigned estimate_lanes(unsigned k, std::uint64_t values) {
 }
 
 // Whether the guessed pass over a segment of `values` ranks its 16-bit vectors by the whole warp
-// (ValueTiles::offer): where about 1 vector in 5 or fewer passes the guess (call GQ, one H100:
+// (ValueTiles::offer): where at most about a quarter of the vectors pass the guess (~2.5 k keys
+// above it, 8 values a vector), not the ~half of shorter segments (call GQ, one H100:
 // 4096 x 128256 bf16 k = 1024 1.013 -> 0.779 ms, 1 segment a row; 64 x 128256, 8 segments of
 // 16032 values, 0.057 -> 0.062 ms, so such segments keep the lane's loop).
 __host__ __device__ constexpr bool by_warp_pays(unsigned k, std::uint64_t values) {

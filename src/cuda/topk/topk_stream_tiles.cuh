@@ -120,8 +120,8 @@ template <class T> struct ValueTiles {
   // such vector), instead of each lane ranking its own 8 values while the rest of the warp waits.
   // Where ~12 % of the vectors pass (a guessed seed at k = 1024 over 128256 values) nearly every
   // step of every warp has one, and the rounds are fewer than a lane's 8 values; where ~half pass
-  // (short segments, by_warp_pays) the rounds are not. (32-bit values: 109 registers against 75,
-  // so they keep the lane's own loop.)
+  // (short segments, by_warp_pays) the rounds are not. (32-bit values keep the lane's own loop:
+  // ranked by the warp, their guess kernel took 112 registers against 75.)
   template <bool MayByWarp = false, class Put>
   __device__ void offer(const Regs& r, std::uint64_t tile, unsigned long long threshold, bool by_warp, Put&& put) const {
     const U min_rank = U(threshold >> StreamKey<W>::rank_shift);
