@@ -49,9 +49,10 @@ struct Options {
   int row_smem = -1;     // TopkTuning::row_smem, the same way
   int row_warp = -1;     // TopkTuning::row_warp, the same way
   int estimate = -1;     // TopkTuning::row_stream_estimate, the same way
+  int gather = -1;       // TopkTuning::row_cluster_gather, the same way
   bool sweep() const {
     return segment.size() > 1 || compact.size() > 1 || segment[0] || compact[0] || row_cluster >= 0 || row_smem >= 0 ||
-           row_warp >= 0 || estimate >= 0;
+           row_warp >= 0 || estimate >= 0 || gather >= 0;
   }
 };
 
@@ -92,7 +93,7 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   p.out_values = out_v.data(), p.out_indices = out_i.data();
   p.tuning.row_stream_segment = segment, p.tuning.row_stream_compact = compact;
   p.tuning.row_cluster = o.row_cluster, p.tuning.row_smem = o.row_smem, p.tuning.row_warp = o.row_warp;
-  p.tuning.row_stream_estimate = o.estimate;
+  p.tuning.row_stream_estimate = o.estimate, p.tuning.row_cluster_gather = o.gather;
   // In a graph where the path allows it; the previous path's segmented CUB sort (several sorted
   // rows) cannot be captured, so it runs as `calls` launches on the stream, timed the same way.
   auto timed = [&](const rxm::device::TopkProblem& q, bool graph) {
@@ -146,6 +147,11 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   other = p.tuning;
   other.row_warp = path == "row-warp" ? 0 : 1;
   try_variant(other, path == "row-warp" ? "radixmesh sorted, row_warp = 0" : "radixmesh sorted, row_warp = 1");
+  if (path == "row-cluster") {  // the cluster's other finish
+    other = p.tuning;
+    other.row_cluster_gather = rows <= 16 ? 0 : 1;
+    try_variant(other, rows <= 16 ? "radixmesh sorted, row_cluster_gather = 0" : "radixmesh sorted, row_cluster_gather = 1", false);
+  }
   if (path == "row-stream") {  // the blocks' seed not guessed
     other = p.tuning;
     other.row_stream_estimate = 0;
@@ -217,7 +223,7 @@ const char* const usage =
     "usage: bench_topk_llm [--rows 1,8,64,256,4096] [--vocab 32000,128256,256000] [--k 1,50,1024]\n"
     "                      [--dtype bf16,f32] [--calls 20] [--reps 10] [--no-torch] [--no-verify]\n"
     "                      [--segment-min LIST] [--compact LIST] [--row-cluster 0|1] [--row-smem 0|1]\n"
-    "                      [--row-warp 0|1] [--estimate 0|1]  (knob sweeps, ours only)\n"
+    "                      [--row-warp 0|1] [--estimate 0|1] [--gather 0|1]  (knob sweeps, ours only)\n"
     "  sorted top-k at LLM shapes in a CUDA graph, beside torch.topk(sorted=True) in a graph\n";
 
 int run(int argc, char** argv) {
@@ -235,6 +241,7 @@ int run(int argc, char** argv) {
     else if (args.is("--row-cluster")) o.row_cluster = int(rxm::bench::driver_count("bench_topk_llm", "--row-cluster", args.value()));
     else if (args.is("--row-smem")) o.row_smem = int(rxm::bench::driver_count("bench_topk_llm", "--row-smem", args.value()));
     else if (args.is("--row-warp")) o.row_warp = int(rxm::bench::driver_count("bench_topk_llm", "--row-warp", args.value()));
+    else if (args.is("--gather")) o.gather = int(rxm::bench::driver_count("bench_topk_llm", "--gather", args.value()));
     else if (args.is("--estimate")) o.estimate = int(rxm::bench::driver_count("bench_topk_llm", "--estimate", args.value()));
     else if (args.is("--no-verify")) o.verify = false;
     else if (args.is("--dtype")) {

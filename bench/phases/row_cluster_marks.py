@@ -1,6 +1,7 @@
 # Writes a copy of the row-cluster top-k kernel (src/cuda/topk/topk_row_cluster.cuh) with
 # %globaltimer marks in block 0 of row 0's cluster: after the load, the bound and its list (slices
-# of 4096+ values), each pass (and pass 0's steps), the winners' sort, and the end. bench/phases/marked_kernel.sh row_cluster builds it.
+# of 4096+ values), each pass (and pass 0's steps), the winners' sort, and the end; gathered, the
+# lists' gather and block 0's select, sort and writes. bench/phases/marked_kernel.sh row_cluster builds it.
 #   python3 bench/phases/row_cluster_marks.py OUT.cuh
 import sys
 from marks import Marked, TIMER
@@ -35,4 +36,8 @@ rep('''    if (t < kClusterBins) {
       unsigned before = inclusive - count;''','''    if (pass == 0) MARK(33);
     if (t < kClusterBins) {
       unsigned before = inclusive - count;''')
+rep('''        if (me == 0) {  // the others' lists are here''','''        MARK(26);
+        if (me == 0) {  // the others' lists are here''')
+rep('''          write_row(p, buf, r, begin, sh.gathered);''','''          write_row(p, buf, r, begin, sh.gathered);
+          __syncthreads(); MARK(27);''')
 marked.write(sys.argv[1])

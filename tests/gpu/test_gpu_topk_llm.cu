@@ -434,11 +434,15 @@ void expect_automatic_bf16_matches_cpu(std::size_t rows, std::size_t vocab, std:
 }  // namespace
 
 // The row-cluster variant (TopkTuning::row_cluster = 1) on rows of 1000 to 262144 values, one
-// block per row up to 16.
+// block per row up to 16: gathered into one block where the lists fit (the automatic finish for
+// few rows), then with the cluster's passes and merge alone (row_cluster_gather = 0).
 TEST(GpuTopkLlm, RowClusterPath) {
   RXM_REQUIRE_GPU();
   const GridShape shapes[] = {{1, 1000}, {3, 32000}, {2, 128256}, {1, 262144}, {4, 4097}};
   check_forced_variant("row-cluster", [](rxm::device::TopkTuning& t) { t.row_cluster = 1; }, shapes, 32000, 200003);
+  check_forced_variant("row-cluster",
+                       [](rxm::device::TopkTuning& t) { t.row_cluster = 1, t.row_cluster_gather = 0; }, shapes,
+                       32000, 200003);
 }
 
 // More than 16 rows with 128 < k <= 256 take one wave of clusters however long their slices (64 x
@@ -613,13 +617,15 @@ TEST(GpuTopkLlm, GraphCaptureReplaysWithNewLogits) {
 // Each branch of the row-cluster and row-stream kernels once, few launches enough for
 // compute-sanitizer racecheck (the forced-variant tests above run past its time limits): the
 // cluster's bound and list (slices of 4096+ values), its short slices, its list overflowing
-// (ascending rows, smallest first); the blocks' guess held (normal and ascending rows) and failed
+// (ascending rows, smallest first), its lists gathered into one block or not (gather off, and
+// more than 16 rows); the blocks' guess held (normal and ascending rows) and failed
 // (spiked_rows), its pass ranked by warps (bf16, k = 50: segments of at least 64 k values), their
 // merge, the bound of k <= 128 and the argmax.
 TEST(GpuTopkLlm, ClusterAndStreamBranchesForSanitizers) {
   RXM_REQUIRE_GPU();
   const auto inputs = rxm::testing::topk_inputs(test_seed());
   auto cluster = [](rxm::device::TopkTuning& t) { t.row_cluster = 1; };
+  auto cluster_passes = [](rxm::device::TopkTuning& t) { t.row_cluster = 1, t.row_cluster_gather = 0; };
   auto blocks = [](rxm::device::TopkTuning& t) { t.row_cluster = 0, t.row_smem = 0, t.row_warp = 0; };
   auto check = [&](auto tag, void (*force)(rxm::device::TopkTuning&), const char* path, std::size_t rows,
                    std::size_t vocab, std::size_t k) {
@@ -634,6 +640,8 @@ TEST(GpuTopkLlm, ClusterAndStreamBranchesForSanitizers) {
   check(rxm::bfloat16_t{}, cluster, "row-cluster", 1, 128256, 1024);
   check(rxm::bfloat16_t{}, cluster, "row-cluster", 1, 32000, 256);
   check(float{}, cluster, "row-cluster", 2, 100000, 300);
+  check(rxm::bfloat16_t{}, cluster_passes, "row-cluster", 1, 128256, 1024);
+  check(float{}, cluster, "row-cluster", 20, 32000, 256);
   check(rxm::bfloat16_t{}, blocks, "row-stream", 2, 128256, 1024);
   check(float{}, blocks, "row-stream", 1, 262144, 50);
   check(rxm::bfloat16_t{}, blocks, "row-stream", 2, 128256, 50);

@@ -104,6 +104,11 @@ struct TopkTuning {
   // -1 chooses it for k > 128 and at most 16 rows, 0 never, 1 wherever the row-stream path runs.
   // row_stream_segment, when set, is a block's slice of the row here (at most 16 blocks a row).
   int row_cluster = -1;
+  // The row-cluster variant's finish: once every block of a row's cluster has listed the keys that
+  // reach the bound, the lists are gathered into one block, which selects, sorts and writes the
+  // row alone, where they fit there (the cluster's radix passes and merge otherwise, decided on
+  // the device). -1 chooses it for at most 16 rows, 0 never, 1 always.
+  int row_cluster_gather = -1;
   // The row-stream family's variant for rows that fit in one block's shared memory
   // (src/cuda/topk/topk_row_smem.cuh): a block per row holds the row's ranks, bounds the k-th from
   // below by its threads' best values, and radix-selects over the few values above the bound.

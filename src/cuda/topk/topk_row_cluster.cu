@@ -129,6 +129,8 @@ RowClusterPlan plan_cluster(const device::TopkProblem& pr, int device) {
   shape(blocks);
   // Above 8 blocks (non-portable), only where such clusters fit the device.
   if (g.blocks > 8 && (!prepared(pr, device) || active_clusters(pr, device, g.blocks, g.shared_bytes) == 0)) shape(8);
+  const int gather = pr.tuning.row_cluster_gather;
+  g.gather = gather == 1 || (gather < 0 && pr.rows <= kClusterMaxRows);
   return g;
 }
 
@@ -174,7 +176,7 @@ void launch_row_cluster(const RowClusterPlan& g, const device::TopkProblem& pr, 
       config.stream = stream;
       config.attrs = &cluster;
       config.numAttrs = 1;
-      RXM_CUDA_CHECK(cudaLaunchKernelEx(&config, row_cluster<T>, p));
+      RXM_CUDA_CHECK(cudaLaunchKernelEx(&config, row_cluster<T>, p, g.gather));
     }
     if (pr.debug_checks) RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
   });

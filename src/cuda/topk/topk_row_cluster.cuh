@@ -9,8 +9,11 @@
 // cluster: at least k keys reach it), and each block lists the keys that reach it once: the passes
 // and the winners' listing then read that short list instead of the slice (a block whose list
 // overflows reads its slice, filtered by the bound). Each block sorts its winners; every block
-// then holds every block's sorted run and writes its own keys at their merge ranks. Design and
-// measurements: docs/design/topk.md.
+// then holds every block's sorted run and writes its own keys at their merge ranks. Gathered (few
+// rows): once every block has listed the keys reaching the bound, the lists go to block 0's
+// shared memory when they fit there, and block 0 alone selects, sorts and writes the row (no
+// cluster barrier per pass, no merge); the others stop. Design and measurements:
+// docs/design/topk.md.
 //
 // The kernel is bound by its barriers (a pass is a few hundred cycles of work), so every exchange
 // between blocks is a remote store before a cluster barrier, never a remote load after one, and a
@@ -41,6 +44,12 @@ constexpr unsigned kClusterCandidates = 2048;  // keys a block's list holds
 constexpr std::size_t cluster_shared_bytes(unsigned list, std::uint64_t slice, std::size_t value_bytes) {
   return kClusterInboxBytes + (2 * std::size_t(list) + kClusterCandidates) * sizeof(unsigned long long) +
          (slice + 16) * value_bytes;
+}
+// Keys block 0 gathers from every block's list: the inbox and both runs' room (contiguous at the
+// start of its dynamic shared memory, unused until the passes, which follow the gather's cluster
+// barrier). Its own list's room then holds the select's kept keys.
+constexpr unsigned cluster_gather_keys(unsigned list) {
+  return unsigned(kClusterInboxBytes / sizeof(unsigned long long)) + 2 * list;
 }
 
 // A block's slice of the row in shared memory: slot s holds the row's value at position
@@ -86,15 +95,46 @@ struct ClusterShared {
   unsigned long long bound_of[kMaxClusterBlocks];      // every block's bound and full warps, pushed by each
   unsigned full_of[kMaxClusterBlocks];
   unsigned candidates;                                 // keys of the slice reaching the cluster's bound
+  unsigned gathered;                                   // block 0: keys gathered (places reserved)
+  unsigned gather_at;                                  // the block's first place among them
+  unsigned gather_fits[kMaxClusterBlocks];             // every block's: its list went to block 0
   unsigned run_count[kMaxClusterBlocks];               // every block's, pushed by each
   unsigned run_start[kMaxClusterBlocks + 1];           // their places among all the winners
   StreamShared stream;                                 // the run's sort
 };
 
+// Every block's list (`listed` keys, ~0u: none, it overflowed) into block 0's first
+// cluster_gather_keys places, where they all fit: true in every block then, and block 0 holds
+// sh.gathered keys; false in every block otherwise (the lists stay where they are). Every thread
+// of the cluster calls it; it ends with a cluster barrier.
+template <class T>
+__device__ bool gather_lists(const StreamParams<T>& p, cooperative_groups::cluster_group& cluster, ClusterShared& sh,
+                             const unsigned long long* list, unsigned listed, unsigned char* cluster_bytes) {
+  const unsigned places = cluster_gather_keys(p.capacity), blocks = cluster.num_blocks(), me = cluster.block_rank();
+  // The block's places: one remote atomic on block 0's count (set to 0 before the bound's
+  // cluster barrier).
+  if (threadIdx.x == 0)
+    sh.gather_at = listed <= places ? atomicAdd(cluster.map_shared_rank(&sh.gathered, 0), listed) : places + 1;
+  __syncthreads();
+  const unsigned at = sh.gather_at;
+  const bool fits = at <= places && listed <= places - at;
+  if (fits) {
+    unsigned long long* to = cluster.map_shared_rank(reinterpret_cast<unsigned long long*>(cluster_bytes), 0) + at;
+    for (unsigned i = threadIdx.x; i < listed; i += blockDim.x) to[i] = list[i];
+  }
+  if (threadIdx.x < blocks) cluster.map_shared_rank(sh.gather_fits, threadIdx.x)[me] = fits;
+  cluster.sync();  // every list that fits is in block 0; every block's answer is in every block
+  bool all = true;
+  for (unsigned c = 0; c < blocks; ++c) all = all && sh.gather_fits[c];
+  return all;
+}
+
 // One cluster (gridDim.x blocks) per row of the launch chunk: the row's min(k, length) best keys,
 // sorted (best first, or by position) and written as the row's output. p.segment_length is a
 // block's slice; p.capacity the keys of each of the two lists (k_pad, rounded up to 16 bytes).
-template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p) {
+// gather: whether the lists may be gathered into block 0 (cluster_gather_keys places).
+template <class T>
+__global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p, bool gather) {
   using U = key_bits_t<T>;
   constexpr int W = 8 * sizeof(U);
   namespace cg = cooperative_groups;
@@ -133,7 +173,7 @@ template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluste
       if (best_at == ~0ull || rk > best_rank) best_rank = rk, best_at = at + unsigned(e);
     }
   });
-  if (t == 0) sh.listed = 0, sh.bound = ~0ull, sh.full_warps = 0, sh.candidates = 0;
+  if (t == 0) sh.listed = 0, sh.bound = ~0ull, sh.full_warps = 0, sh.candidates = 0, sh.gathered = 0;
   for (unsigned b = t; b < kClusterHistCopies * kClusterBins; b += blockDim.x) sh.hist[0][0][b] = 0;
   const std::uint64_t mine = slice.last - slice.first;
   auto key_at = [&](std::uint64_t i) {  // i < mine
@@ -178,6 +218,13 @@ template <class T> __global__ void __launch_bounds__(kClusterThreads) row_cluste
       __syncthreads();
       listed_keys = sh.candidates;
       in_list = listed_keys <= kClusterCandidates;
+      if (gather && gather_lists(p, cluster, sh, candidates, in_list ? listed_keys : ~0u, cluster_bytes)) {
+        if (me == 0) {  // the others' lists are here; its own list's room takes the kept keys
+          StreamBuffer buf{reinterpret_cast<unsigned long long*>(cluster_bytes), candidates, sh.stream};
+          write_row(p, buf, r, begin, sh.gathered);
+        }
+        return;
+      }
     }
   }
   // The keys the select counts and lists: the list, or the slice's keys reaching the bound.

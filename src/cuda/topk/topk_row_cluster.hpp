@@ -17,6 +17,7 @@ struct RowClusterPlan {
   unsigned k_pad = 1, list = 2;      // the sort's size; each list's keys (a multiple of 2)
   int index_bits = 1;                // StreamKey's position bits
   std::size_t shared_bytes = 0;      // dynamic shared memory per block
+  bool gather = false;               // the lists may be gathered into one block (row_cluster)
 };
 
 // The cluster plan of a problem that takes the row-stream family, where it takes the cluster
