@@ -196,10 +196,14 @@ template <class T> __global__ void __launch_bounds__(kSmemThreads, kSmemBlocksPe
   unsigned long long prefix = 0;
   unsigned need = wanted;
   bool exact = wanted == length;  // the winners are exactly the ranks >= the threshold below
+  // The rank bits in which the winners may differ: they lie in [low, top], so they share every
+  // bit above the highest in which low and top differ (the sort's span).
+  int rank_span = W;
   if (!exact && block_best) {
     const unsigned top = unsigned(block_best - 1), differ = low ^ top;
     high = differ ? 32 - __clz(int(differ)) : 0;
     prefix = (unsigned long long)top >> high;
+    rank_span = high;
   }
   for (int pass = 0; !exact && high > 0; ++pass) {
     const int shift = high > 8 ? high - 8 : 0, width = high - shift;
@@ -305,12 +309,15 @@ template <class T> __global__ void __launch_bounds__(kSmemThreads, kSmemBlocksPe
   __syncthreads();
 
   // Sorted output: best first, equal ranks by position (the order they are in). The rank bits
-  // alone decide, by the stable radix sort where its passes are fewer than the bitonic steps.
+  // alone decide, by the stable radix sort where its passes are fewer than the bitonic steps; of
+  // those, only the span in which the winners differ (the best 1024 of 32000 normal logits share
+  // their sign and top exponent bits: a pass fewer).
   const unsigned long long* ordered = keys;
   if (p.options.sorted && wanted > 1) {
     if (p.k_pad > (W == 16 ? kSmemBitonicMax16 : kSmemBitonicMax32)) {
       auto* other = reinterpret_cast<unsigned long long*>(slots);  // the ranks are read no more
-      ordered = block_radix_sort_descending<kSmemWarps, 2>(keys, other, p.k_pad, wanted, 64 - W, 64, sh.warp_total);
+      ordered = block_radix_sort_descending<kSmemWarps, 2>(keys, other, p.k_pad, wanted, 64 - W, 64 - W + rank_span,
+                                                           sh.warp_total);
     } else {
       StreamBuffer buf{keys, keys, sh.stream};
       buf.sort(wanted, p.k_pad, [](unsigned long long k) { return k; });
