@@ -236,25 +236,8 @@ __device__ void write_row(const StreamParams<T>& p, StreamBuffer& buf, std::size
     const unsigned long long differ = buf.differing_bits(count) & span;
     high_bit = differ ? 64 - __clzll((long long)differ) : low_bit;
     low_bit = differ ? __ffsll((long long)differ) - 1 : low_bit;
-    // 32-bit ranks rarely tie (distinct floats), so by rank the rank bits alone are sorted first
-    // (the position's 15 to 18 bits at LLM vocabularies take two or three of the passes), and the
-    // keys are sorted again on every bit only where two neighbours tie. One call site: the sort
-    // inlined twice costs the 32-bit kernels 14 registers.
-    const int rank_bit = key_of.rank_shift;
-    int from_bit = by_rank && sizeof(U) == 4 && low_bit < rank_bit && high_bit > rank_bit ? rank_bit : low_bit;
-    for (;;) {
-      ordered = block_radix_sort_descending<kStreamThreads / 32, kRowStreamMaxK / kStreamThreads>(
-          buf.keys, buf.keys + kRowStreamMaxK, kRowStreamMaxK, count, from_bit, high_bit, buf.sh.hist);
-      if (from_bit == low_bit) break;
-      bool tie = false;
-      for (unsigned i = threadIdx.x; i + 1 < count; i += blockDim.x)
-        tie = tie || key_of.rank(ordered[i]) == key_of.rank(ordered[i + 1]);
-      if (!__syncthreads_or(tie)) break;
-      if (ordered != buf.keys)
-        for (unsigned i = threadIdx.x; i < count; i += blockDim.x) buf.keys[i] = ordered[i];
-      __syncthreads();
-      from_bit = low_bit;
-    }
+    ordered = block_radix_sort_descending<kStreamThreads / 32, kRowStreamMaxK / kStreamThreads>(
+        buf.keys, buf.keys + kRowStreamMaxK, kRowStreamMaxK, count, low_bit, high_bit, buf.sh.hist);
   } else {
     buf.sort(count, size, [&](unsigned long long key) { return by_rank ? key : key_of.by_position(key); });
   }
