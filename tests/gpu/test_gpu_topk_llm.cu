@@ -434,12 +434,14 @@ void expect_automatic_bf16_matches_cpu(std::size_t rows, std::size_t vocab, std:
 }  // namespace
 
 // The row-cluster variant (TopkTuning::row_cluster = 1) on rows of 1000 to 262144 values, one
-// block per row up to 16: gathered into one block where the lists fit (the automatic finish for
-// few rows), then with the cluster's passes and merge alone (row_cluster_gather = 0).
+// block per row up to 16: gathered into one block where the lists fit (row_cluster_gather = 1),
+// then with the cluster's passes and merge alone (row_cluster_gather = 0).
 TEST(GpuTopkLlm, RowClusterPath) {
   RXM_REQUIRE_GPU();
   const GridShape shapes[] = {{1, 1000}, {3, 32000}, {2, 128256}, {1, 262144}, {4, 4097}};
-  check_forced_variant("row-cluster", [](rxm::device::TopkTuning& t) { t.row_cluster = 1; }, shapes, 32000, 200003);
+  check_forced_variant("row-cluster",
+                       [](rxm::device::TopkTuning& t) { t.row_cluster = 1, t.row_cluster_gather = 1; }, shapes,
+                       32000, 200003);
   check_forced_variant("row-cluster",
                        [](rxm::device::TopkTuning& t) { t.row_cluster = 1, t.row_cluster_gather = 0; }, shapes,
                        32000, 200003);
@@ -624,8 +626,9 @@ TEST(GpuTopkLlm, GraphCaptureReplaysWithNewLogits) {
 TEST(GpuTopkLlm, ClusterAndStreamBranchesForSanitizers) {
   RXM_REQUIRE_GPU();
   const auto inputs = rxm::testing::topk_inputs(test_seed());
-  auto cluster = [](rxm::device::TopkTuning& t) { t.row_cluster = 1; };
+  auto cluster = [](rxm::device::TopkTuning& t) { t.row_cluster = 1, t.row_cluster_gather = 1; };
   auto cluster_passes = [](rxm::device::TopkTuning& t) { t.row_cluster = 1, t.row_cluster_gather = 0; };
+  auto cluster_automatic = [](rxm::device::TopkTuning& t) { t.row_cluster = 1; };
   auto blocks = [](rxm::device::TopkTuning& t) { t.row_cluster = 0, t.row_smem = 0, t.row_warp = 0; };
   auto check = [&](auto tag, void (*force)(rxm::device::TopkTuning&), const char* path, std::size_t rows,
                    std::size_t vocab, std::size_t k) {
@@ -641,7 +644,7 @@ TEST(GpuTopkLlm, ClusterAndStreamBranchesForSanitizers) {
   check(rxm::bfloat16_t{}, cluster, "row-cluster", 1, 32000, 256);
   check(float{}, cluster, "row-cluster", 2, 100000, 300);
   check(rxm::bfloat16_t{}, cluster_passes, "row-cluster", 1, 128256, 1024);
-  check(float{}, cluster, "row-cluster", 20, 32000, 256);
+  check(float{}, cluster_automatic, "row-cluster", 20, 32000, 256);
   check(rxm::bfloat16_t{}, blocks, "row-stream", 2, 128256, 1024);
   check(float{}, blocks, "row-stream", 1, 262144, 50);
   check(rxm::bfloat16_t{}, blocks, "row-stream", 2, 128256, 50);

@@ -45,6 +45,15 @@ constexpr std::uint64_t kClusterMaxHalvedSlice = 32768;
 // blocks), 32 x 256000 bf16 86 -> 76 (4); k = 1024 32 x 128256 bf16 59 -> 75, f32 70 -> 75, 32 x
 // 256000 bf16 74 -> 98.
 constexpr std::uint32_t kClusterLongSlicesMaxK = 256;
+// Up to 16 rows, slices from this many values gather the blocks' lists into one block
+// (TopkTuning::row_cluster_gather), which selects, sorts and writes the row alone. One H100, call
+// GU (`bench_topk_llm --rows 1,8,16 --vocab 32000,128256,256000 --k 256,1024 --dtype bf16,f32`,
+// gathered against the cluster's passes in the same run, us): 16 x 256000 (4 blocks of 64000
+// values) bf16 k = 256 45 against 54, k = 1024 57 / 66, f32 46 / 56, 58 / 67. Shorter slices in
+// more blocks lost at k = 1024 (1 x 128256 f32 30 against 24, 8 x 256000 bf16 41 / 36: block 0's
+// select, sort and writes of ~4,000 keys take 18 us, `bench/phases/marked_kernel.sh row_cluster`)
+// and were mixed at k = 256 (1 x 128256 bf16 23 / 21, f32 19 / 23).
+constexpr std::uint64_t kClusterGatherMinSlice = 48000;
 bool long_slices(const device::TopkProblem& pr) { return pr.rows > kClusterMaxRows && pr.k <= kClusterLongSlicesMaxK; }
 
 // The most a block takes: the largest lists and a slice of the longest automatic row of 32-bit
@@ -130,7 +139,7 @@ RowClusterPlan plan_cluster(const device::TopkProblem& pr, int device) {
   // Above 8 blocks (non-portable), only where such clusters fit the device.
   if (g.blocks > 8 && (!prepared(pr, device) || active_clusters(pr, device, g.blocks, g.shared_bytes) == 0)) shape(8);
   const int gather = pr.tuning.row_cluster_gather;
-  g.gather = gather == 1 || (gather < 0 && pr.rows <= kClusterMaxRows);
+  g.gather = gather == 1 || (gather < 0 && pr.rows <= kClusterMaxRows && g.slice >= kClusterGatherMinSlice);
   return g;
 }
 
