@@ -108,7 +108,7 @@ struct TopkTuning {
   // reach the bound, the lists are gathered into one block, which selects, sorts and writes the
   // row alone, where they fit there (the cluster's radix passes and merge otherwise, decided on
   // the device). -1 chooses it for at most 16 rows whose blocks take slices of 48000+ values
-  // (16 rows of 256000), 0 never, 1 always.
+  // (9 to 16 rows of 256000: 4-block clusters), 0 never, 1 always.
   int row_cluster_gather = -1;
   // The row-stream family's variant for rows that fit in one block's shared memory
   // (src/cuda/topk/topk_row_smem.cuh): a block per row holds the row's ranks, bounds the k-th from

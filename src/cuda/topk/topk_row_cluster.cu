@@ -51,7 +51,7 @@ constexpr std::uint32_t kClusterLongSlicesMaxK = 256;
 // gathered against the cluster's passes in the same run, us): 16 x 256000 (4 blocks of 64000
 // values) bf16 k = 256 45 against 54, k = 1024 57 / 66, f32 46 / 56, 58 / 67. Shorter slices in
 // more blocks lost at k = 1024 (1 x 128256 f32 30 against 24, 8 x 256000 bf16 41 / 36: block 0's
-// select, sort and writes of ~4,000 keys take 18 us, `bench/phases/marked_kernel.sh row_cluster`)
+// select, sort and writes of the gathered keys take 18 us, `bench/phases/marked_kernel.sh row_cluster`)
 // and were mixed at k = 256 (1 x 128256 bf16 23 / 21, f32 19 / 23).
 constexpr std::uint64_t kClusterGatherMinSlice = 48000;
 bool long_slices(const device::TopkProblem& pr) { return pr.rows > kClusterMaxRows && pr.k <= kClusterLongSlicesMaxK; }
