@@ -16,8 +16,8 @@ rep('  __syncthreads();  // the slots, the warps\' figures, the zeroed histogram
     '  __syncthreads();  // the slots, the warps\' figures, the zeroed histograms\n  MARK(2);\n')
 rep('    __syncthreads();  // sh.stream\'s decision and the histograms are rewritten by the next pass\n',
     '    __syncthreads();  // sh.stream\'s decision and the histograms are rewritten by the next pass\n    MARK(3 + pass);\n')
-rep('  if (lane == 0) sh.warp_counts[warp] = mine;\n  __syncthreads();\n',
-    '  if (lane == 0) sh.warp_counts[warp] = mine;\n  __syncthreads();\n  MARK(10);\n')
+rep('    if (lane == 0) sh.warp_counts[warp] = mine;\n  }\n  __syncthreads();\n',
+    '    if (lane == 0) sh.warp_counts[warp] = mine;\n  }\n  __syncthreads();\n  MARK(10);\n')
 rep('  __syncthreads();\n\n  // Sorted output', '  __syncthreads();\n  MARK(11);\n\n  // Sorted output')
 rep('  for (unsigned q = t; q < p.k; q += kSmemThreads)', '  __syncthreads(); MARK(12);\n  for (unsigned q = t; q < p.k; q += kSmemThreads)')
 rep('q < wanted ? ordered[q] : 0ull);\n}', 'q < wanted ? ordered[q] : 0ull);\n  __syncthreads(); MARK(13);\n}')

@@ -19,13 +19,22 @@ namespace radixmesh::detail::topk_gpu {
 
 constexpr int kSmemThreads = 512;
 constexpr int kSmemBlocksPerSm = 3;  // 32000 bf16 values a block: 3 blocks of 75 KiB fit an SM
+// 32-bit rows of 32000 values take 125 KiB, a block an SM; the kernel is held to two (64 registers,
+// no spills) so that rows of up to ~25,000 values still fit two an SM.
+constexpr int kSmemBlocksPerSm32 = 2;
+template <class T> constexpr int row_smem_min_blocks = sizeof(T) == 2 ? kSmemBlocksPerSm : kSmemBlocksPerSm32;
 constexpr int kSmemWarps = kSmemThreads / 32;
-constexpr int kSmemHistCopies = 4;     // a histogram per 4 warps: fewer same-address atomics
 constexpr int kSmemLoadsInFlight = 4;  // 16-byte loads a thread issues before it uses them
 // Warps whose k-th share of the bound is at most this take the warp bound (a shuffle round each).
 constexpr unsigned kSmemWarpBoundMax = 8;
+// The select counts into a histogram per warp, 256 16-bit bins packed two a word (bin b in word
+// b % 128, half b / 128: the crowded bins of logits are neighbours, so they share no word), over
+// the warp's own run of vectors, the run it places its winners from: the warp's winners come out
+// of its bins, with no pass over the ranks to count them. A warp counts at most a few thousand
+// values (the row fits the block's shared memory), well within 16 bits.
+constexpr unsigned kSmemHistWords = 128;
 // The winners' keys share their space with the select's histograms (never in use at once).
-constexpr unsigned kSmemHistKeys = kSmemHistCopies * 256 * sizeof(unsigned) / sizeof(unsigned long long);
+constexpr unsigned kSmemHistKeys = kSmemWarps * kSmemHistWords * sizeof(unsigned) / sizeof(unsigned long long);
 
 // Sorts of at most this many winners (a power of two) take the bitonic steps, larger ones the
 // radix passes (16-bit ranks: 2 passes of 4 barriers; 32-bit: 4), by their count of barriers: the
@@ -45,7 +54,7 @@ struct SmemShared {
   unsigned long long warp_best[kSmemWarps], warp_bound[kSmemWarps];
   unsigned warp_total[kSmemWarps];
   unsigned long long warp_counts[kSmemWarps];  // a warp's winners (low half) and equals (high half)
-  StreamShared stream;  // the digit decision (find_digit), the winners' count and the sort
+  StreamShared stream;  // the warps' histograms summed (hist), the digit decision (find_digit) and the sort
 };
 
 // The lanes of a 16-byte vector of ranks (16- or 32-bit) that are at least `x` (or, Equal, equal
@@ -78,7 +87,7 @@ template <class U> __device__ __forceinline__ U lane_of(const uint4& v, int e) {
 // One block per row of the launch: the row's min(k, length) best keys, sorted (best first, or by
 // position) and written as the row's output. p.k_pad: a power of two >= k; p.capacity: the keys'
 // entries (at least k_pad and kSmemHistKeys).
-template <class T> __global__ void __launch_bounds__(kSmemThreads, kSmemBlocksPerSm) row_smem(StreamParams<T> p) {
+template <class T> __global__ void __launch_bounds__(kSmemThreads, row_smem_min_blocks<T>) row_smem(StreamParams<T> p) {
   using U = key_bits_t<T>;
   constexpr int W = 8 * sizeof(U);
   constexpr int E = 16 / int(sizeof(U));  // values per 16-byte vector
@@ -87,7 +96,7 @@ template <class T> __global__ void __launch_bounds__(kSmemThreads, kSmemBlocksPe
   extern __shared__ __align__(16) unsigned char row_smem_bytes[];
   __shared__ SmemShared sh;
   unsigned long long* keys = reinterpret_cast<unsigned long long*>(row_smem_bytes);
-  auto* hist = reinterpret_cast<unsigned(*)[256]>(row_smem_bytes);  // [copy][bin], during the select
+  auto* hist = reinterpret_cast<unsigned(*)[kSmemHistWords]>(row_smem_bytes);  // [warp][word], during the select
   U* slots = reinterpret_cast<U*>(row_smem_bytes + std::size_t(p.capacity) * sizeof(unsigned long long));
   const unsigned t = threadIdx.x, lane = t & 31, warp = t >> 5;
   const std::size_t r = p.row0 + blockIdx.x;
@@ -181,7 +190,7 @@ template <class T> __global__ void __launch_bounds__(kSmemThreads, kSmemBlocksPe
     best = other > best ? other : best;
   }
   if (lane == 0) sh.warp_best[warp] = best, sh.warp_bound[warp] = bound;
-  for (unsigned b = t; b < kSmemHistCopies * 256; b += kSmemThreads) hist[0][b] = 0;
+  for (unsigned b = t; b < kSmemWarps * kSmemHistWords; b += kSmemThreads) hist[0][b] = 0;
   __syncthreads();  // the slots, the warps' figures, the zeroed histograms
   unsigned long long block_best = 0, block_bound = ~0ull;
   for (int w = 0; w < kSmemWarps; ++w) {
@@ -205,15 +214,23 @@ template <class T> __global__ void __launch_bounds__(kSmemThreads, kSmemBlocksPe
     prefix = (unsigned long long)top >> high;
     rank_span = high;
   }
+  // Warp w's vectors, [w0, w1): the run it counts in every pass and places its winners from.
+  const unsigned run = (vectors + kSmemWarps - 1) / kSmemWarps;
+  const unsigned w0 = std::min<unsigned>(vectors, warp * run), w1 = std::min<unsigned>(vectors, w0 + run);
+  // Once a pass ran, sh.warp_counts[w] holds warp w's winners above the k-th rank (low half) and
+  // its equals (high half) as its bins give them: the bins above each pass's digit, the digit's bin
+  // too where the pass ended the select, and the last pass's digit bin as the equals.
+  const bool passes = !exact && high > 0;
+  if (lane == 0) sh.warp_counts[warp] = 0;
   for (int pass = 0; !exact && high > 0; ++pass) {
     const int shift = high > 8 ? high - 8 : 0, width = high - shift;
     if (pass > 0) {
-      for (unsigned b = t; b < kSmemHistCopies * 256; b += kSmemThreads) hist[0][b] = 0;
+      for (unsigned b = t; b < kSmemWarps * kSmemHistWords; b += kSmemThreads) hist[0][b] = 0;
       __syncthreads();
     }
     // Only lanes at or above both `low` and the bucket's first rank can count.
     const unsigned from_rank = unsigned(prefix << high) > low ? unsigned(prefix << high) : low;
-    unsigned* counts = hist[warp % kSmemHistCopies];
+    unsigned* counts = hist[warp];
     auto count = [&](const uint4& v, unsigned j) {
       unsigned m = lanes_at_least<U>(v, from_rank);
       if (m && edge(j)) m &= inside(j);
@@ -224,45 +241,65 @@ template <class T> __global__ void __launch_bounds__(kSmemThreads, kSmemBlocksPe
       for (int e = 0; e < E; ++e)
         if ((m >> e) & 1u) {
           const unsigned x = lanes[e];
-          if (((unsigned long long)x >> high) == prefix) atomicAdd(&counts[(x >> shift) & ((1u << width) - 1)], 1u);
+          if (((unsigned long long)x >> high) == prefix) {
+            const unsigned bin = (x >> shift) & ((1u << width) - 1);
+            atomicAdd(&counts[bin % kSmemHistWords], 1u << (16 * (bin / kSmemHistWords)));
+          }
         }
     };
     // Two vectors a step: their loads and tests overlap (a thread's steps are a chain of latencies).
-    for (unsigned j = t; j < vectors; j += 2 * kSmemThreads) {
-      const unsigned j2 = j + kSmemThreads;
-      const uint4 v = to[j], v2 = j2 < vectors ? to[j2] : uint4{};
+    for (unsigned j = w0 + lane; j < w1; j += 64) {
+      const unsigned j2 = j + 32;
+      const uint4 v = to[j], v2 = j2 < w1 ? to[j2] : uint4{};
       count(v, j);
-      if (j2 < vectors) count(v2, j2);
+      if (j2 < w1) count(v2, j2);
     }
     __syncthreads();
-    if (t < 256) {
-      unsigned sum = 0;
-      for (int c = 0; c < kSmemHistCopies; ++c) sum += hist[c][t];
-      hist[0][t] = sum;
+    if (t < kSmemHistWords) {
+      unsigned low_half = 0, high_half = 0;
+      for (int w = 0; w < kSmemWarps; ++w) {
+        const unsigned c = hist[w][t];
+        low_half += c & 0xffffu, high_half += c >> 16;
+      }
+      sh.stream.hist[t] = low_half, sh.stream.hist[t + kSmemHistWords] = high_half;
     }
     __syncthreads();
-    if (t < 32) find_digit(hist[0], need, sh.stream);
+    if (t < 32) find_digit(sh.stream.hist, need, sh.stream);
     __syncthreads();
     const unsigned digit = sh.stream.digit, above = sh.stream.above, bucket = sh.stream.bucket;
     need -= above;
     prefix = (prefix << width) | digit;
     high = shift;
     exact = bucket == need;
+    {  // this warp's bins above the digit (low half) and at it (high half)
+      unsigned mine = 0;
+#pragma unroll 1
+      for (unsigned w = lane; w < kSmemHistWords; w += 32)
+#pragma unroll
+        for (unsigned h = 0; h < 2; ++h) {
+          const unsigned bin = w + kSmemHistWords * h, n_bin = (counts[w] >> (16 * h)) & 0xffffu;
+          mine += bin > digit ? n_bin : bin == digit ? n_bin << 16 : 0u;
+        }
+      for (int d = 16; d > 0; d /= 2) mine += __shfl_xor_sync(0xffffffffu, mine, d);
+      if (lane == 0) {  // the winners above accumulate; the equals are this pass's, unless it ended the select
+        const unsigned long long above_before = sh.warp_counts[warp] & 0xffffffffu;
+        sh.warp_counts[warp] = above_before + (mine & 0xffffu) + (exact ? mine >> 16 : 0u) +
+                               (exact ? 0ull : (unsigned long long)(mine >> 16) << 32);
+      }
+    }
     __syncthreads();  // sh.stream's decision and the histograms are rewritten by the next pass
   }
 
   // The winners, in position order: every rank at or above the threshold; when the k-th rank's
   // equals are not all taken (`prefix` is that rank), the ranks above it and its first `need`
-  // equals. Warp w takes a contiguous run of vectors: it counts its winners and equals, a block
-  // scan of those counts gives each warp its first places, and the warp places its keys round by
-  // round (lane l the round's l-th vector). The keys overwrite the histograms, whose last reader
-  // passed the barrier above.
+  // equals. Warp w takes its run of vectors: its counts of winners and equals (from its bins, or
+  // counted here where no pass ran), a block scan of those counts gives each warp its first places,
+  // and the warp places its keys round by round (lane l the round's l-th vector). The keys
+  // overwrite the histograms, whose last reader passed the barrier above.
   const bool above_any = exact || prefix < kTop, equals = !exact && need > 0;
   const unsigned threshold =
       exact ? (unsigned(prefix << high) > low ? unsigned(prefix << high) : low) : unsigned(prefix) + 1u;
   const unsigned x = unsigned(prefix);
-  const unsigned run = (vectors + kSmemWarps - 1) / kSmemWarps;
-  const unsigned w0 = std::min<unsigned>(vectors, warp * run), w1 = std::min<unsigned>(vectors, w0 + run);
   auto winners = [&](unsigned j, uint4& v, unsigned& above, unsigned& equal) {
     v = to[j];
     above = above_any ? lanes_at_least<U>(v, threshold) : 0u;
@@ -273,17 +310,19 @@ template <class T> __global__ void __launch_bounds__(kSmemThreads, kSmemBlocksPe
   auto counted = [](unsigned above, unsigned equal) {
     return (unsigned long long)__popc(above) | (unsigned long long)__popc(equal) << 32;
   };
-  unsigned long long mine = 0;
-  if (wanted > 0)
-    for (unsigned j = w0 + lane; j < w1; j += 64) {  // two vectors a step: their loads overlap
-      uint4 v;
-      unsigned above, equal;
-      winners(j, v, above, equal);
-      mine += counted(above, equal);
-      if (j + 32 < w1) winners(j + 32, v, above, equal), mine += counted(above, equal);
-    }
-  for (int d = 16; d > 0; d /= 2) mine += __shfl_xor_sync(0xffffffffu, mine, d);
-  if (lane == 0) sh.warp_counts[warp] = mine;
+  if (!passes) {  // no pass counted: the warp counts its winners here
+    unsigned long long mine = 0;
+    if (wanted > 0)
+      for (unsigned j = w0 + lane; j < w1; j += 64) {  // two vectors a step: their loads overlap
+        uint4 v;
+        unsigned above, equal;
+        winners(j, v, above, equal);
+        mine += counted(above, equal);
+        if (j + 32 < w1) winners(j + 32, v, above, equal), mine += counted(above, equal);
+      }
+    for (int d = 16; d > 0; d /= 2) mine += __shfl_xor_sync(0xffffffffu, mine, d);
+    if (lane == 0) sh.warp_counts[warp] = mine;
+  }
   __syncthreads();
   unsigned long long before = 0;
   for (unsigned w = 0; w < warp; ++w) before += sh.warp_counts[w];
