@@ -45,12 +45,6 @@ constexpr std::size_t cluster_shared_bytes(unsigned list, std::uint64_t slice, s
   return kClusterInboxBytes + (2 * std::size_t(list) + kClusterCandidates) * sizeof(unsigned long long) +
          (slice + 16) * value_bytes;
 }
-// Keys block 0 gathers from every block's list: the inbox and both runs' room (contiguous at the
-// start of its dynamic shared memory, unused until the passes, which follow the gather's cluster
-// barrier). Its own list's room then holds the select's kept keys.
-constexpr unsigned cluster_gather_keys(unsigned list) {
-  return unsigned(kClusterInboxBytes / sizeof(unsigned long long)) + 2 * list;
-}
 
 // A block's slice of the row in shared memory: slot s holds the row's value at position
 // `origin + s`, where origin is the slice's first position rounded down to a 16-byte boundary of
@@ -103,14 +97,14 @@ struct ClusterShared {
   StreamShared stream;                                 // the run's sort
 };
 
-// Every block's list (`listed` keys, ~0u: none, it overflowed) into block 0's first
-// cluster_gather_keys places, where they all fit: true in every block then, and block 0 holds
+// Every block's list (`listed` keys, ~0u: none, it overflowed) into block 0's first `places` keys
+// of dynamic shared memory, where they all fit: true in every block then, and block 0 holds
 // sh.gathered keys; false in every block otherwise (the lists stay where they are). Every thread
 // of the cluster calls it; it ends with a cluster barrier.
-template <class T>
-__device__ bool gather_lists(const StreamParams<T>& p, cooperative_groups::cluster_group& cluster, ClusterShared& sh,
-                             const unsigned long long* list, unsigned listed, unsigned char* cluster_bytes) {
-  const unsigned places = cluster_gather_keys(p.capacity), blocks = cluster.num_blocks(), me = cluster.block_rank();
+__device__ inline bool gather_lists(cooperative_groups::cluster_group& cluster, ClusterShared& sh,
+                                    const unsigned long long* list, unsigned listed, unsigned char* cluster_bytes,
+                                    unsigned places) {
+  const unsigned blocks = cluster.num_blocks(), me = cluster.block_rank();
   // The block's places: one remote atomic on block 0's count (set to 0 before the bound's
   // cluster barrier).
   if (threadIdx.x == 0)
@@ -132,7 +126,7 @@ __device__ bool gather_lists(const StreamParams<T>& p, cooperative_groups::clust
 // One cluster (gridDim.x blocks) per row of the launch chunk: the row's min(k, length) best keys,
 // sorted (best first, or by position) and written as the row's output. p.segment_length is a
 // block's slice; p.capacity the keys of each of the two lists (k_pad, rounded up to 16 bytes).
-// gather: whether the lists may be gathered into block 0 (cluster_gather_keys places).
+// gather: whether the lists may be gathered into block 0 (the room ahead of its list: step 4).
 template <class T>
 __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p, bool gather) {
   using U = key_bits_t<T>;
@@ -218,7 +212,10 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
       __syncthreads();
       listed_keys = sh.candidates;
       in_list = listed_keys <= kClusterCandidates;
-      if (gather && gather_lists(p, cluster, sh, candidates, in_list ? listed_keys : ~0u, cluster_bytes)) {
+      // Block 0's room ahead of its list (the inbox and both runs: unused until the passes, which
+      // follow the gather's cluster barrier) takes the gathered keys.
+      const unsigned places = unsigned(candidates - reinterpret_cast<unsigned long long*>(cluster_bytes));
+      if (gather && gather_lists(cluster, sh, candidates, in_list ? listed_keys : ~0u, cluster_bytes, places)) {
         if (me == 0) {  // the others' lists are here; its own list's room takes the kept keys
           StreamBuffer buf{reinterpret_cast<unsigned long long*>(cluster_bytes), candidates, sh.stream};
           write_row(p, buf, r, begin, sh.gathered);
