@@ -332,11 +332,14 @@ template <class T> __global__ void __launch_bounds__(kSmemThreads, row_smem_min_
       uint4 v = make_uint4(0, 0, 0, 0);
       unsigned above = 0, equal = 0;
       if (j < w1) winners(j, v, above, equal);
-      const unsigned long long c = counted(above, equal);
+      // The round's counts are at most 8 a lane, so the warp scans them packed in 16-bit halves of
+      // one word (5 shuffles, not the 10 of a 64-bit scan).
+      const unsigned c = unsigned(__popc(above)) | unsigned(__popc(equal)) << 16;
       if (!__any_sync(0xffffffffu, c != 0)) continue;
-      const unsigned long long inclusive = ::radixmesh::device::multisplit_detail::warp_inclusive_scan(c);
-      unsigned above_before = unsigned(before + inclusive - c), equal_before = unsigned((before + inclusive - c) >> 32);
-      before += __shfl_sync(0xffffffffu, inclusive, 31);
+      const unsigned inclusive = ::radixmesh::device::multisplit_detail::warp_inclusive_scan(c), exclusive = inclusive - c;
+      unsigned above_before = unsigned(before) + (exclusive & 0xffffu), equal_before = unsigned(before >> 32) + (exclusive >> 16);
+      const unsigned round = __shfl_sync(0xffffffffu, inclusive, 31);
+      before += (round & 0xffffu) | (unsigned long long)(round >> 16) << 32;
       for (unsigned m = above | equal; m; m &= m - 1) {  // the lane's candidates, by position
         const int e = __ffs(int(m)) - 1;
         const bool is_above = (above >> e) & 1u;
