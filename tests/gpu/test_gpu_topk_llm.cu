@@ -619,9 +619,9 @@ TEST(GpuTopkLlm, GraphCaptureReplaysWithNewLogits) {
 // Each branch of the row-cluster and row-stream kernels once, few launches enough for
 // compute-sanitizer racecheck of the row-smem block (apart from the test below, whose racecheck
 // takes most of a device call): 16- and 32-bit rows whose select runs its passes (the warps'
-// winners then come from their bins) at k = 50 and 1024, rows of all-equal values (a pass
-// resolves nothing but the equals), and rows no longer than k (no pass: the warps count their
-// winners over the ranks); NaN, infinities and zeros.
+// winners then come from their bins) at k = 50 and 1024; rows of all-equal values (the bound is
+// the best: no pass, the winners are the first k equals) and rows of exactly k values (no pass,
+// every value wins), where the warps count their winners over the ranks; NaN, infinities, zeros.
 TEST(GpuTopkLlm, RowSmemBranchesForSanitizers) {
   RXM_REQUIRE_GPU();
   const auto inputs = rxm::testing::topk_inputs(test_seed());
@@ -644,7 +644,7 @@ TEST(GpuTopkLlm, RowSmemBranchesForSanitizers) {
   check(float{}, 5, 2, 20000, 1024);
   check(rxm::bfloat16_t{}, equal, 2, 4097, 300);
   check(rxm::bfloat16_t{}, inputs.size() - 2, 2, 32000, 50);  // specials: NaN, infinities, zeros
-  check(float{}, 3, 3, 1000, 1024);
+  check(float{}, 3, 3, 1000, 1000);
 }
 
 // compute-sanitizer racecheck (the forced-variant tests above run past its time limits): the
