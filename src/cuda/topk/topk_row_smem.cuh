@@ -3,10 +3,10 @@
 // block per row reads the row once, keeps every value's rank in shared memory, and on the way
 // keeps each thread's two best ranks. Those give a lower bound that at least k values reach (each
 // warp's ceil(k / warps)-th best of its threads' maxima where that is at most the 8th, else every
-// thread's best for k <= 512 and its second best above), so the radix passes that find the k-th rank, 8 bits of the rank a pass,
-// count only the few values at or above the bound instead of the whole row (LLM logits
-// crowd a few exponents, where every counted value is a contended shared atomic). A 16-bit rank
-// takes at most two passes. Equal ranks at the k-th place are taken by lowest position through a
+// thread's best for k <= 512 and its second best above), so the radix passes that find the k-th
+// rank, 8 bits of the rank a pass, count only the few values at or above the bound instead of the
+// whole row (LLM logits crowd a few exponents, where every counted value is a contended shared
+// atomic). A 16-bit rank takes at most two passes. Equal ranks at the k-th place are taken by lowest position through a
 // block scan, never by radix passes over position bits. The winners, exactly min(k, length), are
 // then sorted and written as the row-stream path writes its rows. Design and measurements:
 // docs/design/topk.md.
@@ -19,8 +19,9 @@ namespace radixmesh::detail::topk_gpu {
 
 constexpr int kSmemThreads = 512;
 constexpr int kSmemBlocksPerSm = 3;  // 32000 bf16 values a block: 3 blocks of 75 KiB fit an SM
-// 32-bit rows of 32000 values take 125 KiB, a block an SM; the kernel is held to two (64 registers,
-// no spills) so that rows of up to ~25,000 values still fit two an SM.
+// 32-bit rows of 32000 values take 125 KiB, a block an SM; the kernel is held to two (at most 64
+// registers: it takes 55, no spills, where three blocks' 40 spilled) so that rows of up to ~25,000
+// values still fit two an SM.
 constexpr int kSmemBlocksPerSm32 = 2;
 template <class T> constexpr int row_smem_min_blocks = sizeof(T) == 2 ? kSmemBlocksPerSm : kSmemBlocksPerSm32;
 constexpr int kSmemWarps = kSmemThreads / 32;
