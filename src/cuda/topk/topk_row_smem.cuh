@@ -1,13 +1,13 @@
 // The row-smem path of the GPU top-k: batched rows that fit in one block's shared memory (LLM
 // vocabularies of up to about 100,000 16-bit or 50,000 32-bit values) with 2 <= k <= 1024. One
-// block per row reads the row once, keeps every value's rank in shared memory, and on the way
-// keeps each thread's two best ranks. Those give a lower bound that at least k values reach (each
-// warp's ceil(k / warps)-th best of its threads' maxima where that is at most the 8th, else every
-// thread's best for k <= 512 and its second best above), so the radix passes that find the k-th
-// rank, 8 bits of the rank a pass, count only the few values at or above the bound instead of the
-// whole row (LLM logits crowd a few exponents, where every counted value is a contended shared
-// atomic). A 16-bit rank takes at most two passes. Equal ranks at the k-th place are taken by lowest position through a
-// block scan, never by radix passes over position bits. The winners, exactly min(k, length), are
+// block per row reads the row once, keeps every value's rank in shared memory, and on the way keeps
+// each thread's two best ranks. Those give a lower bound that at least k values reach (each warp's
+// ceil(k / warps)-th best of its threads' maxima where that is at most the 8th, else every thread's
+// best for k <= 512 and its second best above), so the radix passes that find the k-th rank, 8 bits
+// of the rank a pass, count only the few values at or above the bound instead of the whole row (LLM
+// logits crowd a few exponents, where every counted value is a contended shared atomic). A 16-bit
+// rank takes at most two passes. Equal ranks at the k-th place are taken by lowest position through
+// a block scan, never by radix passes over position bits. The winners, exactly min(k, length), are
 // then sorted and written as the row-stream path writes its rows. Design and measurements:
 // docs/design/topk.md.
 #pragma once
