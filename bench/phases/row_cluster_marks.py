@@ -1,7 +1,8 @@
 # Writes a copy of the row-cluster top-k kernel (src/cuda/topk/topk_row_cluster.cuh) with
 # %globaltimer marks in block 0 of row 0's cluster: after the load, the bound and its list (slices
-# of 4096+ values), each pass (and pass 0's steps), the winners' sort, and the end; gathered, the
-# lists' gather and block 0's select, sort and writes. bench/phases/marked_kernel.sh row_cluster builds it.
+# of 4096+ values), each pass (and pass 0's steps), the ties taken by position, the winners' sort,
+# and the end; gathered, the lists' gather and block 0's select, sort and writes.
+# bench/phases/marked_kernel.sh row_cluster builds it.
 #   python3 bench/phases/row_cluster_marks.py OUT.cuh
 import sys
 from marks import Marked, TIMER
@@ -14,10 +15,14 @@ rep('  if (t == 0) sh.listed = 0, sh.bound','  __syncthreads(); MARK(1);\n  if (
 rep('    bound = std::uint64_t(full) * m >= wanted ? least : 0ull;','    bound = std::uint64_t(full) * m >= wanted ? least : 0ull;\n    MARK(24);')
 rep('      in_list = listed_keys <= kClusterCandidates;','      in_list = listed_keys <= kClusterCandidates;\n      MARK(25);')
 rep('''    if (bucket == need) break;  // every key of this bucket wins
+    if (high == rank_low) ties = true, tie_parity = parity, tie_digit = digit;
   }''','''    MARK(2 + pass);
     if (bucket == need) break;  // every key of this bucket wins
+    if (high == rank_low) ties = true, tie_parity = parity, tie_digit = digit;
   }
-  MARK(20); MARK(21);''')
+  MARK(20);''')
+rep('''  auto wins_key = [&]''','''  __syncthreads(); MARK(21);
+  auto wins_key = [&]''')
 rep('''  cluster.sync();  // every block's count is here''','''  __syncthreads(); MARK(23);
   cluster.sync();  // every block's count is here''')
 rep('''  if (me == 0)

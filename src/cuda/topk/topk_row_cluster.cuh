@@ -233,12 +233,18 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
   };
 
   // The select: bits [high, 64) of the winners' keys are resolved to `prefix`; `need` places are
-  // left among the keys that share it. Every block runs the same passes (the same sums decide).
+  // left among the keys that share it. Every block runs the same passes (the same sums decide),
+  // over the rank bits only: where the k-th rank's equals are more than the places left, the
+  // slices ascend, so the blocks take them in block order (each block's count of them is in the
+  // inbox), and only the block where the places run out picks its first ones by position, alone.
   const int low = 64 - W - p.index_bits;  // the keys' lowest bit in use
+  const int rank_low = 64 - W;              // the rank's lowest bit
   int high = 64;
   unsigned long long prefix = 0;
   unsigned need = wanted;
-  for (int pass = 0; need > 0 && high > low; ++pass) {
+  bool ties = false;                     // the rank is resolved and its equals outnumber `need`
+  unsigned tie_parity = 0, tie_digit = 0;  // the last pass's inbox and digit: every block's equals
+  for (int pass = 0; need > 0 && high > rank_low; ++pass) {
     const int shift = high - kClusterDigitBits > low ? high - kClusterDigitBits : low, width = high - shift;
     const unsigned parity = unsigned(pass) & 1;
     unsigned* counts = sh.hist[parity][warp % kClusterHistCopies];
@@ -285,7 +291,52 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
     prefix = (high == 64 ? 0ull : prefix << width) | digit;
     high = shift;
     if (bucket == need) break;  // every key of this bucket wins
+    if (high == rank_low) ties = true, tie_parity = parity, tie_digit = digit;
   }
+  // With ties: this block's equals of the k-th rank, and how many of them win (`quota`: all in the
+  // blocks before the one where the places run out, none after). That block finds the key
+  // `tie_floor` that exactly `quota` of its equals reach, by passes over their position bits in
+  // its own shared memory (no cluster barrier).
+  unsigned equals = 0, quota = 0;
+  unsigned long long tie_floor = 0;
+  if (ties) {
+    unsigned before = 0;
+    for (unsigned c = 0; c < me; ++c) before += inbox[tie_parity][c][tie_digit];
+    equals = inbox[tie_parity][me][tie_digit];
+    quota = need > before ? (need - before < equals ? need - before : equals) : 0u;
+    if (quota > 0 && quota < equals) {
+      int h = rank_low;
+      unsigned long long pre = prefix;
+      unsigned left = quota;
+      while (h > low) {
+        const int shift = h - kClusterDigitBits > low ? h - kClusterDigitBits : low, width = h - shift;
+        unsigned* counts = sh.stream.hist;
+        for (unsigned b = t; b < kClusterBins; b += blockDim.x) counts[b] = 0;
+        __syncthreads();
+        for (std::uint64_t i = t; i < keys; i += blockDim.x) {
+          const unsigned long long k = counted_key(i);
+          if (k && (k >> h) == pre) atomicAdd(&counts[unsigned(k >> shift) & ((1u << width) - 1)], 1u);
+        }
+        __syncthreads();
+        if (t < 32) find_digit(counts, left, sh.stream);
+        __syncthreads();
+        const unsigned digit = sh.stream.digit, above = sh.stream.above, bucket = sh.stream.bucket;
+        __syncthreads();  // the decision is read before the next pass rewrites it
+        left -= above;
+        pre = (pre << width) | digit;
+        h = shift;
+        if (bucket == left) break;  // keys are distinct: exactly `left` share the prefix then
+      }
+      tie_floor = pre << h;
+    }
+  }
+  // A winner: a key above the k-th rank (its bits above `high` beat the prefix), or one of the
+  // rank's equals the block takes (without ties, every key reaching the prefix).
+  auto wins_key = [&](unsigned long long k) {
+    const unsigned long long top = k >> high;
+    if (!ties) return top >= prefix;
+    return top > prefix || (top == prefix && quota > 0 && (quota == equals || k >= tie_floor));
+  };
 
   // The winners, exactly `wanted` keys: those whose top bits reach the prefix. Each block lists
   // its own (a warp reserves its places with one shared atomic) and sorts them in the output's
@@ -301,7 +352,7 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
   for (std::uint64_t base = 0; base < keys; base += blockDim.x) {  // whole-warp rounds
     const std::uint64_t i = base + t;
     unsigned long long k = 0;
-    const bool wins = i < keys && (k = counted_key(i)) && (k >> high) >= prefix;
+    const bool wins = i < keys && (k = counted_key(i)) && wins_key(k);
     const unsigned at = warp_reserve(wins, &sh.listed);
     if (wins && at < p.k_pad) run[at] = k;
   }
