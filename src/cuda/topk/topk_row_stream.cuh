@@ -214,6 +214,60 @@ constexpr unsigned kStreamBitonicMax = 256;
 constexpr std::uint32_t kStreamRadixEntries =
     kRowStreamMaxK + std::uint32_t(block_radix_sort_scratch_bytes<kStreamThreads / 32>(kRowStreamMaxK) / 8);
 
+// Runs of equal ranks (the bits from rank_bit up) in keys[0, count), sorted by rank alone: none
+// (`none`, nothing written), each at most kTieRunMax keys long (`ordered`: every key written to
+// `to`, each run in descending key order, that is by ascending position), or a longer one
+// (`too_long`, nothing written). Every thread of the block calls it; it ends with a barrier.
+constexpr unsigned kTieRunMax = 32;
+enum class TieRuns { none, ordered, too_long };
+__device__ inline TieRuns tie_runs_by_position(const unsigned long long* keys, unsigned long long* to, unsigned count,
+                                               int rank_bit) {
+  bool tie = false, long_run = false;
+  for (unsigned i = threadIdx.x; i < count; i += blockDim.x) {
+    const unsigned long long rank = keys[i] >> rank_bit;
+    tie = tie || (i > 0 && keys[i - 1] >> rank_bit == rank);
+    long_run = long_run || (i >= kTieRunMax && keys[i - kTieRunMax] >> rank_bit == rank);
+  }
+  if (__syncthreads_or(long_run)) return TieRuns::too_long;
+  if (!__syncthreads_or(tie)) return TieRuns::none;
+  for (unsigned i = threadIdx.x; i < count; i += blockDim.x) {
+    const unsigned long long key = keys[i], rank = key >> rank_bit;
+    unsigned first = i, end = i + 1;
+    while (first > 0 && keys[first - 1] >> rank_bit == rank) --first;
+    while (end < count && keys[end] >> rank_bit == rank) ++end;
+    unsigned place = first;
+    for (unsigned j = first; j < end; ++j) place += keys[j] > key ? 1u : 0u;
+    to[place] = key;
+  }
+  __syncthreads();
+  return TieRuns::ordered;
+}
+
+// Sorts the block's keys[0, count) descending on bits [low_bit, high_bit) by the radix passes and
+// returns where they ended (keys or the buffer's other half): the 32-bit keys' sort. With
+// rank_bit (by rank; 0: by position), as 32-bit ranks rarely tie, the rank bits alone are sorted
+// first (the position's 15 to 18 bits at LLM vocabularies take two or three of the passes); runs
+// of equal ranks then take their order by position (tie_runs_by_position), and only a run longer
+// than kTieRunMax sends the keys through the passes again on every bit. The 16-bit keys keep the
+// plain sort (their many ties would mostly take both sorts).
+__device__ __forceinline__ const unsigned long long* sort_output(StreamBuffer& buf, unsigned count, int low_bit,
+                                                             int high_bit, int rank_bit) {
+  int from_bit = rank_bit > low_bit && rank_bit < high_bit ? rank_bit : low_bit;
+  for (;;) {
+    const unsigned long long* ordered = block_radix_sort_descending<kStreamThreads / 32, kRowStreamMaxK / kStreamThreads>(
+        buf.keys, buf.keys + kRowStreamMaxK, kRowStreamMaxK, count, from_bit, high_bit, buf.sh.hist);
+    if (from_bit == low_bit) return ordered;
+    unsigned long long* spare = ordered == buf.keys ? buf.keys + kRowStreamMaxK : buf.keys;
+    const TieRuns ties = tie_runs_by_position(ordered, spare, count, rank_bit);
+    if (ties == TieRuns::none) return ordered;
+    if (ties == TieRuns::ordered) return spare;
+    if (ordered != buf.keys)
+      for (unsigned i = threadIdx.x; i < count; i += blockDim.x) buf.keys[i] = ordered[i];
+    __syncthreads();
+    from_bit = low_bit;
+  }
+}
+
 // The block's k best keys, sorted (best first, or by ascending position), written as the row's
 // output; places past a short row's values get value bits 0 and index -1.
 template <class T>
@@ -236,8 +290,11 @@ __device__ void write_row(const StreamParams<T>& p, StreamBuffer& buf, std::size
     const unsigned long long differ = buf.differing_bits(count) & span;
     high_bit = differ ? 64 - __clzll((long long)differ) : low_bit;
     low_bit = differ ? __ffsll((long long)differ) - 1 : low_bit;
-    ordered = block_radix_sort_descending<kStreamThreads / 32, kRowStreamMaxK / kStreamThreads>(
-        buf.keys, buf.keys + kRowStreamMaxK, kRowStreamMaxK, count, low_bit, high_bit, buf.sh.hist);
+    if constexpr (sizeof(U) == 4)
+      ordered = sort_output(buf, count, low_bit, high_bit, by_rank ? key_of.rank_shift : 0);
+    else
+      ordered = block_radix_sort_descending<kStreamThreads / 32, kRowStreamMaxK / kStreamThreads>(
+          buf.keys, buf.keys + kRowStreamMaxK, kRowStreamMaxK, count, low_bit, high_bit, buf.sh.hist);
   } else {
     buf.sort(count, size, [&](unsigned long long key) { return by_rank ? key : key_of.by_position(key); });
   }
@@ -246,8 +303,11 @@ __device__ void write_row(const StreamParams<T>& p, StreamBuffer& buf, std::size
 
 // One block per (segment, row of the launch chunk): the segment's k best, written as the row's
 // output (one segment) or as its segment keys (several). Guess: the seed is guessed (stream_best).
+// The 32-bit guess kernels are held to 3 blocks an SM (at most 85 registers): left to itself, ptxas
+// gave them 64 registers and 24-40 bytes of spills once the output's sort took its rank bits first
+// (held: 72-80 registers, no spills). Minimum 0: the others as ptxas chooses.
 template <class T, bool Argmax, bool Guess = false>
-__global__ void __launch_bounds__(kStreamThreads) row_stream(StreamParams<T> p) {
+__global__ void __launch_bounds__(kStreamThreads, sizeof(T) == 4 && Guess ? 3 : 0) row_stream(StreamParams<T> p) {
   using U = key_bits_t<T>;
   extern __shared__ unsigned long long stream_keys[];
   __shared__ StreamShared sh;
