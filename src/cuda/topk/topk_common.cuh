@@ -193,6 +193,22 @@ template <class C> __device__ __forceinline__ C warp_reserve(bool flag, C* count
   return __shfl_sync(0xffffffffu, base, first) + C(__popc(mask & ((1u << lane) - 1)));
 }
 
+// A lane's first place for its `n` items in a list the warp's lanes append to, in lane order from
+// `*count`, with one atomic per warp (every lane calls it).
+template <class C> __device__ __forceinline__ C warp_reserve_n(unsigned n, C* count) {
+  const int lane = threadIdx.x & 31;
+  unsigned inclusive = n;
+#pragma unroll
+  for (int o = 1; o < 32; o *= 2) {
+    const unsigned x = __shfl_up_sync(0xffffffffu, inclusive, o);
+    if (lane >= o) inclusive += x;
+  }
+  const unsigned total = __shfl_sync(0xffffffffu, inclusive, 31);
+  C base = 0;
+  if (lane == 31 && total) base = atomicAdd(count, C(total));
+  return __shfl_sync(0xffffffffu, base, 31) + C(inclusive - n);
+}
+
 // Appends the lanes' flagged (rank, index) pairs to a row's list with one atomic per warp.
 template <class U>
 __device__ __forceinline__ void warp_append(bool flag, U rank, std::uint64_t idx, unsigned long long* count,

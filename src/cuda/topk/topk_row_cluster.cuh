@@ -55,6 +55,7 @@ template <class T> struct ClusterSlice {
   static constexpr int E = 16 / int(sizeof(U));
   U* slots;
   std::uint64_t first, last, origin;  // positions within the row
+  std::uint64_t aligned = 0, tail = 0;  // the aligned middle [aligned, tail), set by load
 
   // Copies the slice; seen(vector, position of its first value) for every aligned vector this
   // thread copied, in ascending position.
@@ -63,7 +64,9 @@ template <class T> struct ClusterSlice {
     origin = first - (address % 16) / sizeof(U);
     std::uint64_t head = ((16 - address % 16) % 16) / sizeof(U);
     if (head > last - first) head = last - first;
-    const std::uint64_t aligned = first + head, vectors = (last - aligned) / E, tail = aligned + vectors * E;
+    aligned = first + head;
+    const std::uint64_t vectors = (last - aligned) / E;
+    tail = aligned + vectors * E;
     for (std::uint64_t i = threadIdx.x; i < head; i += blockDim.x) slots[first + i - origin] = row[first + i];
     const uint4* from = reinterpret_cast<const uint4*>(row + aligned);
     uint4* to = reinterpret_cast<uint4*>(slots + (aligned - origin));
@@ -74,6 +77,39 @@ template <class T> struct ClusterSlice {
       seen(x, aligned + v * E);
     }
     for (std::uint64_t i = tail + threadIdx.x; i < last; i += blockDim.x) slots[i - origin] = row[i];
+  }
+
+  // Appends the slice's keys that reach `bound` (a StreamKey) to `out` from `*count` (places from
+  // `cap` on are counted, not written), in no particular order. A vector of the aligned middle is
+  // first compared natively with the bound's value (reach_mask lets ties and NaN through), so only
+  // the few values that may reach it take a key: most vectors of a long slice hold none, and a
+  // key a value made this loop issue-bound (1024 threads on one SM). One atomic a warp a round.
+  template <int W>
+  __device__ void list_reaching(unsigned long long bound, const StreamKey<W>& key, const StreamRank<T>& rank,
+                                bool largest, unsigned long long* out, unsigned* count, unsigned cap) const {
+    const U bound_value = rank.raw_of(U(StreamKey<W>::rank(bound)));
+    const uint4* vectors = reinterpret_cast<const uint4*>(slots + (aligned - origin));
+    const std::uint64_t n = (tail - aligned) / E;
+    auto key_at = [&](std::uint64_t pos) { return key.make(rank(slots[pos - origin]), pos); };
+    for (std::uint64_t base = 0; base < n; base += blockDim.x) {  // whole-warp rounds
+      const std::uint64_t v = base + threadIdx.x, at = aligned + v * E;
+      unsigned mask = v < n ? reach_mask<T>(vectors[v], bound_value, largest) : 0u;
+      if (!__any_sync(0xffffffffu, mask)) continue;
+      for (unsigned m = mask; m; m &= m - 1)
+        if (key_at(at + unsigned(__ffs(m) - 1)) < bound) mask &= ~(1u << (__ffs(m) - 1));
+      unsigned place = warp_reserve_n(unsigned(__popc(mask)), count);
+      for (; mask; mask &= mask - 1, ++place)
+        if (place < cap) out[place] = key_at(at + unsigned(__ffs(mask) - 1));
+    }
+    // The head and tail values (fewer than a vector each), one a thread.
+    const std::uint64_t head = aligned - first, odd = head + (last - tail);
+    for (std::uint64_t base = 0; base < odd; base += blockDim.x) {
+      const std::uint64_t i = base + threadIdx.x, pos = i < head ? first + i : tail + (i - head);
+      unsigned long long k = 0;
+      const bool reaches = i < odd && (k = key_at(pos)) >= bound;
+      const unsigned place = warp_reserve(reaches, count);
+      if (reaches && place < cap) out[place] = k;
+    }
   }
 };
 
@@ -202,13 +238,7 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
       if (sh.full_of[c]) least = sh.bound_of[c] < least ? sh.bound_of[c] : least, full += sh.full_of[c];
     bound = std::uint64_t(full) * m >= wanted ? least : 0ull;
     if (bound) {
-      for (std::uint64_t base = 0; base < mine; base += blockDim.x) {  // whole-warp rounds
-        const std::uint64_t i = base + t;
-        unsigned long long k = 0;
-        const bool reaches = i < mine && (k = key_at(i)) >= bound;
-        const unsigned at = warp_reserve(reaches, &sh.candidates);
-        if (reaches && at < kClusterCandidates) candidates[at] = k;
-      }
+      slice.list_reaching(bound, key, rank, p.options.largest, candidates, &sh.candidates, kClusterCandidates);
       __syncthreads();
       listed_keys = sh.candidates;
       in_list = listed_keys <= kClusterCandidates;
