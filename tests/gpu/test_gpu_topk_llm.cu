@@ -647,38 +647,44 @@ TEST(GpuTopkLlm, RowSmemBranchesForSanitizers) {
 }
 
 // Each branch of the row-cluster and row-stream kernels once, few launches enough for
-// compute-sanitizer racecheck (the forced-variant tests above run past its time limits): the
-// cluster's bound and list (slices of 4096+ values), its short slices, its list overflowing
-// (ascending rows, smallest first), its lists gathered into one block or not (gather off, and
-// more than 16 rows); the blocks' guess held (normal and ascending rows) and failed
-// (spiked_rows), its pass ranked by warps (bf16, k = 50: segments of at least 64 k values), their
-// merge, the bound of k <= 128 and the argmax.
-TEST(GpuTopkLlm, ClusterAndStreamBranchesForSanitizers) {
-  RXM_REQUIRE_GPU();
+// compute-sanitizer racecheck (the forced-variant tests above run past its time limits), one test
+// a kernel so that each racecheck fits a device call. Cluster: its bound and list (slices of
+// 4096+ values), its short slices, its list overflowing (ascending rows, smallest first), ties of
+// the k-th rank taken by position (bf16 rows of 128256), its lists gathered into one block or
+// not (gather off, and more than 16 rows). Stream: the blocks' guess held (normal and ascending
+// rows) and failed (spiked_rows), its pass ranked by warps (bf16, k = 50: segments of at least 64
+// k values), their merge, the bound of k <= 128 and the argmax.
+template <class T>
+void check_branch_for_sanitizers(void (*force)(rxm::device::TopkTuning&), const char* path, std::size_t rows,
+                                 std::size_t vocab, std::size_t k) {
   const auto inputs = rxm::testing::topk_inputs(test_seed());
+  for (const auto& [input, options] : {std::pair{inputs[3], llm_options[0]}, std::pair{inputs[5], llm_options[2]}}) {
+    SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + input.name + " " + path, vocab, k, options));
+    rxm::device::TopkTuning tuning;
+    force(tuning);
+    expect_path_matches_cpu(rxm::testing::make_topk_input<T>(input, rows * vocab), rows, vocab, k, options, tuning, path);
+  }
+}
+
+TEST(GpuTopkLlm, ClusterBranchesForSanitizers) {
+  RXM_REQUIRE_GPU();
   auto cluster = [](rxm::device::TopkTuning& t) { t.row_cluster = 1, t.row_cluster_gather = 1; };
   auto cluster_passes = [](rxm::device::TopkTuning& t) { t.row_cluster = 1, t.row_cluster_gather = 0; };
   auto cluster_automatic = [](rxm::device::TopkTuning& t) { t.row_cluster = 1; };
+  check_branch_for_sanitizers<rxm::bfloat16_t>(cluster, "row-cluster", 1, 128256, 1024);
+  check_branch_for_sanitizers<rxm::bfloat16_t>(cluster, "row-cluster", 1, 32000, 256);
+  check_branch_for_sanitizers<float>(cluster, "row-cluster", 2, 100000, 300);
+  check_branch_for_sanitizers<rxm::bfloat16_t>(cluster_passes, "row-cluster", 1, 128256, 1024);
+  check_branch_for_sanitizers<float>(cluster_automatic, "row-cluster", 20, 32000, 256);
+}
+
+TEST(GpuTopkLlm, StreamBranchesForSanitizers) {
+  RXM_REQUIRE_GPU();
   auto blocks = [](rxm::device::TopkTuning& t) { t.row_cluster = 0, t.row_smem = 0, t.row_warp = 0; };
-  auto check = [&](auto tag, void (*force)(rxm::device::TopkTuning&), const char* path, std::size_t rows,
-                   std::size_t vocab, std::size_t k) {
-    using T = decltype(tag);
-    for (const auto& [input, options] : {std::pair{inputs[3], llm_options[0]}, std::pair{inputs[5], llm_options[2]}}) {
-      SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + input.name + " " + path, vocab, k, options));
-      rxm::device::TopkTuning tuning;
-      force(tuning);
-      expect_path_matches_cpu(rxm::testing::make_topk_input<T>(input, rows * vocab), rows, vocab, k, options, tuning, path);
-    }
-  };
-  check(rxm::bfloat16_t{}, cluster, "row-cluster", 1, 128256, 1024);
-  check(rxm::bfloat16_t{}, cluster, "row-cluster", 1, 32000, 256);
-  check(float{}, cluster, "row-cluster", 2, 100000, 300);
-  check(rxm::bfloat16_t{}, cluster_passes, "row-cluster", 1, 128256, 1024);
-  check(float{}, cluster_automatic, "row-cluster", 20, 32000, 256);
-  check(rxm::bfloat16_t{}, blocks, "row-stream", 2, 128256, 1024);
-  check(float{}, blocks, "row-stream", 1, 262144, 50);
-  check(rxm::bfloat16_t{}, blocks, "row-stream", 2, 128256, 50);
-  check(rxm::bfloat16_t{}, blocks, "row-stream", 3, 32000, 1);
+  check_branch_for_sanitizers<rxm::bfloat16_t>(blocks, "row-stream", 2, 128256, 1024);
+  check_branch_for_sanitizers<float>(blocks, "row-stream", 1, 262144, 50);
+  check_branch_for_sanitizers<rxm::bfloat16_t>(blocks, "row-stream", 2, 128256, 50);
+  check_branch_for_sanitizers<rxm::bfloat16_t>(blocks, "row-stream", 3, 32000, 1);
   rxm::device::TopkTuning tuning;
   blocks(tuning);
   expect_path_matches_cpu(spiked_rows<rxm::bfloat16_t>(1, 16384, test_seed()), 1, 16384, 1024, llm_options[0], tuning,
