@@ -23,8 +23,8 @@ rep('''    if (bucket == need) break;  // every key of this bucket wins
   MARK(20);''')
 rep('''  auto wins_key = [&]''','''  __syncthreads(); MARK(21);
   auto wins_key = [&]''')
-rep('''  cluster.sync();  // every block's count is here''','''  __syncthreads(); MARK(23);
-  cluster.sync();  // every block's count is here''')
+rep('''  cluster.barrier_wait();  // every block's count is here''','''  __syncthreads(); MARK(23);
+  cluster.barrier_wait();  // every block's count is here''')
 rep('''  if (me == 0)
     for (unsigned q = wanted + t; q < p.k; q += blockDim.x) write_place(p, r, begin, q, 0ull);
 }''','''  if (me == 0)

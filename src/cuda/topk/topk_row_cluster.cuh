@@ -16,8 +16,9 @@
 // docs/design/topk.md.
 //
 // The kernel is bound by its barriers (a pass is a few hundred cycles of work), so every exchange
-// between blocks is a remote store before a cluster barrier, never a remote load after one, and a
-// pass takes three block barriers and one cluster barrier.
+// between blocks is a remote store before a cluster barrier, not a remote load after one (except
+// the bound's one value a block, where the load saves a barrier), and a pass takes three block
+// barriers and one cluster barrier.
 #pragma once
 #include <cooperative_groups.h>
 
@@ -122,7 +123,7 @@ struct ClusterShared {
   unsigned listed;                                     // the block's winners (its run)
   unsigned long long bound;                            // the least of its full warps' m-th best keys
   unsigned full_warps;                                 // its warps with m keys at or above their m-th
-  unsigned long long bound_of[kMaxClusterBlocks];      // every block's bound and full warps, pushed by each
+  unsigned long long bound_of[kMaxClusterBlocks];      // every block's bound and full warps, loaded from each
   unsigned full_of[kMaxClusterBlocks];
   unsigned candidates;                                 // keys of the slice reaching the cluster's bound
   unsigned gathered;                                   // block 0: keys gathered (places reserved)
@@ -177,9 +178,6 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
   unsigned long long* candidates = all + p.capacity;  // the slice's keys reaching the bound
   const unsigned me = cluster.block_rank(), blocks = cluster.num_blocks();
   const unsigned t = threadIdx.x, lane = t & 31, warp = t >> 5;
-  // A block's shared memory may be written by the others only once it runs: this arrival is
-  // waited for before the first remote store, after the load.
-  cluster.barrier_arrive();
   const std::size_t r = p.row0 + blockIdx.y;
   const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
   ClusterSlice<T> slice{reinterpret_cast<U*>(candidates + kClusterCandidates), 0, 0, 0};
@@ -191,6 +189,10 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
   // Slices this long take the bound (below); its first step, each thread's best key among the
   // aligned values it copies, runs as they arrive (the head and tail values need not count).
   const bool bounded = wanted > 0 && p.segment_length >= kClusterBoundSlice;
+  // A block's shared memory may be touched by the others only once it runs: without the bound
+  // this arrival is waited for before the first remote store, after the load; with it, the
+  // bound's own cluster barrier does that.
+  if (!bounded) cluster.barrier_arrive();
   U best_rank = 0;
   std::uint64_t best_at = ~0ull;  // a position; a thread's ascend, so a strictly higher rank replaces
   slice.load(p.values + begin, [&](const uint4& v, std::uint64_t at) {
@@ -224,14 +226,16 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
     const unsigned m = (wanted + blocks * kClusterWarps - 1) / (blocks * kClusterWarps);  // <= 32
     const unsigned long long mth = warp_mth_best(best_at == ~0ull ? 0ull : key.make(best_rank, best_at), m);
     if (lane == 0 && mth) atomicMin(&sh.bound, mth), atomicAdd(&sh.full_warps, 1u);
-    __syncthreads();
-    cluster.barrier_wait();  // every block of the cluster runs
+    // Every block runs and holds its bound once past this barrier; 16 lanes then load them (one
+    // barrier and a remote load instead of two barriers around remote stores). No block leaves
+    // before the next cluster barrier (the gather's or the first pass's), so they stay readable.
+    cluster.sync();
     waited = true;
     if (t < blocks) {
-      cluster.map_shared_rank(sh.bound_of, t)[me] = sh.bound;
-      cluster.map_shared_rank(sh.full_of, t)[me] = sh.full_warps;
+      sh.bound_of[t] = *cluster.map_shared_rank(&sh.bound, t);
+      sh.full_of[t] = *cluster.map_shared_rank(&sh.full_warps, t);
     }
-    cluster.sync();
+    __syncthreads();
     unsigned long long least = ~0ull;
     unsigned full = 0;
     for (unsigned c = 0; c < blocks; ++c)
@@ -389,6 +393,9 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
   __syncthreads();
   const unsigned listed = sh.listed < p.k_pad ? sh.listed : p.k_pad;
   if (t < blocks) cluster.map_shared_rank(sh.run_count, t)[me] = listed;
+  // The barrier that makes every block's count visible is arrived at before the sort and waited
+  // for after it, so its latency (~0.9 us) overlaps the sort.
+  cluster.barrier_arrive();
   const bool by_rank = p.options.sorted;
   auto order = [&](unsigned long long k) { return by_rank ? k : key.by_position(k); };
   if (listed > 1) {
@@ -396,7 +403,7 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
     while (size < listed) size *= 2;
     StreamBuffer{run, run, sh.stream}.sort(listed, size, order);
   }
-  cluster.sync();  // every block's count is here
+  cluster.barrier_wait();  // every block's count is here
   if (t <= blocks) {
     unsigned at = 0;
     for (unsigned c = 0; c < t; ++c) at += sh.run_count[c];
@@ -404,13 +411,12 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
   }
   __syncthreads();
   const unsigned start = sh.run_start[me];
-  if (by_rank)
-    for (unsigned i = t; i < blocks * listed; i += blockDim.x)
-      cluster.map_shared_rank(all, i / listed)[start + i % listed] = run[i % listed];
-  cluster.sync();  // every block holds every run; no block reads another's memory after this
-  if (!by_rank) {
+  if (!by_rank) {  // no block touches another's memory after the barrier above
     for (unsigned i = t; i < listed; i += blockDim.x) write_place(p, r, begin, start + i, run[i]);
   } else {
+    for (unsigned i = t; i < blocks * listed; i += blockDim.x)
+      cluster.map_shared_rank(all, i / listed)[start + i % listed] = run[i % listed];
+    cluster.sync();  // every block holds every run; no block touches another's memory after this
     // 16 lanes per key: lane c counts the keys of run c before it (the runs descend).
     constexpr unsigned G = kMaxClusterBlocks;
     for (unsigned base = 0; base < listed * G; base += blockDim.x) {  // whole-warp rounds
