@@ -1,7 +1,8 @@
 # Writes a copy of the row-cluster top-k kernel (src/cuda/topk/topk_row_cluster.cuh) with
 # %globaltimer marks in block 0 of row 0's cluster: after the load, the bound and its list (slices
-# of 4096+ values), each pass (and pass 0's steps), the ties taken by position, the winners' sort,
-# and the end; gathered, the lists' gather and block 0's select, sort and writes.
+# of 4096+ values), each pass (and pass 0's steps), the ties taken by position, the winners' list,
+# their sort, the counts' barrier, and the end; gathered, the lists' gather and block 0's select,
+# sort and writes.
 # bench/phases/marked_kernel.sh row_cluster builds it.
 #   python3 bench/phases/row_cluster_marks.py OUT.cuh
 import sys
@@ -23,6 +24,11 @@ rep('''    if (bucket == need) break;  // every key of this bucket wins
   MARK(20);''')
 rep('''  auto wins_key = [&]''','''  __syncthreads(); MARK(21);
   auto wins_key = [&]''')
+rep('''  __syncthreads();
+  const unsigned listed = sh.listed < p.k_pad ? sh.listed : p.k_pad;''','''  __syncthreads(); MARK(28);
+  const unsigned listed = sh.listed < p.k_pad ? sh.listed : p.k_pad;''')
+rep('''  const unsigned start = sh.run_start[me];''','''  MARK(29);
+  const unsigned start = sh.run_start[me];''')
 rep('''  cluster.barrier_wait();  // every block's count is here''','''  __syncthreads(); MARK(23);
   cluster.barrier_wait();  // every block's count is here''')
 rep('''  if (me == 0)

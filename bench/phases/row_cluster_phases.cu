@@ -50,9 +50,10 @@ template <class T> void run(std::size_t rows, std::size_t n, unsigned k, unsigne
     unsigned long long prev = listed;
     for (int i = 2; i < 20; ++i) if (t[i]) { printf(" pass%d %.2f", i - 2, (t[i] - prev) / 1e3); prev = t[i]; }
     printf(" | ties by position %.2f", (t[21] - t[20]) / 1e3);
-    printf(" | winners listed and sorted %.2f, exchanged, ranked and written %.2f | total %.2f | pass 0: count %.2f, push %.2f, "
-           "cluster barrier %.2f, scan %.2f, decision %.2f\n",
-           (t[23] - t[21]) / 1e3, (t[22] - t[23]) / 1e3, (t[22] - t[0]) / 1e3, (t[30] - listed) / 1e3,
+    printf(" | winners listed %.2f, sorted %.2f, counts' barrier %.2f, runs exchanged, ranked and written %.2f | total %.2f"
+           " | pass 0: count %.2f, push %.2f, cluster barrier %.2f, scan %.2f, decision %.2f\n",
+           (t[28] - t[21]) / 1e3, (t[23] - t[28]) / 1e3, (t[29] - t[23]) / 1e3, (t[22] - t[29]) / 1e3,
+           (t[22] - t[0]) / 1e3, (t[30] - listed) / 1e3,
            (t[31] - t[30]) / 1e3, (t[32] - t[31]) / 1e3, (t[33] - t[32]) / 1e3, (t[2] - t[33]) / 1e3);
   }
   cudaFree(dv); cudaFree(ov); cudaFree(oi);
