@@ -132,9 +132,10 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   unsorted.options.sorted = false;
   unsorted.out_values = ref_v.data(), unsorted.out_indices = ref_i.data();
   const bool peers = !o.sweep();
-  // Ours sorted and unsorted, their graphs replayed in turn (the sorted / unsorted ratio is an
-  // issue's target: timed one after the other, a drift of the clocks between the two showed as a
-  // cost of sorting, 1.11x at k = 1 where both run the same kernels). out_v / out_i hold ours.
+  // Ours sorted and unsorted, their graphs replayed in turn, so that whatever changes over the
+  // run (clocks, the variants timed between) weighs on both alike: the sorted / unsorted ratio is
+  // an issue's target, and timed one after the other it read up to 1.11x at k = 1, where both run
+  // the same kernels (call HE). out_v / out_i hold ours.
   Stats ours, ours_unsorted;
   if (peers) {
     const TopkCall sorted_call(p), unsorted_call(unsorted);

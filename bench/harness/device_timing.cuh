@@ -50,9 +50,9 @@ inline Stats time_device(cudaStream_t stream, const std::function<void()>& setup
   return summarize(times);
 }
 
-// Times several `runs` in turn within each repetition (a, b, a, b, ...), so that a drift of the
-// GPU's clocks over the measurement weighs on each alike: for ratios between them (sorted over
-// unsorted). `warmup` rounds unrecorded, then `reps`; one Stats a run, in order.
+// Times several `runs` in turn within each repetition (a, b, a, b, ...), so that whatever drifts
+// over the measurement (the GPU's clocks) weighs on each alike: for ratios between them (sorted
+// over unsorted). `warmup` rounds unrecorded, then `reps`; one Stats a run, in order.
 inline std::vector<Stats> time_device_interleaved(cudaStream_t stream, const std::vector<std::function<void()>>& runs,
                                                   int warmup, int reps) {
   EventPair events;
