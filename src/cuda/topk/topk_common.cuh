@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "radixmesh/device/multisplit/common.cuh"
 #include "radixmesh/keys.hpp"
 #include "radixmesh/topk.hpp"
 
@@ -197,12 +198,7 @@ template <class C> __device__ __forceinline__ C warp_reserve(bool flag, C* count
 // `*count`, with one atomic per warp (every lane calls it).
 template <class C> __device__ __forceinline__ C warp_reserve_n(unsigned n, C* count) {
   const int lane = threadIdx.x & 31;
-  unsigned inclusive = n;
-#pragma unroll
-  for (int o = 1; o < 32; o *= 2) {
-    const unsigned x = __shfl_up_sync(0xffffffffu, inclusive, o);
-    if (lane >= o) inclusive += x;
-  }
+  const unsigned inclusive = ::radixmesh::device::multisplit_detail::warp_inclusive_scan(n);
   const unsigned total = __shfl_sync(0xffffffffu, inclusive, 31);
   C base = 0;
   if (lane == 31 && total) base = atomicAdd(count, C(total));

@@ -394,7 +394,8 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
   const unsigned listed = sh.listed < p.k_pad ? sh.listed : p.k_pad;
   if (t < blocks) cluster.map_shared_rank(sh.run_count, t)[me] = listed;
   // The barrier that makes every block's count visible is arrived at before the sort and waited
-  // for after it, so its latency (~0.9 us) overlaps the sort.
+  // for after it, so its latency overlaps the sort (a cluster barrier took 0.8-1.1 us in pass 0
+  // of bench/phases/marked_kernel.sh row_cluster: h100-hf-row_cluster_phases-m.log).
   cluster.barrier_arrive();
   const bool by_rank = p.options.sorted;
   auto order = [&](unsigned long long k) { return by_rank ? k : key.by_position(k); };
