@@ -152,15 +152,16 @@ struct TopkProblem {
 // Bytes of temporary storage topk needs for this problem on `device`.
 RXM_API std::size_t topk_temp_bytes(const TopkProblem& problem, int device);
 
+// The path this problem takes on `device` (benchmarks record it): "row-warp", "row-smem",
+// "row-cluster" or "row-stream" (the row-stream family: batched rows of at most 2^18 values with
+// k <= 1024), "sample-select", "delegates" or "raw" (radix select over the rows).
 RXM_API const char* topk_path_name(const TopkProblem& problem, int device);
 
-// The path this problem takes on `device` (benchmarks record it): "row-stream", "sample-select",
-// "delegates" or "raw" (radix select over the rows).
-//
-// Runs on `stream`; `temp` holds at least topk_temp_bytes(problem) bytes of device memory.
-// Arguments are checked (rxm::Error); device-resident offsets are trusted as documented. No
-// allocation and no synchronization (unless debug_checks). The row-stream path (batched rows of at
-// most 2^18 values, k <= 1024: LLM logits; topk_path_name says "row-stream") can be captured in a
+// The top-k of every row of `problem`. Runs on `stream`; `temp` holds at least
+// topk_temp_bytes(problem) bytes of device memory. Arguments are checked (rxm::Error);
+// device-resident offsets are trusted as documented. No allocation and no synchronization (unless
+// debug_checks). The row-stream family (batched rows of at most 2^18 values, k <= 1024: LLM logits;
+// topk_path_name says "row-warp", "row-smem", "row-cluster" or "row-stream") can be captured in a
 // CUDA graph and replayed with new values in the same buffers (tests/gpu/test_gpu_topk_llm.cu).
 // Several rows outside it order their winners with CUB's segmented sort, which cannot be captured
 // (cudaErrorStreamCaptureUnsupported).
