@@ -94,11 +94,9 @@ Stats per_call(Stats s, int calls) {
 // One top-k call with its own temporary storage, for as long as it lives.
 struct TopkCall {
   rxm::device::TopkProblem problem;
-  std::size_t bytes;
   rxm::DeviceBuffer temp;
-  explicit TopkCall(const rxm::device::TopkProblem& q)
-      : problem(q), bytes(rxm::device::topk_temp_bytes(q, 0)), temp(0, bytes) {}
-  void operator()(cudaStream_t stream) const { rxm::device::topk(temp.data(), bytes, problem, stream); }
+  explicit TopkCall(const rxm::device::TopkProblem& q) : problem(q), temp(0, rxm::device::topk_temp_bytes(q, 0)) {}
+  void operator()(cudaStream_t stream) const { rxm::device::topk(temp.data(), temp.bytes(), problem, stream); }
 };
 
 template <class T, class Host>
