@@ -58,6 +58,12 @@ template <class T> struct ClusterSlice {
   std::uint64_t first, last, origin;  // positions within the row
   std::uint64_t aligned = 0, tail = 0;  // the aligned middle [aligned, tail), set by load
 
+  // The key of the value at row position pos (first <= pos < last).
+  template <int W>
+  __device__ unsigned long long key_at(std::uint64_t pos, const StreamKey<W>& key, const StreamRank<T>& rank) const {
+    return key.make(rank(slots[pos - origin]), pos);
+  }
+
   // Copies the slice; seen(vector, position of its first value) for every aligned vector this
   // thread copied, in ascending position.
   template <class Seen> __device__ void load(const U* row, Seen&& seen) {
@@ -91,7 +97,7 @@ template <class T> struct ClusterSlice {
     const U bound_value = rank.raw_of(U(StreamKey<W>::rank(bound)));
     const uint4* vectors = reinterpret_cast<const uint4*>(slots + (aligned - origin));
     const std::uint64_t n = (tail - aligned) / E;
-    auto key_at = [&](std::uint64_t pos) { return key.make(rank(slots[pos - origin]), pos); };
+    auto key_at = [&](std::uint64_t pos) { return this->key_at(pos, key, rank); };
     for (std::uint64_t base = 0; base < n; base += blockDim.x) {  // whole-warp rounds
       const std::uint64_t v = base + threadIdx.x, at = aligned + v * E;
       unsigned mask = v < n ? reach_mask<T>(vectors[v], bound_value, largest) : 0u;
@@ -208,10 +214,7 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
   if (t == 0) sh.listed = 0, sh.bound = ~0ull, sh.full_warps = 0, sh.candidates = 0, sh.gathered = 0;
   for (unsigned b = t; b < kClusterHistCopies * kClusterBins; b += blockDim.x) sh.hist[0][0][b] = 0;
   const std::uint64_t mine = slice.last - slice.first;
-  auto key_at = [&](std::uint64_t i) {  // i < mine
-    const std::uint64_t pos = slice.first + i;
-    return key.make(rank(slice.slots[pos - slice.origin]), pos);
-  };
+  auto key_at = [&](std::uint64_t i) { return slice.key_at(slice.first + i, key, rank); };  // i < mine
   __syncthreads();
   bool waited = false;  // for the cluster's arrivals (before the first remote store)
 
@@ -342,24 +345,11 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
       int h = rank_low;
       unsigned long long pre = prefix;
       unsigned left = quota;
+      auto equal_key = [&](std::uint64_t i, unsigned long long& k) { return (k = counted_key(i)) != 0; };
       while (h > low) {
-        const int shift = h - kClusterDigitBits > low ? h - kClusterDigitBits : low, width = h - shift;
-        unsigned* counts = sh.stream.hist;
-        for (unsigned b = t; b < kClusterBins; b += blockDim.x) counts[b] = 0;
-        __syncthreads();
-        for (std::uint64_t i = t; i < keys; i += blockDim.x) {
-          const unsigned long long k = counted_key(i);
-          if (k && (k >> h) == pre) atomicAdd(&counts[unsigned(k >> shift) & ((1u << width) - 1)], 1u);
-        }
-        __syncthreads();
-        if (t < 32) find_digit(counts, left, sh.stream);
-        __syncthreads();
-        const unsigned digit = sh.stream.digit, above = sh.stream.above, bucket = sh.stream.bucket;
-        __syncthreads();  // the decision is read before the next pass rewrites it
-        left -= above;
-        pre = (pre << width) | digit;
-        h = shift;
+        const unsigned bucket = radix_select_pass(sh.stream, keys, equal_key, low, h, pre, left);
         if (bucket == left) break;  // keys are distinct: exactly `left` share the prefix then
+        __syncthreads();            // the decision is read before the next pass rewrites it
       }
       tie_floor = pre << h;
     }

@@ -67,22 +67,8 @@ struct StreamBuffer {
     unsigned long long prefix = high == 64 ? 0ull : sh.any >> high;
     unsigned need = k, bucket = 0;
     while (high > 0) {
-      const int shift = high > 8 ? high - 8 : 0, width = high - shift;
-      for (int b = threadIdx.x; b < 256; b += blockDim.x) sh.hist[b] = 0;
-      __syncthreads();
-      for (unsigned i = threadIdx.x; i < count; i += blockDim.x) {
-        const unsigned long long key = keys[i];
-        if (high == 64 || (key >> high) == prefix)
-          atomicAdd(&sh.hist[unsigned(key >> shift) & ((1u << width) - 1)], 1u);
-      }
-      __syncthreads();
-      if (threadIdx.x < 32) find_digit(sh.hist, need, sh);
-      __syncthreads();
-      const unsigned digit = sh.digit, above = sh.above;
-      bucket = sh.bucket;
-      need -= above;
-      prefix = (high == 64 ? 0ull : prefix << width) | digit;
-      high = shift;
+      auto every_key = [&](unsigned i, unsigned long long& key) { return key = keys[i], true; };
+      bucket = radix_select_pass(sh, count, every_key, 0, high, prefix, need);
       if (bucket == need || (high <= loose_below && k - need + bucket <= limit)) break;
       __syncthreads();  // sh.digit and the histogram are rewritten by the next pass
     }
