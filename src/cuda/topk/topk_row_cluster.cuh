@@ -125,6 +125,8 @@ template <class T> struct ClusterSlice {
 struct ClusterShared {
   unsigned hist[2][kClusterHistCopies][kClusterBins];  // the block's counts of a pass's digit, by parity
   unsigned warp_sum[kClusterBins / 32];                // the digit scan's warp totals
+  unsigned long long bin_warp_sum[kClusterBins / 32];  // the places' scan: warp totals (every block's, this one's)
+  unsigned bin_start_part[kClusterBins / 32];          // the places' scan: warp sums of the winners before this block
   unsigned digit, above, bucket;                       // the pass's decision
   unsigned listed;                                     // the block's winners (its run)
   unsigned long long bound;                            // the least of its full warps' m-th best keys
@@ -280,8 +282,11 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
   unsigned long long prefix = 0;
   unsigned need = wanted;
   bool ties = false;                     // the rank is resolved and its equals outnumber `need`
+  unsigned pass_need = wanted;           // `need` as the last pass began
+  unsigned last_parity = 0, last_digit = 0, last_width = 0;
   unsigned tie_parity = 0, tie_digit = 0;  // the last pass's inbox and digit: every block's equals
   for (int pass = 0; need > 0 && high > rank_low; ++pass) {
+    pass_need = need;
     const int shift = high - kClusterDigitBits > low ? high - kClusterDigitBits : low, width = high - shift;
     const unsigned parity = unsigned(pass) & 1;
     unsigned* counts = sh.hist[parity][warp % kClusterHistCopies];
@@ -324,6 +329,7 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
     }
     __syncthreads();
     const unsigned digit = sh.digit, above = sh.above, bucket = sh.bucket;
+    last_parity = parity, last_digit = digit, last_width = unsigned(width);
     need -= above;
     prefix = (high == 64 ? 0ull : prefix << width) | digit;
     high = shift;
@@ -367,6 +373,50 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
   // order: its run. Every block then holds every run in block order, and places each key of its
   // own run at its merge rank (binary searches of the other runs, 16 lanes a key). By position,
   // the runs in block order are the output already: the slices ascend.
+  // Places from the bins: where the passes resolved the rank (the last pass's digit ends at its
+  // lowest bit) and every winner shares the digits of the passes before the last (none was taken
+  // above them: the best k of bf16 logits share the sign and the exponent's top seven bits), a
+  // winner's rank is its bin of the last pass, whose counts every block holds in its inbox. Its
+  // place then follows without another exchange: the winners of the bins above it, those of its
+  // bin in the blocks before this one (equals go in block order), and its own index among this
+  // block's winners of the bin (its run ascends by position within a rank). By position, the
+  // block's first place is the count of winners in the blocks before it. Thread t takes bin
+  // 255 - t; its bin_base = winners above the bin in every block, less those in this block, plus
+  // the bin's winners in the blocks before.
+  const bool by_bins = wanted > 0 && last_width > 0 && high == rank_low && pass_need == wanted;
+  unsigned* bin_base = sh.hist[0][0];  // the passes' histograms are read no more
+  unsigned start_by_bins = 0;
+  if (by_bins) {
+    unsigned long long pair = 0;  // the bin's keys in every block (low half) and in this block (high half)
+    unsigned before_me = 0;       // the bin's winners in the blocks before this one
+    const unsigned b = kClusterBins - 1 - t;
+    if (t < kClusterBins && b < (1u << last_width) && b >= last_digit) {
+      unsigned total = 0;
+      for (unsigned c = 0; c < blocks; ++c) {
+        const unsigned n = inbox[last_parity][c][b];
+        total += n, before_me += c < me ? n : 0u;
+      }
+      if (b == last_digit) before_me = before_me < need ? before_me : need;  // the equals that win
+      pair = (b > last_digit ? total : 0u) | (unsigned long long)(b > last_digit ? inbox[last_parity][me][b] : 0u) << 32;
+    }
+    unsigned long long inclusive = pair;
+    if (t < kClusterBins) {
+      for (int d = 1; d < 32; d *= 2) {
+        const unsigned long long up = __shfl_up_sync(0xffffffffu, inclusive, d);
+        if (lane >= unsigned(d)) inclusive += up;
+      }
+      const unsigned part = __reduce_add_sync(0xffffffffu, before_me);
+      if (lane == 31) sh.bin_warp_sum[warp] = inclusive;
+      if (lane == 0) sh.bin_start_part[warp] = part;
+    }
+    __syncthreads();
+    for (unsigned w = 0; w < kClusterBins / 32; ++w) start_by_bins += sh.bin_start_part[w];
+    if (t < kClusterBins) {
+      unsigned long long above = inclusive - pair;
+      for (unsigned w = 0; w < warp; ++w) above += sh.bin_warp_sum[w];
+      bin_base[b] = unsigned(above) - unsigned(above >> 32) + before_me;  // read after the listing's barrier
+    }
+  }
   if (wanted == 0) {
     if (!waited) cluster.barrier_wait();  // no pass waited for the arrivals
     if (me == 0)
@@ -382,18 +432,32 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
   }
   __syncthreads();
   const unsigned listed = sh.listed < p.k_pad ? sh.listed : p.k_pad;
+  const bool by_rank = p.options.sorted;
+  auto order = [&](unsigned long long k) { return by_rank ? k : key.by_position(k); };
+  auto sort_run = [&] {
+    if (listed > 1) {
+      unsigned size = 1;
+      while (size < listed) size *= 2;
+      StreamBuffer{run, run, sh.stream}.sort(listed, size, order);
+    }
+  };
+  if (by_bins) {  // no block touches another's memory after the last pass's cluster barrier
+    sort_run();
+    const unsigned mask = (1u << last_width) - 1;
+    for (unsigned i = t; i < listed; i += blockDim.x) {
+      const unsigned long long k = run[i];
+      write_place(p, r, begin, (by_rank ? bin_base[unsigned(k >> rank_low) & mask] : start_by_bins) + i, k);
+    }
+    if (me == 0)
+      for (unsigned q = wanted + t; q < p.k; q += blockDim.x) write_place(p, r, begin, q, 0ull);
+    return;
+  }
   if (t < blocks) cluster.map_shared_rank(sh.run_count, t)[me] = listed;
   // The barrier that makes every block's count visible is arrived at before the sort and waited
   // for after it, so its latency overlaps the sort (a cluster barrier took 0.8-1.1 us in pass 0
   // of bench/phases/marked_kernel.sh row_cluster: h100-hf-row_cluster_phases-m.log).
   cluster.barrier_arrive();
-  const bool by_rank = p.options.sorted;
-  auto order = [&](unsigned long long k) { return by_rank ? k : key.by_position(k); };
-  if (listed > 1) {
-    unsigned size = 1;
-    while (size < listed) size *= 2;
-    StreamBuffer{run, run, sh.stream}.sort(listed, size, order);
-  }
+  sort_run();
   cluster.barrier_wait();  // every block's count is here
   if (t <= blocks) {
     unsigned at = 0;
