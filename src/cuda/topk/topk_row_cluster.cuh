@@ -172,6 +172,29 @@ __device__ inline bool gather_lists(cooperative_groups::cluster_group& cluster, 
 // sorted (best first, or by position) and written as the row's output. p.segment_length is a
 // block's slice; p.capacity the keys of each of the two lists (k_pad, rounded up to 16 bytes).
 // gather: whether the lists may be gathered into block 0 (the room ahead of its list: step 4).
+// The sum over the bins above each bin, where thread t < kClusterBins holds bin kClusterBins - 1 - t's
+// `value` (the pass's decision and the places from the bins both count from the top): a shuffle
+// scan within each warp, then the totals of the warps before through `warp_total`. Every thread of
+// the block calls it (one barrier inside); threads past the bins get 0.
+template <class V>
+__device__ inline V cluster_sum_of_bins_above(V value, V* warp_total, unsigned t, unsigned lane, unsigned warp) {
+  V inclusive = value;
+  if (t < kClusterBins) {
+    for (int d = 1; d < 32; d *= 2) {
+      const V up = __shfl_up_sync(0xffffffffu, inclusive, d);
+      if (lane >= unsigned(d)) inclusive += up;
+    }
+    if (lane == 31) warp_total[warp] = inclusive;
+  }
+  __syncthreads();
+  V before = 0;
+  if (t < kClusterBins) {
+    before = inclusive - value;
+    for (unsigned w = 0; w < warp; ++w) before += warp_total[w];
+  }
+  return before;
+}
+
 template <class T>
 __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p, bool gather) {
   using U = key_bits_t<T>;
@@ -310,23 +333,12 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
     // cluster barrier, which every block reaches only after reading it.
     cluster.sync();
     // The digit holding the need-th best key, counted from the top: thread i takes digit 255 - i.
-    unsigned count = 0, inclusive = 0;
-    if (t < kClusterBins) {
+    unsigned count = 0;
+    if (t < kClusterBins)
       for (unsigned c = 0; c < blocks; ++c) count += inbox[parity][c][kClusterBins - 1 - t];
-      inclusive = count;
-      for (int d = 1; d < 32; d *= 2) {
-        const unsigned up = __shfl_up_sync(0xffffffffu, inclusive, d);
-        if (lane >= unsigned(d)) inclusive += up;
-      }
-      if (lane == 31) sh.warp_sum[warp] = inclusive;
-    }
-    __syncthreads();
-    if (t < kClusterBins) {
-      unsigned before = inclusive - count;
-      for (unsigned w = 0; w < warp; ++w) before += sh.warp_sum[w];
-      if (before < need && need <= before + count)
-        sh.digit = kClusterBins - 1 - t, sh.above = before, sh.bucket = count;
-    }
+    const unsigned before = cluster_sum_of_bins_above(count, sh.warp_sum, t, lane, warp);
+    if (t < kClusterBins && before < need && need <= before + count)
+      sh.digit = kClusterBins - 1 - t, sh.above = before, sh.bucket = count;
     __syncthreads();
     const unsigned digit = sh.digit, above = sh.above, bucket = sh.bucket;
     last_parity = parity, last_digit = digit, last_width = unsigned(width);
@@ -399,23 +411,14 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
       if (b == last_digit) before_me = before_me < need ? before_me : need;  // the equals that win
       pair = (b > last_digit ? total : 0u) | (unsigned long long)(b > last_digit ? inbox[last_parity][me][b] : 0u) << 32;
     }
-    unsigned long long inclusive = pair;
     if (t < kClusterBins) {
-      for (int d = 1; d < 32; d *= 2) {
-        const unsigned long long up = __shfl_up_sync(0xffffffffu, inclusive, d);
-        if (lane >= unsigned(d)) inclusive += up;
-      }
       const unsigned part = __reduce_add_sync(0xffffffffu, before_me);
-      if (lane == 31) sh.bin_warp_sum[warp] = inclusive;
-      if (lane == 0) sh.bin_start_part[warp] = part;
+      if (lane == 0) sh.bin_start_part[warp] = part;  // read after the barrier in the scan below
     }
-    __syncthreads();
+    const unsigned long long above = cluster_sum_of_bins_above(pair, sh.bin_warp_sum, t, lane, warp);
     for (unsigned w = 0; w < kClusterBins / 32; ++w) start_by_bins += sh.bin_start_part[w];
-    if (t < kClusterBins) {
-      unsigned long long above = inclusive - pair;
-      for (unsigned w = 0; w < warp; ++w) above += sh.bin_warp_sum[w];
+    if (t < kClusterBins)
       bin_base[b] = unsigned(above) - unsigned(above >> 32) + before_me;  // read after the listing's barrier
-    }
   }
   if (wanted == 0) {
     if (!waited) cluster.barrier_wait();  // no pass waited for the arrivals
