@@ -51,4 +51,13 @@ rep('''        if (me == 0) {  // the others' lists are here''','''        MARK(
         if (me == 0) {  // the others' lists are here''')
 rep('''          write_row(p, buf, r, begin, sh.gathered);''','''          write_row(p, buf, r, begin, sh.gathered);
           __syncthreads(); MARK(27);''')
+# Placed from the bins: the sort, then the writes (no counts' barrier, no exchange).
+rep('''    sort_run();
+    const unsigned mask''','''    sort_run();
+    __syncthreads(); MARK(23); MARK(29);
+    const unsigned mask''')
+rep('''      for (unsigned q = wanted + t; q < p.k; q += blockDim.x) write_place(p, r, begin, q, 0ull);
+    return;''','''      for (unsigned q = wanted + t; q < p.k; q += blockDim.x) write_place(p, r, begin, q, 0ull);
+    __syncthreads(); MARK(22);
+    return;''')
 marked.write(sys.argv[1])

@@ -58,6 +58,12 @@ template <class T> struct ClusterSlice {
   std::uint64_t first, last, origin;  // positions within the row
   std::uint64_t aligned = 0, tail = 0;  // the aligned middle [aligned, tail), set by load
 
+  // The key of the value at row position pos (first <= pos < last).
+  template <int W>
+  __device__ unsigned long long key_at(std::uint64_t pos, const StreamKey<W>& key, const StreamRank<T>& rank) const {
+    return key.make(rank(slots[pos - origin]), pos);
+  }
+
   // Copies the slice; seen(vector, position of its first value) for every aligned vector this
   // thread copied, in ascending position.
   template <class Seen> __device__ void load(const U* row, Seen&& seen) {
@@ -91,7 +97,7 @@ template <class T> struct ClusterSlice {
     const U bound_value = rank.raw_of(U(StreamKey<W>::rank(bound)));
     const uint4* vectors = reinterpret_cast<const uint4*>(slots + (aligned - origin));
     const std::uint64_t n = (tail - aligned) / E;
-    auto key_at = [&](std::uint64_t pos) { return key.make(rank(slots[pos - origin]), pos); };
+    auto key_at = [&](std::uint64_t pos) { return this->key_at(pos, key, rank); };
     for (std::uint64_t base = 0; base < n; base += blockDim.x) {  // whole-warp rounds
       const std::uint64_t v = base + threadIdx.x, at = aligned + v * E;
       unsigned mask = v < n ? reach_mask<T>(vectors[v], bound_value, largest) : 0u;
@@ -119,6 +125,8 @@ template <class T> struct ClusterSlice {
 struct ClusterShared {
   unsigned hist[2][kClusterHistCopies][kClusterBins];  // the block's counts of a pass's digit, by parity
   unsigned warp_sum[kClusterBins / 32];                // the digit scan's warp totals
+  unsigned long long bin_warp_sum[kClusterBins / 32];  // the places' scan: warp totals (every block's, this one's)
+  unsigned bin_start_part[kClusterBins / 32];          // the places' scan: warp sums of the winners before this block
   unsigned digit, above, bucket;                       // the pass's decision
   unsigned listed;                                     // the block's winners (its run)
   unsigned long long bound;                            // the least of its full warps' m-th best keys
@@ -164,6 +172,29 @@ __device__ inline bool gather_lists(cooperative_groups::cluster_group& cluster, 
 // sorted (best first, or by position) and written as the row's output. p.segment_length is a
 // block's slice; p.capacity the keys of each of the two lists (k_pad, rounded up to 16 bytes).
 // gather: whether the lists may be gathered into block 0 (the room ahead of its list: step 4).
+// The sum over the bins above each bin, where thread t < kClusterBins holds bin kClusterBins - 1 - t's
+// `value` (the pass's decision and the places from the bins both count from the top): a shuffle
+// scan within each warp, then the totals of the warps before through `warp_total`. Every thread of
+// the block calls it (one barrier inside); threads past the bins get 0.
+template <class V>
+__device__ inline V cluster_sum_of_bins_above(V value, V* warp_total, unsigned t, unsigned lane, unsigned warp) {
+  V inclusive = value;
+  if (t < kClusterBins) {
+    for (int d = 1; d < 32; d *= 2) {
+      const V up = __shfl_up_sync(0xffffffffu, inclusive, d);
+      if (lane >= unsigned(d)) inclusive += up;
+    }
+    if (lane == 31) warp_total[warp] = inclusive;
+  }
+  __syncthreads();
+  V before = 0;
+  if (t < kClusterBins) {
+    before = inclusive - value;
+    for (unsigned w = 0; w < warp; ++w) before += warp_total[w];
+  }
+  return before;
+}
+
 template <class T>
 __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p, bool gather) {
   using U = key_bits_t<T>;
@@ -208,10 +239,7 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
   if (t == 0) sh.listed = 0, sh.bound = ~0ull, sh.full_warps = 0, sh.candidates = 0, sh.gathered = 0;
   for (unsigned b = t; b < kClusterHistCopies * kClusterBins; b += blockDim.x) sh.hist[0][0][b] = 0;
   const std::uint64_t mine = slice.last - slice.first;
-  auto key_at = [&](std::uint64_t i) {  // i < mine
-    const std::uint64_t pos = slice.first + i;
-    return key.make(rank(slice.slots[pos - slice.origin]), pos);
-  };
+  auto key_at = [&](std::uint64_t i) { return slice.key_at(slice.first + i, key, rank); };  // i < mine
   __syncthreads();
   bool waited = false;  // for the cluster's arrivals (before the first remote store)
 
@@ -277,8 +305,11 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
   unsigned long long prefix = 0;
   unsigned need = wanted;
   bool ties = false;                     // the rank is resolved and its equals outnumber `need`
+  unsigned pass_need = wanted;           // `need` as the last pass began
+  unsigned last_parity = 0, last_digit = 0, last_width = 0;
   unsigned tie_parity = 0, tie_digit = 0;  // the last pass's inbox and digit: every block's equals
   for (int pass = 0; need > 0 && high > rank_low; ++pass) {
+    pass_need = need;
     const int shift = high - kClusterDigitBits > low ? high - kClusterDigitBits : low, width = high - shift;
     const unsigned parity = unsigned(pass) & 1;
     unsigned* counts = sh.hist[parity][warp % kClusterHistCopies];
@@ -302,25 +333,15 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
     // cluster barrier, which every block reaches only after reading it.
     cluster.sync();
     // The digit holding the need-th best key, counted from the top: thread i takes digit 255 - i.
-    unsigned count = 0, inclusive = 0;
-    if (t < kClusterBins) {
+    unsigned count = 0;
+    if (t < kClusterBins)
       for (unsigned c = 0; c < blocks; ++c) count += inbox[parity][c][kClusterBins - 1 - t];
-      inclusive = count;
-      for (int d = 1; d < 32; d *= 2) {
-        const unsigned up = __shfl_up_sync(0xffffffffu, inclusive, d);
-        if (lane >= unsigned(d)) inclusive += up;
-      }
-      if (lane == 31) sh.warp_sum[warp] = inclusive;
-    }
-    __syncthreads();
-    if (t < kClusterBins) {
-      unsigned before = inclusive - count;
-      for (unsigned w = 0; w < warp; ++w) before += sh.warp_sum[w];
-      if (before < need && need <= before + count)
-        sh.digit = kClusterBins - 1 - t, sh.above = before, sh.bucket = count;
-    }
+    const unsigned before = cluster_sum_of_bins_above(count, sh.warp_sum, t, lane, warp);
+    if (t < kClusterBins && before < need && need <= before + count)
+      sh.digit = kClusterBins - 1 - t, sh.above = before, sh.bucket = count;
     __syncthreads();
     const unsigned digit = sh.digit, above = sh.above, bucket = sh.bucket;
+    last_parity = parity, last_digit = digit, last_width = unsigned(width);
     need -= above;
     prefix = (high == 64 ? 0ull : prefix << width) | digit;
     high = shift;
@@ -342,24 +363,11 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
       int h = rank_low;
       unsigned long long pre = prefix;
       unsigned left = quota;
+      auto equal_key = [&](std::uint64_t i, unsigned long long& k) { return (k = counted_key(i)) != 0; };
       while (h > low) {
-        const int shift = h - kClusterDigitBits > low ? h - kClusterDigitBits : low, width = h - shift;
-        unsigned* counts = sh.stream.hist;
-        for (unsigned b = t; b < kClusterBins; b += blockDim.x) counts[b] = 0;
-        __syncthreads();
-        for (std::uint64_t i = t; i < keys; i += blockDim.x) {
-          const unsigned long long k = counted_key(i);
-          if (k && (k >> h) == pre) atomicAdd(&counts[unsigned(k >> shift) & ((1u << width) - 1)], 1u);
-        }
-        __syncthreads();
-        if (t < 32) find_digit(counts, left, sh.stream);
-        __syncthreads();
-        const unsigned digit = sh.stream.digit, above = sh.stream.above, bucket = sh.stream.bucket;
-        __syncthreads();  // the decision is read before the next pass rewrites it
-        left -= above;
-        pre = (pre << width) | digit;
-        h = shift;
+        const unsigned bucket = radix_select_pass(sh.stream, keys, equal_key, low, h, pre, left);
         if (bucket == left) break;  // keys are distinct: exactly `left` share the prefix then
+        __syncthreads();            // the decision is read before the next pass rewrites it
       }
       tie_floor = pre << h;
     }
@@ -377,6 +385,41 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
   // order: its run. Every block then holds every run in block order, and places each key of its
   // own run at its merge rank (binary searches of the other runs, 16 lanes a key). By position,
   // the runs in block order are the output already: the slices ascend.
+  // Places from the bins: where the passes resolved the rank (the last pass's digit ends at its
+  // lowest bit) and every winner shares the digits of the passes before the last (none was taken
+  // above them: the best k of bf16 logits share the sign and the exponent's top seven bits), a
+  // winner's rank is its bin of the last pass, whose counts every block holds in its inbox. Its
+  // place then follows without another exchange: the winners of the bins above it, those of its
+  // bin in the blocks before this one (equals go in block order), and its own index among this
+  // block's winners of the bin (its run ascends by position within a rank). By position, the
+  // block's first place is the count of winners in the blocks before it. Thread t takes bin
+  // 255 - t; its bin_base = winners above the bin in every block, less those in this block, plus
+  // the bin's winners in the blocks before.
+  const bool by_bins = wanted > 0 && last_width > 0 && high == rank_low && pass_need == wanted;
+  unsigned* bin_base = sh.hist[0][0];  // the passes' histograms are read no more
+  unsigned start_by_bins = 0;
+  if (by_bins) {
+    unsigned long long pair = 0;  // the bin's keys in every block (low half) and in this block (high half)
+    unsigned before_me = 0;       // the bin's winners in the blocks before this one
+    const unsigned b = kClusterBins - 1 - t;
+    if (t < kClusterBins && b < (1u << last_width) && b >= last_digit) {
+      unsigned total = 0;
+      for (unsigned c = 0; c < blocks; ++c) {
+        const unsigned n = inbox[last_parity][c][b];
+        total += n, before_me += c < me ? n : 0u;
+      }
+      if (b == last_digit) before_me = before_me < need ? before_me : need;  // the equals that win
+      pair = (b > last_digit ? total : 0u) | (unsigned long long)(b > last_digit ? inbox[last_parity][me][b] : 0u) << 32;
+    }
+    if (t < kClusterBins) {
+      const unsigned part = __reduce_add_sync(0xffffffffu, before_me);
+      if (lane == 0) sh.bin_start_part[warp] = part;  // read after the barrier in the scan below
+    }
+    const unsigned long long above = cluster_sum_of_bins_above(pair, sh.bin_warp_sum, t, lane, warp);
+    for (unsigned w = 0; w < kClusterBins / 32; ++w) start_by_bins += sh.bin_start_part[w];
+    if (t < kClusterBins)
+      bin_base[b] = unsigned(above) - unsigned(above >> 32) + before_me;  // read after the listing's barrier
+  }
   if (wanted == 0) {
     if (!waited) cluster.barrier_wait();  // no pass waited for the arrivals
     if (me == 0)
@@ -392,18 +435,32 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
   }
   __syncthreads();
   const unsigned listed = sh.listed < p.k_pad ? sh.listed : p.k_pad;
+  const bool by_rank = p.options.sorted;
+  auto order = [&](unsigned long long k) { return by_rank ? k : key.by_position(k); };
+  auto sort_run = [&] {
+    if (listed > 1) {
+      unsigned size = 1;
+      while (size < listed) size *= 2;
+      StreamBuffer{run, run, sh.stream}.sort(listed, size, order);
+    }
+  };
+  if (by_bins) {  // no block touches another's memory after the last pass's cluster barrier
+    sort_run();
+    const unsigned mask = (1u << last_width) - 1;
+    for (unsigned i = t; i < listed; i += blockDim.x) {
+      const unsigned long long k = run[i];
+      write_place(p, r, begin, (by_rank ? bin_base[unsigned(k >> rank_low) & mask] : start_by_bins) + i, k);
+    }
+    if (me == 0)
+      for (unsigned q = wanted + t; q < p.k; q += blockDim.x) write_place(p, r, begin, q, 0ull);
+    return;
+  }
   if (t < blocks) cluster.map_shared_rank(sh.run_count, t)[me] = listed;
   // The barrier that makes every block's count visible is arrived at before the sort and waited
   // for after it, so its latency overlaps the sort (a cluster barrier took 0.8-1.1 us in pass 0
   // of bench/phases/marked_kernel.sh row_cluster: h100-hf-row_cluster_phases-m.log).
   cluster.barrier_arrive();
-  const bool by_rank = p.options.sorted;
-  auto order = [&](unsigned long long k) { return by_rank ? k : key.by_position(k); };
-  if (listed > 1) {
-    unsigned size = 1;
-    while (size < listed) size *= 2;
-    StreamBuffer{run, run, sh.stream}.sort(listed, size, order);
-  }
+  sort_run();
   cluster.barrier_wait();  // every block's count is here
   if (t <= blocks) {
     unsigned at = 0;

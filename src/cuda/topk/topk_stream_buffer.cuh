@@ -14,6 +14,11 @@ namespace radixmesh::detail::topk_gpu {
 // Compactions of at most this many keys sort them (bitonic: ~45 barrier-separated steps at 1024)
 // instead of radix-selecting (up to 8 passes of 4 barriers and contended shared atomics each).
 constexpr unsigned kSortedKeepMax = 1024;
+// Sorts whose count of keys squared is at most this many times the block's threads rank every key
+// against the others (StreamBuffer::sort_by_ranks: count x count / threads comparisons a thread,
+// two barriers) instead of the bitonic steps (a barrier a merge stage: 8 at 64 keys). 64: up to 128
+// keys in 256-thread blocks, 181 in 512, 256 in 1024.
+constexpr unsigned kRankSortWork = 64;
 
 struct StreamBuffer {
   unsigned long long* keys;  // capacity entries
@@ -62,22 +67,8 @@ struct StreamBuffer {
     unsigned long long prefix = high == 64 ? 0ull : sh.any >> high;
     unsigned need = k, bucket = 0;
     while (high > 0) {
-      const int shift = high > 8 ? high - 8 : 0, width = high - shift;
-      for (int b = threadIdx.x; b < 256; b += blockDim.x) sh.hist[b] = 0;
-      __syncthreads();
-      for (unsigned i = threadIdx.x; i < count; i += blockDim.x) {
-        const unsigned long long key = keys[i];
-        if (high == 64 || (key >> high) == prefix)
-          atomicAdd(&sh.hist[unsigned(key >> shift) & ((1u << width) - 1)], 1u);
-      }
-      __syncthreads();
-      if (threadIdx.x < 32) find_digit(sh.hist, need, sh);
-      __syncthreads();
-      const unsigned digit = sh.digit, above = sh.above;
-      bucket = sh.bucket;
-      need -= above;
-      prefix = (high == 64 ? 0ull : prefix << width) | digit;
-      high = shift;
+      auto every_key = [&](unsigned i, unsigned long long& key) { return key = keys[i], true; };
+      bucket = radix_select_pass(sh, count, every_key, 0, high, prefix, need);
       if (bucket == need || (high <= loose_below && k - need + bucket <= limit)) break;
       __syncthreads();  // sh.digit and the histogram are rewritten by the next pass
     }
@@ -100,6 +91,31 @@ struct StreamBuffer {
     return floor ? floor - 1 : 0;
   }
 
+  // Keys [0, count) sorted as sort() sorts them, each stored at its rank: its count of keys ahead of
+  // it (a greater order, or an equal one at a lower index: stable). A key's `lanes` threads split
+  // the others between them and sum their counts by shuffles. count <= blockDim.x: one key a group.
+  template <class Order> __device__ void sort_by_ranks(unsigned count, unsigned size, Order order) {
+    unsigned lanes = 32;
+    while (lanes > 1 && count * lanes > blockDim.x) lanes /= 2;
+    const unsigned i = threadIdx.x / lanes, g = threadIdx.x % lanes;
+    unsigned ahead = 0;
+    unsigned long long x = 0;
+    if (i < count) {
+      x = keys[i];
+      const auto ox = order(x);
+#pragma unroll 4
+      for (unsigned j = g; j < count; j += lanes) {
+        const auto oy = order(keys[j]);
+        ahead += oy > ox || (oy == ox && j < i);
+      }
+    }
+    for (unsigned d = lanes / 2; d > 0; d /= 2) ahead += __shfl_xor_sync(0xffffffffu, ahead, d, lanes);
+    __syncthreads();  // every key is read
+    if (i < count && g == 0) keys[ahead] = x;
+    for (unsigned q = count + threadIdx.x; q < size; q += blockDim.x) keys[q] = 0;
+    __syncthreads();
+  }
+
   // Keys [0, count) sorted descending by `order(key)` over `size` places (a power of two; places
   // past count hold 0, which sorts last). Bitonic. Up to one key per thread, the steps whose pairs
   // lie 32 or more places apart go through shared memory with a barrier each and the rest of each
@@ -109,6 +125,10 @@ struct StreamBuffer {
   // the extra instructions cost more than the barriers save (call AK: 929 against 753 us at
   // 4096 x 32000 bf16, while 1 x 128256 bf16 k = 50 went from 21 to 17 us).
   template <class Order> __device__ void sort(unsigned count, unsigned size, Order order) {
+    if (count * count <= kRankSortWork * blockDim.x) {  // count <= blockDim.x: kRankSortWork is below it
+      sort_by_ranks(count, size, order);
+      return;
+    }
     for (unsigned i = count + threadIdx.x; i < size; i += blockDim.x) keys[i] = 0;
     __syncthreads();
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
