@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/runtime/captured_graph.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "harness/device_fill.cuh"
 #include "harness/device_timing.cuh"
@@ -64,28 +65,6 @@ std::string shape_key(std::size_t rows, std::size_t vocab, std::size_t k, rxm::K
 }
 
 // `calls` back-to-back calls captured in one graph, replayed by launch().
-class CallGraph {
- public:
-  CallGraph(cudaStream_t stream, int calls, const std::function<void()>& call) : stream_(stream) {
-    RXM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    for (int c = 0; c < calls; ++c) call();
-    RXM_CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
-    RXM_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
-  }
-  ~CallGraph() {
-    cudaGraphExecDestroy(exec_);
-    cudaGraphDestroy(graph_);
-  }
-  CallGraph(const CallGraph&) = delete;
-  CallGraph& operator=(const CallGraph&) = delete;
-  void launch() const { RXM_CUDA_CHECK(cudaGraphLaunch(exec_, stream_)); }
-
- private:
-  cudaStream_t stream_;
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
-};
-
 Stats per_call(Stats s, int calls) {
   s.median_ms /= calls, s.min_ms /= calls, s.max_ms /= calls;
   return s;
@@ -120,7 +99,7 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   auto timed = [&](const rxm::device::TopkProblem& q, bool graph) {
     const TopkCall call(q);
     if (graph) {
-      const CallGraph g(stream, o.calls, [&] { call(stream); });
+      const rxm::detail::CapturedGraph g(stream, [&] { call(stream); }, o.calls);
       return per_call(rxm::bench::time_device(stream, [&] { g.launch(); }, 2, o.reps), o.calls);
     }
     return per_call(rxm::bench::time_device(stream, [&] { for (int c = 0; c < o.calls; ++c) call(stream); }, 2, o.reps),

@@ -20,6 +20,7 @@
 #include "common/gpu_skip.hpp"
 #include "common/topk_checks.hpp"
 #include "common/topk_inputs.hpp"
+#include "cuda/runtime/captured_graph.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "radixmesh/device/topk.cuh"
 #include "radixmesh/memory.hpp"
@@ -568,19 +569,16 @@ static void replay_in_graph(std::size_t k, const char* path, const rxm::device::
   cudaStream_t stream;
   RXM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   // Capture: the logits' producer, then the top-k (no allocation, no synchronization inside).
-  cudaGraph_t graph;
-  RXM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  fill_replay<<<256, 256, 0, stream>>>(reinterpret_cast<__nv_bfloat16*>(logits.data()), replay_id.data(), rows, vocab);
-  rxm::device::topk(temp.data(), bytes, p, stream);
-  RXM_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  cudaGraphExec_t exec;
-  RXM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  const rxm::detail::CapturedGraph graph(stream, [&] {
+    fill_replay<<<256, 256, 0, stream>>>(reinterpret_cast<__nv_bfloat16*>(logits.data()), replay_id.data(), rows, vocab);
+    rxm::device::topk(temp.data(), bytes, p, stream);
+  });
   std::vector<rxm::bfloat16_t> host(rows * vocab), got_v(rows * k);
   std::vector<std::int32_t> got_i(rows * k);
   for (std::uint64_t replay = 0; replay < replays; ++replay) {
     RXM_CUDA_CHECK(cudaMemcpyAsync(replay_id.data(), &replay, sizeof replay, cudaMemcpyHostToDevice, stream));
     RXM_CUDA_CHECK(cudaMemsetAsync(out_i.data(), 0xA5, rows * k * 4, stream));
-    RXM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    graph.launch();
     RXM_CUDA_CHECK(cudaMemcpyAsync(got_v.data(), out_v.data(), rows * k * 2, cudaMemcpyDeviceToHost, stream));
     RXM_CUDA_CHECK(cudaMemcpyAsync(got_i.data(), out_i.data(), rows * k * 4, cudaMemcpyDeviceToHost, stream));
     RXM_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -597,8 +595,6 @@ static void replay_in_graph(std::size_t k, const char* path, const rxm::device::
       ASSERT_EQ(rxm::to_bits(got_v[i]), rxm::to_bits(want.values[i])) << "replay " << replay << " place " << i;
     }
   }
-  RXM_CUDA_CHECK(cudaGraphExecDestroy(exec));
-  RXM_CUDA_CHECK(cudaGraphDestroy(graph));
   RXM_CUDA_CHECK(cudaStreamDestroy(stream));
 }
 

@@ -7,7 +7,7 @@
 #pragma once
 #include <cstdint>
 
-#include "radixmesh/device/multisplit/common.cuh"
+#include "radixmesh/device/block_scan.cuh"
 
 namespace radixmesh::detail::topk_gpu {
 
@@ -64,7 +64,7 @@ __device__ unsigned long long* block_radix_sort_descending(unsigned long long* k
 #pragma unroll
     for (int e = 0; e < 8; ++e) sum += entry[e];
     unsigned total = 0;
-    unsigned first = ::radixmesh::device::multisplit_detail::block_exclusive_scan<unsigned, false, Warps>(sum, warp_sums, total);
+    unsigned first = ::radixmesh::device::block_scan::block_exclusive_scan<unsigned, false, Warps>(sum, warp_sums, total);
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
       const unsigned c = entry[e];

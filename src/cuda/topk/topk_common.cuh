@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "radixmesh/device/multisplit/common.cuh"
+#include "radixmesh/device/block_scan.cuh"
 #include "radixmesh/keys.hpp"
 #include "radixmesh/topk.hpp"
 
@@ -198,7 +198,7 @@ template <class C> __device__ __forceinline__ C warp_reserve(bool flag, C* count
 // `*count`, with one atomic per warp (every lane calls it).
 template <class C> __device__ __forceinline__ C warp_reserve_n(unsigned n, C* count) {
   const int lane = threadIdx.x & 31;
-  const unsigned inclusive = ::radixmesh::device::multisplit_detail::warp_inclusive_scan(n);
+  const unsigned inclusive = ::radixmesh::device::block_scan::warp_inclusive_scan(n);
   const unsigned total = __shfl_sync(0xffffffffu, inclusive, 31);
   C base = 0;
   if (lane == 31 && total) base = atomicAdd(count, C(total));

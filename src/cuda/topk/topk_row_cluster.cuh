@@ -180,10 +180,7 @@ template <class V>
 __device__ inline V cluster_sum_of_bins_above(V value, V* warp_total, unsigned t, unsigned lane, unsigned warp) {
   V inclusive = value;
   if (t < kClusterBins) {
-    for (int d = 1; d < 32; d *= 2) {
-      const V up = __shfl_up_sync(0xffffffffu, inclusive, d);
-      if (lane >= unsigned(d)) inclusive += up;
-    }
+    inclusive = ::radixmesh::device::block_scan::warp_inclusive_scan(value);
     if (lane == 31) warp_total[warp] = inclusive;
   }
   __syncthreads();

@@ -13,7 +13,7 @@
 #pragma once
 #include "cuda/topk/topk_block_radix_sort.cuh"
 #include "cuda/topk/topk_row_stream.cuh"
-#include "radixmesh/device/multisplit/common.cuh"
+#include "radixmesh/device/block_scan.cuh"
 
 namespace radixmesh::detail::topk_gpu {
 
@@ -337,7 +337,7 @@ template <class T> __global__ void __launch_bounds__(kSmemThreads, row_smem_min_
       // one word (5 shuffles, not the 10 of a 64-bit scan).
       const unsigned c = unsigned(__popc(above)) | unsigned(__popc(equal)) << 16;
       if (!__any_sync(0xffffffffu, c != 0)) continue;
-      const unsigned inclusive = ::radixmesh::device::multisplit_detail::warp_inclusive_scan(c), exclusive = inclusive - c;
+      const unsigned inclusive = ::radixmesh::device::block_scan::warp_inclusive_scan(c), exclusive = inclusive - c;
       unsigned above_before = unsigned(before) + (exclusive & 0xffffu), equal_before = unsigned(before >> 32) + (exclusive >> 16);
       const unsigned round = __shfl_sync(0xffffffffu, inclusive, 31);
       before += (round & 0xffffu) | (unsigned long long)(round >> 16) << 32;

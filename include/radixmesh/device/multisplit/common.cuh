@@ -1,15 +1,21 @@
 // radixmesh/device/multisplit/common.cuh — what every kernel of the device multisplit shares: the
 // block shape, the tile sizes, the per-pass parameters (Pass: how a key becomes an id), the
-// resolution of the tuning knobs (radixmesh::MultisplitTuning), and two small block/warp helpers.
+// resolution of the tuning knobs (radixmesh::MultisplitTuning). Its warp and block scans are
+// radixmesh/device/block_scan.cuh's, shared with the top-k kernels.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdint>
 
+#include "radixmesh/device/block_scan.cuh"
 #include "radixmesh/multisplit_tuning.hpp"
 
 namespace radixmesh::device::multisplit_detail {
+
+using block_scan::block_exclusive_scan;
+using block_scan::lanes_below;
+using block_scan::warp_inclusive_scan;
 
 constexpr int block_threads = 256;
 constexpr int block_warps = block_threads / 32;
@@ -116,46 +122,6 @@ inline bool scatters_by_warps(ScatterKernel kernel, std::uint32_t m, int value_b
 }
 inline bool scatters_by_thread_counters(ScatterKernel kernel, std::uint32_t m, int value_bytes) {
   return chosen_scatter_kernel(kernel, m, value_bytes) == ScatterKernel::thread_counters;
-}
-
-__device__ __forceinline__ std::uint32_t lanes_below() {
-  std::uint32_t mask;
-  asm("mov.u32 %0, %%lanemask_lt;" : "=r"(mask));
-  return mask;
-}
-
-// The sum of x over the warp's lanes up to and including this one; every lane takes part.
-template <class T> __device__ __forceinline__ T warp_inclusive_scan(T x) {
-  const int lane = threadIdx.x % 32;
-#pragma unroll
-  for (int d = 1; d < 32; d *= 2) {
-    const T y = __shfl_up_sync(0xFFFFFFFFu, x, d);
-    if (lane >= d) x += y;
-  }
-  return x;
-}
-
-// Exclusive scan over the block's threads (Warps warps: the multisplit's 256 threads unless said)
-// of 32- or 64-bit values (a 64-bit value may hold several lanes of counts that never carry);
-// `total` gets the sum. With ProtectWarpSums, a second barrier lets the next call reuse warp_sums
-// at once; without it (one barrier) the caller's own barriers must order that reuse, which saves
-// one barrier per tile in the thread-counter pass.
-template <class T, bool ProtectWarpSums = true, int Warps = block_warps>
-__device__ __forceinline__ T block_exclusive_scan(T x, T* warp_sums, T& total) {
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const T inclusive = warp_inclusive_scan(x);
-  if (lane == 31) warp_sums[warp] = inclusive;
-  __syncthreads();
-  T before = 0;
-  total = 0;
-#pragma unroll
-  for (int w = 0; w < Warps; ++w) {
-    const T s = warp_sums[w];
-    before += w < warp ? s : 0;
-    total += s;
-  }
-  if constexpr (ProtectWarpSums) __syncthreads();
-  return before + inclusive - x;
 }
 
 }  // namespace radixmesh::device::multisplit_detail
