@@ -116,8 +116,8 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   Stats ours, ours_unsorted;
   if (peers) {
     const TopkCall sorted_call(p), unsorted_call(unsorted);
-    const CallGraph sorted_graph(stream, o.calls, [&] { sorted_call(stream); });
-    const CallGraph unsorted_graph(stream, o.calls, [&] { unsorted_call(stream); });
+    const rxm::detail::CapturedGraph sorted_graph(stream, [&] { sorted_call(stream); }, o.calls);
+    const rxm::detail::CapturedGraph unsorted_graph(stream, [&] { unsorted_call(stream); }, o.calls);
     const auto both = rxm::bench::time_device_interleaved(
         stream, {[&] { sorted_graph.launch(); }, [&] { unsorted_graph.launch(); }}, 2, o.reps);
     ours = per_call(both[0], o.calls), ours_unsorted = per_call(both[1], o.calls);
