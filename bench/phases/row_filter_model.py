@@ -1,0 +1,67 @@
+# Host model of the streaming filter proposed for many rows at large k (docs/design/topk.md, "Open
+# leads": 4096 rows at k = 1024 split into kernels): each row's threshold guessed from its first
+# tile as the row-stream blocks guess it (estimate_lanes: each warp's m-th best of its threads'
+# maxima, the least over the warps), every value at or above it appended to a per-row buffer in
+# global memory, and optionally the threshold raised at tile boundaries to the k-th best appended
+# rank once `raise_at` keys were appended (and again after as many more). Rows of bench_topk_llm's
+# logits (2 x (sum of 4 uniforms - 2)), f32 or rounded to bf16, and an ascending row (the
+# adversary: every tile beats the last). Prints, in units of k: the appends (kernel 1's writes;
+# above the capacity a row falls back), the survivors of the final threshold (kernel 2's select),
+# and the share of rows that overflow a capacity of 4 k or end below k.
+#   /usr/bin/python3 bench/phases/row_filter_model.py [ROWS]
+import math
+import sys
+
+import numpy as np
+
+rng = np.random.default_rng(1)
+TILE = 4096  # values in a row-stream tile: 256 threads x 2 vectors of 8
+
+
+def to_bf16(x):
+    b = x.astype(np.float32).view(np.uint32)
+    b = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) << 16
+    return b.view(np.float32)
+
+
+def lanes(k, values, c=1.5):  # estimate_lanes
+    q = c * k / values
+    return int(min(32, max(1, math.ceil(32 * (1 - (1 - q) ** 16)))))
+
+
+def make_row(values, kind):
+    x = 2.0 * (rng.random((values, 4), dtype=np.float32).sum(1) - 2.0)
+    if kind != "f32":
+        x = to_bf16(x)
+    if kind == "ascending":
+        x = np.sort(x)
+    return x
+
+
+def simulate(x, k, raise_at):
+    first = x[:TILE].reshape(2, 256, 8).max(axis=(0, 2))
+    threshold = np.sort(first.reshape(8, 32), axis=1)[:, ::-1][:, lanes(k, len(x)) - 1].min()
+    appended, next_raise, raises = [], raise_at, 0
+    for t0 in range(0, len(x), TILE):
+        tile = x[t0:t0 + TILE]
+        appended.extend(tile[tile >= threshold].tolist())
+        if len(appended) >= next_raise:
+            kth = np.sort(np.array(appended))[::-1][k - 1]  # values at or above it: at least k
+            if kth > threshold:
+                threshold, raises = kth, raises + 1
+            next_raise = len(appended) + raise_at
+    a = np.array(appended)
+    return len(a), int((a >= threshold).sum()), raises
+
+
+rows = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+k, capacity = 1024, 4 * 1024
+for kind in ["f32", "bf16", "ascending"]:
+    for values in [32000, 128256, 256000]:
+        for raise_at in [2 * k, None]:
+            res = np.array([simulate(make_row(values, kind), k, raise_at or 1 << 40) for _ in range(rows)])
+            ap, sv = res[:, 0] / k, res[:, 1] / k
+            print(f"{kind:9s} {values:6d} raise at {str(raise_at or 'never'):>5}: appends / k median {np.median(ap):.2f} "
+                  f"max {ap.max():.2f}, over 4 k in {np.mean(ap > capacity / k) * 100:3.0f} %; survivors / k median "
+                  f"{np.median(sv):.2f} max {sv.max():.2f}, below k in {np.mean(sv < 1) * 100:.0f} %; raises median "
+                  f"{np.median(res[:, 2]):.0f} ({rows} rows)")
