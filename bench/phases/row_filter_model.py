@@ -3,7 +3,10 @@
 # tile as the row-stream blocks guess it (estimate_lanes: each warp's m-th best of its threads'
 # maxima, the least over the warps), every value at or above it appended to a per-row buffer in
 # global memory, and optionally the threshold raised at tile boundaries to the k-th best appended
-# rank once `raise_at` keys were appended (and again after as many more). Rows of bench_topk_llm's
+# rank once `raise_at` keys were appended (and again after as many more; the kernel's raise,
+# StreamBuffer::kth_floor, stops after two 8-bit radix passes below the bits the appended keys
+# share: exact at a 16-bit rank, ~9 mantissa bits of an f32 one, so its bucket keeps a few more
+# keys than this exact raise). Rows of bench_topk_llm's
 # logits (2 x (sum of 4 uniforms - 2)), f32 or rounded to bf16, and an ascending row (the
 # adversary: every tile beats the last). Prints, in units of k: the appends (kernel 1's writes;
 # above the capacity a row falls back), the survivors of the final threshold (kernel 2's select),
