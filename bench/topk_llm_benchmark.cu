@@ -64,7 +64,7 @@ std::string shape_key(std::size_t rows, std::size_t vocab, std::size_t k, rxm::K
   return std::to_string(rows) + "x" + std::to_string(vocab) + ":" + std::to_string(k) + ":" + torch_dtype(t);
 }
 
-// `calls` back-to-back calls captured in one graph, replayed by launch().
+// Stats of `calls` back-to-back calls, per call.
 Stats per_call(Stats s, int calls) {
   s.median_ms /= calls, s.min_ms /= calls, s.max_ms /= calls;
   return s;

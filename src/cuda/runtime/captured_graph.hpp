@@ -16,7 +16,13 @@ class CapturedGraph {
   template <class Enqueue>
   CapturedGraph(cudaStream_t stream, Enqueue&& enqueue, int times = 1) : stream_(stream) {
     RXM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    for (int c = 0; c < times; ++c) enqueue();
+    try {
+      for (int c = 0; c < times; ++c) enqueue();
+    } catch (...) {  // the stream leaves capture mode, and the partial graph goes
+      cudaGraph_t partial = nullptr;
+      if (cudaStreamEndCapture(stream, &partial) == cudaSuccess && partial) cudaGraphDestroy(partial);
+      throw;
+    }
     RXM_CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
     const cudaError_t made = cudaGraphInstantiate(&exec_, graph_, 0);
     if (made != cudaSuccess) {

@@ -168,10 +168,6 @@ __device__ inline bool gather_lists(cooperative_groups::cluster_group& cluster, 
   return all;
 }
 
-// One cluster (gridDim.x blocks) per row of the launch chunk: the row's min(k, length) best keys,
-// sorted (best first, or by position) and written as the row's output. p.segment_length is a
-// block's slice; p.capacity the keys of each of the two lists (k_pad, rounded up to 16 bytes).
-// gather: whether the lists may be gathered into block 0 (the room ahead of its list: step 4).
 // The sum over the bins above each bin, where thread t < kClusterBins holds bin kClusterBins - 1 - t's
 // `value` (the pass's decision and the places from the bins both count from the top): a shuffle
 // scan within each warp, then the totals of the warps before through `warp_total`. Every thread of
@@ -192,6 +188,10 @@ __device__ inline V cluster_sum_of_bins_above(V value, V* warp_total, unsigned t
   return before;
 }
 
+// One cluster (gridDim.x blocks) per row of the launch chunk: the row's min(k, length) best keys,
+// sorted (best first, or by position) and written as the row's output. p.segment_length is a
+// block's slice; p.capacity the keys of each of the two lists (k_pad, rounded up to 16 bytes).
+// gather: whether the lists may be gathered into block 0 (the room ahead of its list: step 4).
 template <class T>
 __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p, bool gather) {
   using U = key_bits_t<T>;
@@ -303,8 +303,8 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
   unsigned need = wanted;
   bool ties = false;                     // the rank is resolved and its equals outnumber `need`
   unsigned pass_need = wanted;           // `need` as the last pass began
+  // The last pass's inbox, digit and width (with ties: every block's equals of the k-th rank).
   unsigned last_parity = 0, last_digit = 0, last_width = 0;
-  unsigned tie_parity = 0, tie_digit = 0;  // the last pass's inbox and digit: every block's equals
   for (int pass = 0; need > 0 && high > rank_low; ++pass) {
     pass_need = need;
     const int shift = high - kClusterDigitBits > low ? high - kClusterDigitBits : low, width = high - shift;
@@ -343,7 +343,7 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
     prefix = (high == 64 ? 0ull : prefix << width) | digit;
     high = shift;
     if (bucket == need) break;  // every key of this bucket wins
-    if (high == rank_low) ties = true, tie_parity = parity, tie_digit = digit;
+    if (high == rank_low) ties = true;  // the loop ends here: the last pass is the ties'
   }
   // With ties: this block's equals of the k-th rank, and how many of them win (`quota`: all in the
   // blocks before the one where the places run out, none after). That block finds the key
@@ -353,8 +353,8 @@ __global__ void __launch_bounds__(kClusterThreads) row_cluster(StreamParams<T> p
   unsigned long long tie_floor = 0;
   if (ties) {
     unsigned before = 0;
-    for (unsigned c = 0; c < me; ++c) before += inbox[tie_parity][c][tie_digit];
-    equals = inbox[tie_parity][me][tie_digit];
+    for (unsigned c = 0; c < me; ++c) before += inbox[last_parity][c][last_digit];
+    equals = inbox[last_parity][me][last_digit];
     quota = need > before ? (need - before < equals ? need - before : equals) : 0u;
     if (quota > 0 && quota < equals) {
       int h = rank_low;
