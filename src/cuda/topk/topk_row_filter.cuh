@@ -1,0 +1,185 @@
+// The row-filter variant of the row-stream family: many rows with a large k (4096 rows, k = 1024),
+// split into kernels by what bounds each step, so that the read runs at full occupancy and the
+// select and sort run in blocks sized for them. Design and measurements: docs/design/topk.md.
+//
+// 1. row_filter: a block per row streams the row through the row-stream tiles with the guessed
+//    seed (stream_best's guess), holding no keys in shared memory, and appends every key above the
+//    threshold to the row's slots in temporary storage. Once raise_after keys were appended, and
+//    again after each further k, the threshold is raised to a lower bound of the k-th best
+//    appended key (kth_floor: two radix passes over the appended keys where they lie). A row whose
+//    slots overflow, whose guess left fewer than k keys above it, or too short to guess from is
+//    listed for step 3.
+// 2. row_filter_finish: a block per row loads the appended keys above the final threshold into
+//    shared memory, keeps the k best and writes the row sorted (write_row). A row whose keys do not
+//    fit its buffer is listed too.
+// 3. row_filter_left: one wave of row-stream blocks loops over the listed rows (stream_best and
+//    write_row over the whole row): rows that defeat the filter (ascending rows, ties) stay exact.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda/topk/topk_row_stream.cuh"
+
+namespace radixmesh::detail::topk_gpu {
+
+// A row's result of row_filter: the keys above `threshold` among its first `count` slots hold its
+// k best. count = kFilterListed: the row is listed for row_filter_left.
+struct FilterState {
+  unsigned long long threshold;
+  unsigned count;
+};
+constexpr unsigned kFilterListed = ~0u;
+
+// The filter's temporary storage and sizes (the plan sets them).
+struct FilterBuffers {
+  unsigned long long* slots;  // rows x slots_per_row appended keys
+  FilterState* states;        // rows
+  unsigned* listed;           // rows: the rows left to row_filter_left, in no order
+  unsigned* listed_count;     // 1, zeroed before row_filter
+  std::uint32_t slots_per_row, raise_after;
+};
+
+__device__ inline void list_row(const FilterBuffers& f, std::size_t r) {
+  f.listed[atomicAdd(f.listed_count, 1u)] = unsigned(r);
+  f.states[r].count = kFilterListed;
+}
+
+// A lower bound of the k-th best of the keys above `threshold` among keys[0, count) (at least k
+// of them, appended by this block before a barrier): the 16 bits of the k-th below the bits those
+// keys all share, every lower bit 0, minus one (a later key is taken iff it is greater); never
+// below `threshold`. Three reads of the keys where they lie (L1 / L2): the shared bits, then two
+// radix passes of 8 bits. Every thread calls it; it ends with a barrier.
+__device__ inline unsigned long long kth_floor(const unsigned long long* keys, unsigned count,
+                                               unsigned long long threshold, unsigned k, StreamShared& sh) {
+  unsigned long long all = ~0ull, any = 0;
+  for (unsigned i = threadIdx.x; i < count; i += blockDim.x)
+    if (const unsigned long long key = keys[i]; key > threshold) all &= key, any |= key;
+  for (int d = 16; d > 0; d /= 2) {
+    all &= __shfl_xor_sync(0xffffffffu, all, d);
+    any |= __shfl_xor_sync(0xffffffffu, any, d);
+  }
+  if (threadIdx.x == 0) sh.all = ~0ull, sh.any = 0;
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) atomicAnd(&sh.all, all), atomicOr(&sh.any, any);
+  __syncthreads();
+  const unsigned long long differ = sh.all ^ sh.any;  // keys are distinct and at least k >= 2
+  int high = differ ? 64 - __clzll((long long)differ) : 0;
+  unsigned long long prefix = high == 64 ? 0ull : sh.any >> high;
+  unsigned need = k;
+  auto above = [&](unsigned i, unsigned long long& key) { return (key = keys[i]) > threshold; };
+  for (int pass = 0; pass < 2 && high > 0; ++pass) {
+    radix_select_pass(sh, count, above, 0, high, prefix, need);
+    __syncthreads();  // the histogram and the decision are rewritten by the next pass
+  }
+  const unsigned long long floor = high == 64 ? 0ull : prefix << high;
+  return floor && floor - 1 > threshold ? floor - 1 : threshold;
+}
+
+// Step 1: a block per row of the launch chunk.
+template <class T> __global__ void __launch_bounds__(kStreamThreads) row_filter(StreamParams<T> p, FilterBuffers f) {
+  __shared__ StreamShared sh;
+  const std::size_t r = p.row0 + blockIdx.x;
+  const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
+  const unsigned k = p.k;
+  if (!guesses_seed(k, length)) {
+    if (threadIdx.x == 0) list_row(f, r);
+    return;
+  }
+  const ValueTiles<T> src(p.values + begin, 0, length, p.options, p.index_bits);
+  unsigned long long* slots = f.slots + std::uint64_t(r) * f.slots_per_row;
+  const std::uint64_t tiles = src.tiles();
+  typename ValueTiles<T>::Regs cur, next;
+  src.load(cur, 0);
+  // The guessed seed, as stream_best guesses it.
+  {
+    typename ValueTiles<T>::Best best;
+    src.fold_best(cur, 0, best);
+    const unsigned long long mth = warp_mth_best(src.key_of(best), estimate_lanes(k, length));
+    if (threadIdx.x == 0) sh.seed = ~0ull, sh.count = 0;
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0) atomicMin(&sh.seed, mth);
+    __syncthreads();
+  }
+  unsigned long long threshold = sh.seed ? sh.seed - 1 : 0;
+  unsigned raise_at = f.raise_after;
+  bool due = false, raised = false;
+  // One shared atomic an append, as in the row-stream blocks; a thread whose append reaches the
+  // raise mark says so at the tile's one barrier. Appends past the slots are counted, not stored.
+  auto put = [&](unsigned long long key) {
+    const unsigned at = atomicAdd(&sh.count, 1u);
+    if (at < f.slots_per_row) slots[at] = key;
+    due |= at + 1 >= raise_at;
+  };
+  if (threadIdx.x < src.loose())
+    if (const unsigned long long key = src.loose_key(threadIdx.x); key > threshold) put(key);
+  const bool by_warp = by_warp_pays(k, length);
+  for (std::uint64_t t = 0; t < tiles; ++t) {
+    if (t + 1 < tiles) src.load(next, t + 1);
+    src.template offer<true>(cur, t, threshold, by_warp, put);
+    // sh.count is read only after this barrier and before the raise's own barriers: no append of
+    // the next tile can race with it.
+    if (__syncthreads_or(due)) {
+      const unsigned count = sh.count;
+      if (count > f.slots_per_row) break;  // every thread sees the same count: listed below
+      threshold = kth_floor(slots, count, threshold, k, sh);
+      raised = true, due = false;
+      raise_at = count + k;
+    }
+    cur = next;
+  }
+  __syncthreads();
+  const unsigned count = sh.count;
+  if (threadIdx.x == 0) {
+    // A raised threshold leaves at least k keys above it; an unraised one, the count.
+    if (count > f.slots_per_row || (!raised && count < k)) list_row(f, r);
+    else f.states[r] = {threshold, count};
+  }
+}
+
+// Step 2: a block per row of the launch chunk; p.capacity keys of shared memory (and the keep area).
+template <class T>
+__global__ void __launch_bounds__(kStreamThreads) row_filter_finish(StreamParams<T> p, FilterBuffers f) {
+  extern __shared__ unsigned long long stream_keys[];
+  __shared__ StreamShared sh;
+  StreamBuffer buf{stream_keys, stream_keys + p.capacity, sh};
+  const std::size_t r = p.row0 + blockIdx.x;
+  const FilterState state = f.states[r];
+  if (state.count == kFilterListed) return;
+  const unsigned long long* slots = f.slots + std::uint64_t(r) * f.slots_per_row;
+  if (threadIdx.x == 0) sh.count = 0;
+  __syncthreads();
+  bool over = false;
+  for (unsigned i = threadIdx.x; i < state.count; i += blockDim.x)
+    if (const unsigned long long key = slots[i]; key > state.threshold) {
+      const unsigned at = atomicAdd(&sh.count, 1u);
+      if (at < p.capacity) buf.keys[at] = key;
+      over |= at >= p.capacity;
+    }
+  if (__syncthreads_or(over)) {
+    if (threadIdx.x == 0) list_row(f, r);
+    return;
+  }
+  write_row(p, buf, r, p.rows.begin(r), sh.count);
+}
+
+// Step 3: one wave of row-stream blocks over the listed rows (p: the row-stream plan of one
+// segment a row). The 32-bit kernel is held to 3 blocks an SM, as row_stream's guess kernel is.
+template <class T>
+__global__ void __launch_bounds__(kStreamThreads, sizeof(T) == 4 ? 3 : 0) row_filter_left(StreamParams<T> p,
+                                                                                          FilterBuffers f) {
+  extern __shared__ unsigned long long stream_keys[];
+  __shared__ StreamShared sh;
+  StreamBuffer buf{stream_keys, stream_keys + p.capacity, sh};
+  const unsigned listed = *f.listed_count;
+  for (unsigned i = blockIdx.x; i < listed; i += gridDim.x) {
+    const std::size_t r = f.listed[i];
+    const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
+    const ValueTiles<T> src(p.values + begin, 0, length, p.options, p.index_bits);
+    const unsigned count = stream_best<false, true>(src, buf, p.k, p.compact_above);
+    write_row(p, buf, r, begin, count);
+    __syncthreads();  // the buffer is the next row's
+  }
+}
+
+}  // namespace radixmesh::detail::topk_gpu
