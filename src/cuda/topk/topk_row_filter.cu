@@ -20,10 +20,6 @@ constexpr std::size_t kMaxGridRows = 2147483647;  // grid.x
 constexpr std::size_t kMaxLeftShared =
     (std::size_t(kStreamTile) + 2 * kRowStreamMaxK + kStreamHeadTail + stream_keep_entries(kRowStreamMaxK)) *
     sizeof(unsigned long long);
-// A finishing block's keys: enough for the radix sort of the output (kStreamRadixEntries), and
-// about twice what a row keeps above its final threshold (bench/phases/row_filter_model.py: 1.1-1.6 k
-// of normal logits at k = 1024, at most 2.7 k in 40 rows).
-constexpr std::uint32_t finish_capacity(std::uint32_t k_pad) { return std::max(kStreamRadixEntries, 3 * k_pad); }
 
 // Lets the kernels of key type T use up to their most dynamic shared memory, once per device
 // (always the same value: a launch in flight on another thread never sees it lowered).
@@ -31,8 +27,8 @@ template <class T> void allow_shared(int device) {
   constexpr int kMaxDevices = 64;
   static std::atomic<bool> done[kMaxDevices] = {};
   if (device >= 0 && device < kMaxDevices && done[device].load(std::memory_order_acquire)) return;
-  const std::size_t finish = (finish_capacity(kRowStreamMaxK) + stream_keep_entries(kRowStreamMaxK)) * 8;
-  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_filter_finish<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(finish)));
+  const int finish = int(kFinishSharedKeys * sizeof(unsigned long long));
+  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_filter_finish<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, finish));
   RXM_CUDA_CHECK(cudaFuncSetAttribute(row_filter_left<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kMaxLeftShared)));
   if (device >= 0 && device < kMaxDevices) done[device].store(true, std::memory_order_release);
 }
@@ -54,8 +50,7 @@ std::optional<RowFilterPlan> row_filter_plan(const device::TopkProblem& pr, int 
   // that the raises (two passes each) stay few.
   const std::uint32_t kk = std::max(unsigned(pr.k), 256u);
   g.slots_per_row = 4 * kk, g.raise_after = 2 * kk;
-  g.finish_capacity = finish_capacity(g.k_pad);
-  g.finish_shared_bytes = std::size_t(g.finish_capacity + stream_keep_entries(g.k_pad)) * sizeof(unsigned long long);
+  g.finish_shared_bytes = std::size_t(kFinishSharedKeys) * sizeof(unsigned long long);
   g.left_compact_above = std::max(2 * unsigned(pr.k), 64u);
   g.left_capacity = unsigned(kStreamTile) + g.left_compact_above + unsigned(kStreamHeadTail);
   g.left_shared_bytes = std::size_t(g.left_capacity + stream_keep_entries(g.k_pad)) * sizeof(unsigned long long);
@@ -88,7 +83,7 @@ void launch_row_filter(const RowFilterPlan& g, void* temp, const device::TopkPro
     f.slots_per_row = g.slots_per_row, f.raise_after = g.raise_after;
     RXM_CUDA_CHECK(cudaMemsetAsync(f.listed_count, 0, sizeof(unsigned), stream));
     p.k_pad = g.k_pad, p.index_bits = g.index_bits, p.segments = 1;
-    p.capacity = g.finish_capacity;
+    p.capacity = kFinishLoad;
     for (std::size_t r0 = 0; r0 < pr.rows; r0 += kMaxGridRows) {
       p.row0 = r0;
       const unsigned chunk = unsigned(std::min(kMaxGridRows, pr.rows - r0));

@@ -8,10 +8,11 @@
 //    again after each further k, the threshold is raised to a lower bound of the k-th best
 //    appended key (kth_floor: two radix passes over the appended keys where they lie). A row whose
 //    slots overflow, whose guess left fewer than k keys above it, or too short to guess from is
-//    listed for step 3.
+//    listed for step 3. A last raise over everything appended ends the row.
 // 2. row_filter_finish: a block per row loads the appended keys above the final threshold into
-//    shared memory, keeps the k best and writes the row sorted (write_row). A row whose keys do not
-//    fit its buffer is listed too.
+//    shared memory; best first, up to kFinishSortMax of them are sorted whole and the first k
+//    written, else the k best are kept and written (write_row). A row whose keys do not fit its
+//    buffer is listed too.
 // 3. row_filter_left: one wave of row-stream blocks loops over the listed rows (stream_best and
 //    write_row over the whole row): rows that defeat the filter (ascending rows, ties) stay exact.
 #pragma once
@@ -77,7 +78,7 @@ __device__ inline unsigned long long kth_floor(const unsigned long long* keys, u
 }
 
 // Step 1: a block per row of the launch chunk.
-template <class T> __global__ void __launch_bounds__(kStreamThreads) row_filter(StreamParams<T> p, FilterBuffers f) {
+template <class T> __global__ void __launch_bounds__(kStreamThreads, sizeof(T) == 2 ? 6 : 5) row_filter(StreamParams<T> p, FilterBuffers f) {
   __shared__ StreamShared sh;
   const std::size_t r = p.row0 + blockIdx.x;
   const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
@@ -130,19 +131,33 @@ template <class T> __global__ void __launch_bounds__(kStreamThreads) row_filter(
   }
   __syncthreads();
   const unsigned count = sh.count;
+  // A raised threshold leaves at least k keys above it; an unraised one, the count.
+  const bool listed = count > f.slots_per_row || (!raised && count < k);
+  // A last raise over everything appended, so that step 2 selects from about k keys (k and the
+  // k-th's ties at 16 bits) rather than from everything above the last raise.
+  if (!listed) threshold = kth_floor(slots, count, threshold, k, sh);
   if (threadIdx.x == 0) {
-    // A raised threshold leaves at least k keys above it; an unraised one, the count.
-    if (count > f.slots_per_row || (!raised && count < k)) list_row(f, r);
+    if (listed) list_row(f, r);
     else f.states[r] = {threshold, count};
   }
 }
 
-// Step 2: a block per row of the launch chunk; p.capacity keys of shared memory (and the keep area).
+// Step 2's shared memory, in keys: p.capacity (kFinishLoad) keys loaded, the keep area of
+// StreamBuffer::keep_best after them; or, sorted output of at most kFinishSortMax keys, their radix
+// sort's two halves and tables over the same bytes.
+constexpr unsigned kFinishLoad = kStreamRadixEntries;
+constexpr unsigned kFinishSortMax = 2048;
+constexpr unsigned kFinishSortItems = kFinishSortMax / kStreamThreads;
+constexpr unsigned kFinishSharedKeys =
+    2 * kFinishSortMax + unsigned(block_radix_sort_scratch_bytes<kStreamThreads / 32>(0) / 8);
+static_assert(kFinishLoad + stream_keep_entries(kRowStreamMaxK) <= kFinishSharedKeys);
+
+// Step 2: a block per row of the launch chunk.
 template <class T>
-__global__ void __launch_bounds__(kStreamThreads) row_filter_finish(StreamParams<T> p, FilterBuffers f) {
+__global__ void __launch_bounds__(kStreamThreads, 4) row_filter_finish(StreamParams<T> p, FilterBuffers f) {
   extern __shared__ unsigned long long stream_keys[];
   __shared__ StreamShared sh;
-  StreamBuffer buf{stream_keys, stream_keys + p.capacity, sh};
+  StreamBuffer buf{stream_keys, stream_keys + kFinishLoad, sh};
   const std::size_t r = p.row0 + blockIdx.x;
   const FilterState state = f.states[r];
   if (state.count == kFilterListed) return;
@@ -160,7 +175,19 @@ __global__ void __launch_bounds__(kStreamThreads) row_filter_finish(StreamParams
     if (threadIdx.x == 0) list_row(f, r);
     return;
   }
-  write_row(p, buf, r, p.rows.begin(r), sh.count);
+  const unsigned count = sh.count;
+  const std::uint64_t begin = p.rows.begin(r);
+  if (p.options.sorted && count > p.k && count <= kFinishSortMax) {
+    // Best first: every key sorted on the bits they differ in (one sort, no select), the first k
+    // written.
+    const unsigned long long differ = buf.differing_bits(count);
+    const int high = differ ? 64 - __clzll((long long)differ) : 0, low = differ ? __ffsll((long long)differ) - 1 : 0;
+    const unsigned long long* ordered = block_radix_sort_descending<kStreamThreads / 32, kFinishSortItems>(
+        buf.keys, buf.keys + kFinishSortMax, kFinishSortMax, count, low, high, buf.sh.hist);
+    for (unsigned q = threadIdx.x; q < p.k; q += blockDim.x) write_place(p, r, begin, q, ordered[q]);
+    return;
+  }
+  write_row(p, buf, r, begin, count);
 }
 
 // Step 3: one wave of row-stream blocks over the listed rows (p: the row-stream plan of one

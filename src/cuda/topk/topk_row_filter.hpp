@@ -16,8 +16,7 @@ struct RowFilterPlan {
   int index_bits = 1;                   // StreamKey's position bits
   std::uint32_t slots_per_row = 0;      // appended keys a row holds (4 k)
   std::uint32_t raise_after = 0;        // appends before the first raise of the threshold (2 k)
-  std::uint32_t finish_capacity = 0;    // keys a finishing block holds
-  std::size_t finish_shared_bytes = 0;  // its dynamic shared memory (the keys and the keep area)
+  std::size_t finish_shared_bytes = 0;  // a finishing block's dynamic shared memory
   std::uint32_t left_capacity = 0, left_compact_above = 0;  // the row-stream block of the listed rows
   std::size_t left_shared_bytes = 0;
   unsigned left_blocks = 1;             // one wave of them
