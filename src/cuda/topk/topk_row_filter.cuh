@@ -46,16 +46,36 @@ __device__ inline void list_row(const FilterBuffers& f, std::size_t r) {
   f.states[r].count = kFilterListed;
 }
 
+// Calls f(key, valid) for keys[0, count), a block's threads taking kKeyBatch at a time with their
+// loads issued together (the keys lie in L2: one round trip a batch, not one a key). Every thread
+// of the block calls f the same number of times (valid false past count), so that f may use
+// warp-wide instructions.
+constexpr unsigned kKeyBatch = 4;
+template <class F> __device__ void for_each_key(const unsigned long long* keys, unsigned count, F&& f) {
+  for (unsigned base = 0; base < count; base += kKeyBatch * blockDim.x) {
+    unsigned long long key[kKeyBatch];
+#pragma unroll
+    for (unsigned j = 0; j < kKeyBatch; ++j) {
+      const unsigned i = base + j * blockDim.x + threadIdx.x;
+      key[j] = i < count ? __ldcg(keys + i) : 0ull;
+    }
+#pragma unroll
+    for (unsigned j = 0; j < kKeyBatch; ++j) f(key[j], base + j * blockDim.x + threadIdx.x < count);
+  }
+}
+
 // A lower bound of the k-th best of the keys above `threshold` among keys[0, count) (at least k
 // of them, appended by this block before a barrier): the 16 bits of the k-th below the bits those
 // keys all share, every lower bit 0, minus one (a later key is taken iff it is greater); never
-// below `threshold`. Three reads of the keys where they lie (L1 / L2): the shared bits, then two
-// radix passes of 8 bits. Every thread calls it; it ends with a barrier.
+// below `threshold`. Three reads of the keys where they lie (L2): the shared bits, then two radix
+// passes of 8 bits (radix_select_pass's steps, with the reads batched). Every thread calls it; it
+// ends with a barrier.
 __device__ inline unsigned long long kth_floor(const unsigned long long* keys, unsigned count,
                                                unsigned long long threshold, unsigned k, StreamShared& sh) {
   unsigned long long all = ~0ull, any = 0;
-  for (unsigned i = threadIdx.x; i < count; i += blockDim.x)
-    if (const unsigned long long key = keys[i]; key > threshold) all &= key, any |= key;
+  for_each_key(keys, count, [&](unsigned long long key, bool valid) {
+    if (valid && key > threshold) all &= key, any |= key;
+  });
   for (int d = 16; d > 0; d /= 2) {
     all &= __shfl_xor_sync(0xffffffffu, all, d);
     any |= __shfl_xor_sync(0xffffffffu, any, d);
@@ -68,13 +88,77 @@ __device__ inline unsigned long long kth_floor(const unsigned long long* keys, u
   int high = differ ? 64 - __clzll((long long)differ) : 0;
   unsigned long long prefix = high == 64 ? 0ull : sh.any >> high;
   unsigned need = k;
-  auto above = [&](unsigned i, unsigned long long& key) { return (key = keys[i]) > threshold; };
   for (int pass = 0; pass < 2 && high > 0; ++pass) {
-    radix_select_pass(sh, count, above, 0, high, prefix, need);
+    const int shift = high > 8 ? high - 8 : 0, width = high - shift;
+    for (unsigned b = threadIdx.x; b < 256; b += blockDim.x) sh.hist[b] = 0;
+    __syncthreads();
+    for_each_key(keys, count, [&](unsigned long long key, bool valid) {
+      if (valid && key > threshold && (high == 64 || (key >> high) == prefix))
+        atomicAdd(&sh.hist[unsigned(key >> shift) & ((1u << width) - 1)], 1u);
+    });
+    __syncthreads();
+    if (threadIdx.x < 32) find_digit(sh.hist, need, sh);
+    __syncthreads();
+    need -= sh.above;
+    prefix = (high == 64 ? 0ull : prefix << width) | sh.digit;
+    high = shift;
     __syncthreads();  // the histogram and the decision are rewritten by the next pass
   }
   const unsigned long long floor = high == 64 ? 0ull : prefix << high;
   return floor && floor - 1 > threshold ? floor - 1 : threshold;
+}
+
+// Appends every key above `threshold` of the tile this thread loaded to slots[*count ...]: per
+// vector step in which any lane's vector may reach the threshold, each lane counts its keys, a
+// warp scan gives each its places, and one shared atomic a warp reserves them (not one atomic a
+// key: appends are ~1.5-2.5 k a row here, not the few a row-stream block takes once its
+// threshold is exact). Returns whether this warp's appends reached `mark`.
+template <class T>
+__device__ bool append_tile(const ValueTiles<T>& src, const typename ValueTiles<T>::Regs& r, std::uint64_t tile,
+                            unsigned long long threshold, unsigned& count, unsigned long long* slots, unsigned capacity,
+                            unsigned mark) {
+  using U = key_bits_t<T>;
+  constexpr int E = ValueTiles<T>::E, V = ValueTiles<T>::V, W = ValueTiles<T>::W;
+  const U min_rank = U(threshold >> StreamKey<W>::rank_shift);
+  const U bound = src.rank.raw_of(min_rank);
+  const unsigned lane = threadIdx.x & 31;
+  bool reached = false;
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    const std::uint64_t vi = (tile * V + j) * kStreamThreads + threadIdx.x;
+    const bool may = vi < src.vectors && may_reach<T>(r.v[j], bound, src.largest);
+    if (!__any_sync(0xffffffffu, may)) continue;
+    U values[E];
+    memcpy(values, &r.v[j], 16);
+    unsigned taken = 0;  // bit e: value e's key is above the threshold
+    if (may) {
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        const U rk = src.rank(values[e]);
+        taken |= unsigned(rk >= min_rank && src.key.make(rk, src.aligned + vi * E + e) > threshold) << e;
+      }
+    }
+    const unsigned n = unsigned(__popc(taken));
+    unsigned inclusive = n;
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+      const unsigned up = __shfl_up_sync(0xffffffffu, inclusive, d);
+      if (lane >= unsigned(d)) inclusive += up;
+    }
+    const unsigned total = __shfl_sync(0xffffffffu, inclusive, 31);
+    unsigned base = 0;
+    if (lane == 31 && total) base = atomicAdd(&count, total);
+    base = __shfl_sync(0xffffffffu, base, 31);
+    unsigned at = base + inclusive - n;
+#pragma unroll
+    for (int e = 0; e < E; ++e)
+      if (taken >> e & 1u) {
+        if (at < capacity) slots[at] = src.key.make(src.rank(values[e]), src.aligned + vi * E + e);
+        ++at;
+      }
+    reached |= total && base + total >= mark;
+  }
+  return reached;
 }
 
 // Step 1: a block per row of the launch chunk.
@@ -105,19 +189,16 @@ template <class T> __global__ void __launch_bounds__(kStreamThreads, sizeof(T) =
   unsigned long long threshold = sh.seed ? sh.seed - 1 : 0;
   unsigned raise_at = f.raise_after;
   bool due = false, raised = false;
-  // One shared atomic an append, as in the row-stream blocks; a thread whose append reaches the
-  // raise mark says so at the tile's one barrier. Appends past the slots are counted, not stored.
-  auto put = [&](unsigned long long key) {
-    const unsigned at = atomicAdd(&sh.count, 1u);
-    if (at < f.slots_per_row) slots[at] = key;
-    due |= at + 1 >= raise_at;
-  };
+  // A warp whose appends reach the raise mark says so at the tile's one barrier. Appends past the
+  // slots are counted, not stored. The head and tail values (at most 30) take an atomic each.
   if (threadIdx.x < src.loose())
-    if (const unsigned long long key = src.loose_key(threadIdx.x); key > threshold) put(key);
-  const bool by_warp = by_warp_pays(k, length);
+    if (const unsigned long long key = src.loose_key(threadIdx.x); key > threshold) {
+      const unsigned at = atomicAdd(&sh.count, 1u);
+      if (at < f.slots_per_row) slots[at] = key;
+    }
   for (std::uint64_t t = 0; t < tiles; ++t) {
     if (t + 1 < tiles) src.load(next, t + 1);
-    src.template offer<true>(cur, t, threshold, by_warp, put);
+    due |= append_tile(src, cur, t, threshold, sh.count, slots, f.slots_per_row, raise_at);
     // sh.count is read only after this barrier and before the raise's own barriers: no append of
     // the next tile can race with it.
     if (__syncthreads_or(due)) {
@@ -165,12 +246,18 @@ __global__ void __launch_bounds__(kStreamThreads, 4) row_filter_finish(StreamPar
   if (threadIdx.x == 0) sh.count = 0;
   __syncthreads();
   bool over = false;
-  for (unsigned i = threadIdx.x; i < state.count; i += blockDim.x)
-    if (const unsigned long long key = slots[i]; key > state.threshold) {
-      const unsigned at = atomicAdd(&sh.count, 1u);
-      if (at < p.capacity) buf.keys[at] = key;
-      over |= at >= p.capacity;
-    }
+  const unsigned lane = threadIdx.x & 31;
+  for_each_key(slots, state.count, [&](unsigned long long key, bool valid) {
+    const bool take = valid && key > state.threshold;
+    const unsigned takers = __ballot_sync(0xffffffffu, take);
+    if (!takers) return;
+    unsigned base = 0;
+    if (lane == 0) base = atomicAdd(&sh.count, unsigned(__popc(takers)));
+    base = __shfl_sync(0xffffffffu, base, 0);
+    const unsigned at = base + unsigned(__popc(takers & ((1u << lane) - 1)));
+    if (take && at < p.capacity) buf.keys[at] = key;
+    over |= take && at >= p.capacity;
+  });
   if (__syncthreads_or(over)) {
     if (threadIdx.x == 0) list_row(f, r);
     return;
