@@ -1,10 +1,10 @@
-# Host model of the streaming filter proposed for many rows at large k (docs/design/topk.md, "Open
-# leads": 4096 rows at k = 1024 split into kernels): each row's threshold guessed from its first
+# Host model of the row-filter variant's first step, for many rows at large k (docs/design/topk.md,
+# "The row-filter variant"; src/cuda/topk/topk_row_filter.cuh): each row's threshold guessed from its first
 # tile as the row-stream blocks guess it (estimate_lanes: each warp's m-th best of its threads'
 # maxima, the least over the warps), every value at or above it appended to a per-row buffer in
 # global memory, and optionally the threshold raised at tile boundaries to the k-th best appended
 # rank once `raise_at` keys were appended (and again after as many more; the kernel's raise,
-# StreamBuffer::kth_floor, stops after two 8-bit radix passes below the bits the appended keys
+# kth_floor in src/cuda/topk/topk_row_filter.cuh, stops after two 8-bit radix passes below the bits the appended keys
 # share: exact at a 16-bit rank, ~9 mantissa bits of an f32 one, so its bucket keeps a few more
 # keys than this exact raise). Rows of bench_topk_llm's
 # logits (2 x (sum of 4 uniforms - 2)), f32 or rounded to bf16, and an ascending row (the
