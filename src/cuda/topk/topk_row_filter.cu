@@ -3,7 +3,6 @@
 #include "cuda/topk/topk_row_filter.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 
 #include "cuda/runtime/cuda_check.hpp"
@@ -16,21 +15,15 @@ namespace {
 
 constexpr std::size_t kMaxGridRows = 2147483647;  // grid.x
 
-// The most dynamic shared memory a listed row's block takes (k = 1024), as a row-stream block's.
-constexpr std::size_t kMaxLeftShared =
-    (std::size_t(kStreamTile) + 2 * kRowStreamMaxK + kStreamHeadTail + stream_keep_entries(kRowStreamMaxK)) *
-    sizeof(unsigned long long);
-
 // Lets the kernels of key type T use up to their most dynamic shared memory, once per device
-// (always the same value: a launch in flight on another thread never sees it lowered).
+// (always the same value: a launch in flight on another thread never sees it lowered). A listed
+// row's block takes what a row-stream block takes.
 template <class T> void allow_shared(int device) {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<bool> done[kMaxDevices] = {};
-  if (device >= 0 && device < kMaxDevices && done[device].load(std::memory_order_acquire)) return;
-  const int finish = int(kFinishSharedKeys * sizeof(unsigned long long));
-  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_filter_finish<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, finish));
-  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_filter_left<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kMaxLeftShared)));
-  if (device >= 0 && device < kMaxDevices) done[device].store(true, std::memory_order_release);
+  once_per_device(device, [] {
+    const int finish = int(kFinishSharedKeys * sizeof(unsigned long long));
+    RXM_CUDA_CHECK(cudaFuncSetAttribute(row_filter_finish<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, finish));
+    RXM_CUDA_CHECK(cudaFuncSetAttribute(row_filter_left<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kMaxStreamShared)));
+  });
 }
 
 std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }

@@ -76,15 +76,7 @@ __device__ inline unsigned long long kth_floor(const unsigned long long* keys, u
   for_each_key(keys, count, [&](unsigned long long key, bool valid) {
     if (valid && key > threshold) all &= key, any |= key;
   });
-  for (int d = 16; d > 0; d /= 2) {
-    all &= __shfl_xor_sync(0xffffffffu, all, d);
-    any |= __shfl_xor_sync(0xffffffffu, any, d);
-  }
-  if (threadIdx.x == 0) sh.all = ~0ull, sh.any = 0;
-  __syncthreads();
-  if ((threadIdx.x & 31) == 0) atomicAnd(&sh.all, all), atomicOr(&sh.any, any);
-  __syncthreads();
-  const unsigned long long differ = sh.all ^ sh.any;  // keys are distinct and at least k >= 2
+  const unsigned long long differ = block_differing_bits(all, any, sh);  // keys are distinct, at least k >= 2
   int high = differ ? 64 - __clzll((long long)differ) : 0;
   unsigned long long prefix = high == 64 ? 0ull : sh.any >> high;
   unsigned need = k;

@@ -3,7 +3,6 @@
 #include "cuda/topk/topk_row_stream.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <map>
 #include <mutex>
@@ -35,27 +34,19 @@ bool other_knobs_automatic(const device::TopkTuning& t) {
          t.start == d.start && t.delegate_beta == d.delegate_beta;
 }
 
-// The most dynamic shared memory a row-stream block takes (k = 1024): the buffer and the
-// compaction's destination.
-constexpr std::size_t kMaxStreamShared =
-    (std::size_t(kStreamTile) + 2 * kRowStreamMaxK + kStreamHeadTail + stream_keep_entries(kRowStreamMaxK)) *
-    sizeof(unsigned long long);
-
 // Lets every kernel of key type T use up to kMaxStreamShared bytes of dynamic shared memory
 // (above the 48 KiB default), once per device. Always the same value: calls with different k on
 // other threads must not lower it under a launch in flight.
 template <class T> void allow_shared(int device) {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<bool> done[kMaxDevices] = {};
-  if (device >= 0 && device < kMaxDevices && done[device].load(std::memory_order_acquire)) return;
-  const int b = int(kMaxStreamShared);
-  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
-  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
-  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream<T, false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
-  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream_merge<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
-  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream_merge<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
-  RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream_merge<T, false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
-  if (device >= 0 && device < kMaxDevices) done[device].store(true, std::memory_order_release);
+  once_per_device(device, [] {
+    const int b = int(kMaxStreamShared);
+    RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+    RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+    RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream<T, false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+    RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream_merge<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+    RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream_merge<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+    RXM_CUDA_CHECK(cudaFuncSetAttribute(row_stream_merge<T, false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+  });
 }
 
 // Blocks of row_stream resident on `device` at once with this shared memory (occupancy API).

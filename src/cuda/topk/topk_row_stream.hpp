@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -26,6 +27,17 @@ struct RowStreamPlan {
   std::size_t shared_bytes = 0;      // dynamic shared memory per block
   std::size_t temp_bytes = 0;        // the segment keys (several segments)
 };
+
+// Calls set() the first time it is asked for `device` (every time for devices past the 64 it
+// tracks): the family's cudaFuncSetAttribute calls, which must not be lowered under a launch in
+// flight on another thread and would cost a driver call a launch. F's type names the call site.
+template <class F> void once_per_device(int device, F&& set) {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<bool> done[kMaxDevices] = {};
+  if (device >= 0 && device < kMaxDevices && done[device].load(std::memory_order_acquire)) return;
+  set();
+  if (device >= 0 && device < kMaxDevices) done[device].store(true, std::memory_order_release);
+}
 
 // The longest row (at least 1): what the family's plans size positions and slices by.
 inline std::uint64_t longest_row(const device::TopkProblem& pr) {

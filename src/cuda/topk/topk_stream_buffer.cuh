@@ -30,15 +30,7 @@ struct StreamBuffer {
   __device__ unsigned long long differing_bits(unsigned count) {
     unsigned long long all = ~0ull, any = 0;
     for (unsigned i = threadIdx.x; i < count; i += blockDim.x) all &= keys[i], any |= keys[i];
-    for (int d = 16; d > 0; d /= 2) {
-      all &= __shfl_xor_sync(0xffffffffu, all, d);
-      any |= __shfl_xor_sync(0xffffffffu, any, d);
-    }
-    if (threadIdx.x == 0) sh.all = ~0ull, sh.any = 0;
-    __syncthreads();
-    if ((threadIdx.x & 31) == 0) atomicAnd(&sh.all, all), atomicOr(&sh.any, any);
-    __syncthreads();
-    return sh.all ^ sh.any;
+    return block_differing_bits(all, any, sh);
   }
 
   // Keeps the `k` largest of keys[0, count) (count > k) in keys[0, kept) (in order when sorted,

@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "cuda/runtime/cuda_check.hpp"
@@ -24,6 +25,11 @@ constexpr int kStreamHeadTail = 32;                           // unaligned head 
 // The compaction's destination, after the buffer: room for k and the ties a compaction on the way
 // may keep (StreamBuffer::keep_best's limit, k + k / 4).
 constexpr std::uint32_t stream_keep_entries(std::uint32_t k_pad) { return k_pad + k_pad / 4; }
+// The most dynamic shared memory a row-stream block takes (k = 1024): a tile above the compaction
+// mark of 2 k, the head and tail, and the compaction's destination.
+constexpr std::size_t kMaxStreamShared =
+    (std::size_t(kStreamTile) + 2 * kRowStreamMaxK + kStreamHeadTail + stream_keep_entries(kRowStreamMaxK)) *
+    sizeof(unsigned long long);
 
 // The composite key of a W-bit rank and a position below 2^IB: rank in the top W bits, then the
 // complemented position in the next IB (no constant bits between them, so a radix select over
@@ -122,6 +128,21 @@ struct StreamShared {
   unsigned long long all, any, seed;
   unsigned long long warp_best[kStreamThreads / 32];
 };
+
+// The bits in which the block's keys are not all equal, from each thread's AND (`all`) and OR
+// (`any`) of its own keys (into sh.all and sh.any). Every thread calls it; it ends with a barrier.
+__device__ inline unsigned long long block_differing_bits(unsigned long long all, unsigned long long any,
+                                                          StreamShared& sh) {
+  for (int d = 16; d > 0; d /= 2) {
+    all &= __shfl_xor_sync(0xffffffffu, all, d);
+    any |= __shfl_xor_sync(0xffffffffu, any, d);
+  }
+  if (threadIdx.x == 0) sh.all = ~0ull, sh.any = 0;
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) atomicAnd(&sh.all, all), atomicOr(&sh.any, any);
+  __syncthreads();
+  return sh.all ^ sh.any;
+}
 
 // Warp 0 of a block: the digit of a 256-bin histogram that holds the need-th best key, counted
 // from the top (need <= the histogram's total), with the keys in the digits above it and in it,
