@@ -6,21 +6,14 @@
 // bench/phases/marked_kernel.sh row_stream against a marked copy of the kernel; not a benchmark
 // (no peer): it says where a call's time goes.
 #include "row_stream_marked.cuh"
+#include "phase_logits.hpp"
 #include <cstdio>
 #include <vector>
 using namespace radixmesh;
 using namespace radixmesh::detail::topk_gpu;
 template <class T> void run(std::size_t rows, std::size_t n, unsigned k, unsigned compact_above, bool guess = false) {
   using U = key_bits_t<T>;
-  std::vector<U> h(rows * n);
-  // Sums of 4 uniforms (about normal, as bench_topk_llm's logits), from splitmix64: fast on the host.
-  std::uint64_t state = 1;
-  for (auto& x : h) {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull, z = (z ^ (z >> 27)) * 0x94d049bb133111ebull, z ^= z >> 31;
-    const float f = (float(z & 0xffff) + float((z >> 16) & 0xffff) + float((z >> 32) & 0xffff) + float(z >> 48)) / 65536.0f - 2.0f;
-    unsigned b; memcpy(&b, &f, 4); x = sizeof(U) == 2 ? U(b >> 16) : U(b);
-  }
+  const std::vector<U> h = phase_logits<U>(rows * n);
   U* dv; cudaMalloc(&dv, h.size() * sizeof(U)); cudaMemcpy(dv, h.data(), h.size() * sizeof(U), cudaMemcpyHostToDevice);
   U* ov; void* oi; cudaMalloc(&ov, rows * k * sizeof(U)); cudaMalloc(&oi, rows * k * 8);
   StreamParams<T> p{};
