@@ -11,7 +11,7 @@
 # adversary: every tile beats the last). Prints, in units of k: the appends (kernel 1's writes;
 # above the capacity a row falls back), the survivors of the final threshold (kernel 2's select),
 # and the share of rows that overflow a capacity of 4 k or end below k.
-#   /usr/bin/python3 bench/phases/row_filter_model.py [ROWS]
+#   /usr/bin/python3 bench/phases/row_filter_model.py [ROWS] [--costs]
 import math
 import sys
 
@@ -57,7 +57,48 @@ def simulate(x, k, raise_at):
     return len(a), int((a >= threshold).sum()), raises
 
 
+def costs(x, k, first_raise, then_every, final_raise, E):
+    """What row_filter's block does for a row, in the units its cost grows with: appends (one
+    shared atomic each when lanes append one at a time), warp steps with an append (one atomic a
+    warp step when a warp scan reserves the places: append_tile), and keys read by the raises
+    (three reads each: the shared bits and two passes). Vectors of E values, 16 bytes."""
+    V = 16 // E
+    first = x[:TILE].reshape(V, 256, E).max(axis=(0, 2))
+    threshold = np.sort(first.reshape(8, 32), axis=1)[:, ::-1][:, lanes(k, len(x)) - 1].min()
+    appended, steps, reads, next_raise = 0, 0, 0, first_raise
+    kept = []
+    for t0 in range(0, len(x), TILE):
+        tile = np.full(TILE, -np.inf, dtype=np.float32)
+        tile[:len(x) - t0 if len(x) - t0 < TILE else TILE] = x[t0:t0 + TILE]
+        taken = tile >= threshold
+        steps += int(taken.reshape(V, 8, 32, E).any(axis=(2, 3)).sum())
+        kept.extend(tile[taken].tolist())
+        appended += int(taken.sum())
+        if appended >= next_raise:
+            reads += 3 * appended
+            threshold = max(threshold, np.sort(np.array(kept))[::-1][k - 1])
+            next_raise = appended + then_every
+    if final_raise:
+        reads += 3 * appended
+    return appended, steps, reads
+
+
 rows = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+if len(sys.argv) > 2 and sys.argv[2] == "--costs":
+    # The kernel as first built (35be8a9: raises after 2 k appends and every k after, atomics a key),
+    # with the last raise (861f14e), and with warp-reserved appends and the first raise at 3 k
+    # (c6c45b4), in units of k a row (medians over the rows).
+    for kind, E in [("bf16", 8), ("f32", 4)]:
+        for values in [32000, 128256]:
+            for k in [256, 1024]:
+                kk = max(k, 256)
+                v1 = np.array([costs(make_row(values, kind), k, 2 * kk, k, False, E) for _ in range(rows)])
+                v3 = np.array([costs(make_row(values, kind), k, 3 * kk, k, True, E) for _ in range(rows)])
+                med = lambda a: np.median(a) / k
+                print(f"{kind:5s} {values:6d} k={k:4d}: appends {med(v1[:, 0]):.2f} (35be8a9: an atomic each) -> "
+                      f"warp steps with an append {med(v3[:, 1]):.2f} (c6c45b4); keys read by raises "
+                      f"{med(v1[:, 2]):.2f} (35be8a9) -> {med(v3[:, 2]):.2f} (c6c45b4, with the last raise)")
+    sys.exit(0)
 k, capacity = 1024, 4 * 1024
 for kind in ["f32", "bf16", "ascending"]:
     for values in [32000, 128256, 256000]:
