@@ -123,7 +123,7 @@ struct TopkTuning {
   int row_warp = -1;
   // The row-stream family's variant for many rows with a large k (src/cuda/topk/topk_row_filter.cuh):
   // every row streamed at full occupancy with no keys in shared memory, the keys above a rising
-  // threshold appended to temporary storage (4 max(k, 256) keys a row), then a block per row
+  // threshold appended to temporary storage (5 max(k, 256) keys a row), then a block per row
   // selecting and sorting those keys; rows the filter cannot serve (ascending rows, heavy ties,
   // short rows) are finished by row-stream blocks. 2 <= k <= 1024, 16- and 32-bit keys. -1
   // automatic (never, until measured), 0 never, 1 wherever the row-stream path runs.
