@@ -16,10 +16,10 @@ rep('  if (t == 0) sh.listed = 0, sh.bound','  __syncthreads(); MARK(1);\n  if (
 rep('    bound = std::uint64_t(full) * m >= wanted ? least : 0ull;','    bound = std::uint64_t(full) * m >= wanted ? least : 0ull;\n    MARK(24);')
 rep('      in_list = listed_keys <= kClusterCandidates;','      in_list = listed_keys <= kClusterCandidates;\n      MARK(25);')
 rep('''    if (bucket == need) break;  // every key of this bucket wins
-    if (high == rank_low) ties = true, tie_parity = parity, tie_digit = digit;
+    if (high == rank_low) ties = true;  // the loop ends here: the last pass is the ties'
   }''','''    MARK(2 + pass);
     if (bucket == need) break;  // every key of this bucket wins
-    if (high == rank_low) ties = true, tie_parity = parity, tie_digit = digit;
+    if (high == rank_low) ties = true;  // the loop ends here: the last pass is the ties'
   }
   MARK(20);''')
 rep('''  auto wins_key = [&]''','''  __syncthreads(); MARK(21);
@@ -43,10 +43,9 @@ rep('''    cluster.sync();
     // The digit''','''    __syncthreads(); if (pass == 0) MARK(31);
     cluster.sync(); if (pass == 0) MARK(32);
     // The digit''')
-rep('''    if (t < kClusterBins) {
-      unsigned before = inclusive - count;''','''    if (pass == 0) MARK(33);
-    if (t < kClusterBins) {
-      unsigned before = inclusive - count;''')
+rep('''    const unsigned before = cluster_sum_of_bins_above(count, sh.warp_sum, t, lane, warp);''',
+    '''    const unsigned before = cluster_sum_of_bins_above(count, sh.warp_sum, t, lane, warp);
+    if (pass == 0) MARK(33);''')
 rep('''        if (me == 0) {  // the others' lists are here''','''        MARK(26);
         if (me == 0) {  // the others' lists are here''')
 rep('''          write_row(p, buf, r, begin, sh.gathered);''','''          write_row(p, buf, r, begin, sh.gathered);

@@ -18,8 +18,7 @@ rep('  const ValueTiles<T> src(p.values + begin, 0, length, p.options, p.index_b
     '  unsigned long long* slots',
     '  MARK(0);\n  const ValueTiles<T> src(p.values + begin, 0, length, p.options, p.index_bits);\n'
     '  unsigned long long* slots')
-rep('  unsigned long long threshold = sh.seed ? sh.seed - 1 : 0;\n',
-    '  MARK(1);\n  unsigned long long threshold = sh.seed ? sh.seed - 1 : 0;\n')
+rep('  unsigned raise_at = f.raise_after;\n', '  MARK(1);\n  unsigned raise_at = f.raise_after;\n')
 rep('      threshold = kth_floor(slots, count, threshold, k, sh);\n      raised = true, due = false;\n',
     '      const unsigned long long c0 = gt();\n      ADD(4, 1); ADD(5, count);\n'
     '      threshold = kth_floor(slots, count, threshold, k, sh);\n      ADD(3, gt() - c0);\n'

@@ -25,10 +25,8 @@ template <class T> void run(std::size_t rows, std::size_t n, unsigned k) {
   const std::vector<U> h = phase_logits<U>(rows * n);
   U* dv; cudaMalloc(&dv, h.size() * sizeof(U)); cudaMemcpy(dv, h.data(), h.size() * sizeof(U), cudaMemcpyHostToDevice);
   U* ov; void* oi; cudaMalloc(&ov, rows * k * sizeof(U)); cudaMalloc(&oi, rows * k * 8);
-  // The plan's sizes (row_filter_plan).
-  const unsigned kk = std::max(k, 256u);
   FilterBuffers f{};
-  f.slots_per_row = 5 * kk, f.raise_after = 3 * kk;
+  f.slots_per_row = filter_slots_per_row(k), f.raise_after = filter_raise_after(k);
   cudaMalloc(&f.slots, rows * f.slots_per_row * 8); cudaMalloc(&f.states, rows * sizeof(FilterState));
   cudaMalloc(&f.listed, rows * 4); cudaMalloc(&f.listed_count, 4);
   StreamParams<T> p{};

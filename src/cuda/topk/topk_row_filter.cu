@@ -38,11 +38,7 @@ std::optional<RowFilterPlan> row_filter_plan(const device::TopkProblem& pr, int 
   RowFilterPlan g;
   g.k_pad = unsigned(std::bit_ceil(pr.k));
   g.index_bits = int(std::bit_width(longest));
-  // 5 k slots, a raise on the way only past 3 k appends (bench/phases/row_filter_model.py 40: without
-  // it a row of normal logits appends 2.1-2.9 k keys, median, at most 6.2 k), as every raise reads
-  // the appended keys three times: most rows take only the last one. Small k: as for k = 256.
-  const std::uint32_t kk = std::max(unsigned(pr.k), 256u);
-  g.slots_per_row = 5 * kk, g.raise_after = 3 * kk;
+  g.slots_per_row = filter_slots_per_row(unsigned(pr.k)), g.raise_after = filter_raise_after(unsigned(pr.k));
   g.finish_shared_bytes = std::size_t(kFinishSharedKeys) * sizeof(unsigned long long);
   g.left_compact_above = std::max(2 * unsigned(pr.k), 64u);
   g.left_capacity = unsigned(kStreamTile) + g.left_compact_above + unsigned(kStreamHeadTail);

@@ -41,6 +41,13 @@ struct FilterBuffers {
   std::uint32_t slots_per_row, raise_after;
 };
 
+// The slots a row holds, and the appends before the first raise on the way: 5 and 3 max(k, 256)
+// (bench/phases/row_filter_model.py 40: without a raise on the way a row of normal logits appends
+// 2.1-2.9 k keys, median, at most 6.2 k), as every raise reads the appended keys three times: most
+// rows take only the last one. Small k: as for k = 256.
+constexpr std::uint32_t filter_slots_per_row(std::uint32_t k) { return 5 * (k > 256 ? k : 256); }
+constexpr std::uint32_t filter_raise_after(std::uint32_t k) { return 3 * (k > 256 ? k : 256); }
+
 __device__ inline void list_row(const FilterBuffers& f, std::size_t r) {
   f.listed[atomicAdd(f.listed_count, 1u)] = unsigned(r);
   f.states[r].count = kFilterListed;
@@ -68,7 +75,7 @@ template <class F> __device__ void for_each_key(const unsigned long long* keys, 
 // of them, appended by this block before a barrier): the 16 bits of the k-th below the bits those
 // keys all share, every lower bit 0, minus one (a later key is taken iff it is greater); never
 // below `threshold`. Three reads of the keys where they lie (L2): the shared bits, then two radix
-// passes of 8 bits (radix_select_pass's steps, with the reads batched). Every thread calls it; it
+// passes of 8 bits (radix_select_pass_visiting, the reads batched). Every thread calls it; it
 // ends with a barrier.
 __device__ inline unsigned long long kth_floor(const unsigned long long* keys, unsigned count,
                                                unsigned long long threshold, unsigned k, StreamShared& sh) {
@@ -80,20 +87,13 @@ __device__ inline unsigned long long kth_floor(const unsigned long long* keys, u
   int high = differ ? 64 - __clzll((long long)differ) : 0;
   unsigned long long prefix = high == 64 ? 0ull : sh.any >> high;
   unsigned need = k;
-  for (int pass = 0; pass < 2 && high > 0; ++pass) {
-    const int shift = high > 8 ? high - 8 : 0, width = high - shift;
-    for (unsigned b = threadIdx.x; b < 256; b += blockDim.x) sh.hist[b] = 0;
-    __syncthreads();
+  auto above = [&](auto add) {
     for_each_key(keys, count, [&](unsigned long long key, bool valid) {
-      if (valid && key > threshold && (high == 64 || (key >> high) == prefix))
-        atomicAdd(&sh.hist[unsigned(key >> shift) & ((1u << width) - 1)], 1u);
+      if (valid && key > threshold) add(key);
     });
-    __syncthreads();
-    if (threadIdx.x < 32) find_digit(sh.hist, need, sh);
-    __syncthreads();
-    need -= sh.above;
-    prefix = (high == 64 ? 0ull : prefix << width) | sh.digit;
-    high = shift;
+  };
+  for (int pass = 0; pass < 2 && high > 0; ++pass) {
+    radix_select_pass_visiting(sh, above, 0, high, prefix, need);
     __syncthreads();  // the histogram and the decision are rewritten by the next pass
   }
   const unsigned long long floor = high == 64 ? 0ull : prefix << high;
@@ -101,8 +101,8 @@ __device__ inline unsigned long long kth_floor(const unsigned long long* keys, u
 }
 
 // Appends every key above `threshold` of the tile this thread loaded to slots[*count ...]: per
-// vector step in which any lane's vector may reach the threshold, each lane counts its keys, a
-// warp scan gives each its places, and one shared atomic a warp reserves them (not one atomic a
+// vector step in which any lane's vector may reach the threshold, each lane counts its keys and
+// warp_reserve_n gives each its places with one shared atomic a warp (not one atomic a
 // key: appends are ~1.5-2.5 k a row here, not the few a row-stream block takes once its
 // threshold is exact). Returns whether this warp's appends reached `mark`.
 template <class T>
@@ -113,7 +113,6 @@ __device__ bool append_tile(const ValueTiles<T>& src, const typename ValueTiles<
   constexpr int E = ValueTiles<T>::E, V = ValueTiles<T>::V, W = ValueTiles<T>::W;
   const U min_rank = U(threshold >> StreamKey<W>::rank_shift);
   const U bound = src.rank.raw_of(min_rank);
-  const unsigned lane = threadIdx.x & 31;
   bool reached = false;
 #pragma unroll
   for (int j = 0; j < V; ++j) {
@@ -131,24 +130,14 @@ __device__ bool append_tile(const ValueTiles<T>& src, const typename ValueTiles<
       }
     }
     const unsigned n = unsigned(__popc(taken));
-    unsigned inclusive = n;
-#pragma unroll
-    for (int d = 1; d < 32; d *= 2) {
-      const unsigned up = __shfl_up_sync(0xffffffffu, inclusive, d);
-      if (lane >= unsigned(d)) inclusive += up;
-    }
-    const unsigned total = __shfl_sync(0xffffffffu, inclusive, 31);
-    unsigned base = 0;
-    if (lane == 31 && total) base = atomicAdd(&count, total);
-    base = __shfl_sync(0xffffffffu, base, 31);
-    unsigned at = base + inclusive - n;
+    unsigned at = warp_reserve_n(n, &count);
+    reached |= __any_sync(0xffffffffu, n && at + n >= mark);
 #pragma unroll
     for (int e = 0; e < E; ++e)
       if (taken >> e & 1u) {
         if (at < capacity) slots[at] = src.key.make(src.rank(values[e]), src.aligned + vi * E + e);
         ++at;
       }
-    reached |= total && base + total >= mark;
   }
   return reached;
 }
@@ -168,17 +157,8 @@ template <class T> __global__ void __launch_bounds__(kStreamThreads, sizeof(T) =
   const std::uint64_t tiles = src.tiles();
   typename ValueTiles<T>::Regs cur, next;
   src.load(cur, 0);
-  // The guessed seed, as stream_best guesses it.
-  {
-    typename ValueTiles<T>::Best best;
-    src.fold_best(cur, 0, best);
-    const unsigned long long mth = warp_mth_best(src.key_of(best), estimate_lanes(k, length));
-    if (threadIdx.x == 0) sh.seed = ~0ull, sh.count = 0;
-    __syncthreads();
-    if ((threadIdx.x & 31) == 0) atomicMin(&sh.seed, mth);
-    __syncthreads();
-  }
-  unsigned long long threshold = sh.seed ? sh.seed - 1 : 0;
+  if (threadIdx.x == 0) sh.count = 0;  // ordered before the appends by seed_from_first_tile's barriers
+  unsigned long long threshold = seed_from_first_tile(src, cur, estimate_lanes(k, length), sh);  // the guess
   unsigned raise_at = f.raise_after;
   bool due = false, raised = false;
   // A warp whose appends reach the raise mark says so at the tile's one barrier. Appends past the
@@ -238,15 +218,9 @@ __global__ void __launch_bounds__(kStreamThreads, 4) row_filter_finish(StreamPar
   if (threadIdx.x == 0) sh.count = 0;
   __syncthreads();
   bool over = false;
-  const unsigned lane = threadIdx.x & 31;
   for_each_key(slots, state.count, [&](unsigned long long key, bool valid) {
     const bool take = valid && key > state.threshold;
-    const unsigned takers = __ballot_sync(0xffffffffu, take);
-    if (!takers) return;
-    unsigned base = 0;
-    if (lane == 0) base = atomicAdd(&sh.count, unsigned(__popc(takers)));
-    base = __shfl_sync(0xffffffffu, base, 0);
-    const unsigned at = base + unsigned(__popc(takers & ((1u << lane) - 1)));
+    const unsigned at = warp_reserve(take, &sh.count);
     if (take && at < p.capacity) buf.keys[at] = key;
     over |= take && at >= p.capacity;
   });

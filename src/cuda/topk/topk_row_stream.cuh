@@ -88,6 +88,23 @@ __device__ inline unsigned long long block_max(unsigned long long best, StreamSh
   return m;
 }
 
+// The first threshold from tile 0 (in `first`): every warp's m-th best of its threads' maxima over
+// the tile, the smallest of those less one (the m-th keys themselves are taken), which leaves at
+// least warps x m distinct values at or above it. Shuffles only: no sort, two barriers. Every
+// thread calls it.
+template <class Tiles>
+__device__ unsigned long long seed_from_first_tile(const Tiles& src, const typename Tiles::Regs& first, unsigned m,
+                                                   StreamShared& sh) {
+  typename Tiles::Best best;
+  src.fold_best(first, 0, best);
+  const unsigned long long mth = warp_mth_best(src.key_of(best), m);
+  if (threadIdx.x == 0) sh.seed = ~0ull;
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) atomicMin(&sh.seed, mth);
+  __syncthreads();
+  return sh.seed ? sh.seed - 1 : 0;
+}
+
 // Streams `src` through the block's buffer. Afterwards keys[0, count) hold, in no order, at most
 // compact_above keys among which are the min(k, seen) best; count is returned. Guess: the seed
 // is a guess where guesses_seed says so, and a wrong guess streams `src` again (a kernel of its
@@ -127,22 +144,13 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
       over |= at >= compact_above;
     };
     unsigned long long threshold = 0;  // a key is taken iff it is greater
-    // The seed, so that the first tile is filtered too: every warp's m-th best of its threads'
-    // maxima over the first tile; the smallest of those leaves at least warps x m distinct values
-    // at or above it. m = ceil(k / warps) makes it a bound (k <= 128); a guess takes
-    // estimate_lanes. Shuffles only: no sort, one barrier.
+    // The seed, so that the first tile is filtered too (seed_from_first_tile): m = ceil(k / warps)
+    // makes it a bound (k <= 128); a guess takes estimate_lanes.
     const bool guessed = Guess && guesses_seed(k, src.size());
     if (tiles && (guessed || k <= kStreamThreads / 2)) {
       constexpr unsigned kWarps = kStreamThreads / 32;
-      typename Tiles::Best best;
-      src.fold_best(cur, 0, best);
       const unsigned m = guessed ? estimate_lanes(k, src.size()) : (k + kWarps - 1) / kWarps;
-      const unsigned long long mth = warp_mth_best(src.key_of(best), m);
-      if (threadIdx.x == 0) buf.sh.seed = ~0ull;
-      __syncthreads();
-      if ((threadIdx.x & 31) == 0) atomicMin(&buf.sh.seed, mth);
-      __syncthreads();
-      threshold = buf.sh.seed ? buf.sh.seed - 1 : 0;  // the m-th keys themselves come again
+      threshold = seed_from_first_tile(src, cur, m, buf.sh);
     }
     // One pass over the segment with `from` as the first threshold, `cur` holding tile 0.
     auto pass = [&](unsigned long long from, bool by_warp) {
