@@ -52,7 +52,6 @@ std::optional<RowFilterPlan> row_filter_plan(const device::TopkProblem& pr, int 
   });
   const std::uint64_t wave = std::uint64_t(std::max(1, per_sm)) * std::uint64_t(multiprocessors(device));
   g.left_blocks = unsigned(std::clamp<std::uint64_t>(pr.rows, 1, wave));
-  g.slots_offset = 0;
   g.states_offset = aligned(pr.rows * g.slots_per_row * sizeof(unsigned long long));
   g.listed_offset = g.states_offset + aligned(pr.rows * sizeof(FilterState));
   g.listed_count_offset = g.listed_offset + aligned(pr.rows * sizeof(unsigned));
@@ -65,7 +64,7 @@ void launch_row_filter(const RowFilterPlan& g, void* temp, const device::TopkPro
     allow_shared<T>(device);
     auto* base = static_cast<unsigned char*>(temp);
     FilterBuffers f;
-    f.slots = reinterpret_cast<unsigned long long*>(base + g.slots_offset);
+    f.slots = reinterpret_cast<unsigned long long*>(base);
     f.states = reinterpret_cast<FilterState*>(base + g.states_offset);
     f.listed = reinterpret_cast<unsigned*>(base + g.listed_offset);
     f.listed_count = reinterpret_cast<unsigned*>(base + g.listed_count_offset);

@@ -48,10 +48,8 @@ struct FilterBuffers {
 constexpr std::uint32_t filter_slots_per_row(std::uint32_t k) { return 5 * (k > 256 ? k : 256); }
 constexpr std::uint32_t filter_raise_after(std::uint32_t k) { return 3 * (k > 256 ? k : 256); }
 
-__device__ inline void list_row(const FilterBuffers& f, std::size_t r) {
-  f.listed[atomicAdd(f.listed_count, 1u)] = unsigned(r);
-  f.states[r].count = kFilterListed;
-}
+// Lists row r for step 3 (one thread calls it).
+__device__ inline void list_row(const FilterBuffers& f, std::size_t r) { f.listed[atomicAdd(f.listed_count, 1u)] = unsigned(r); }
 
 // Calls f(key, valid) for keys[0, count), a block's threads taking kKeyBatch at a time with their
 // loads issued together (the keys lie in L2: one round trip a batch, not one a key). Every thread
@@ -100,48 +98,6 @@ __device__ inline unsigned long long kth_floor(const unsigned long long* keys, u
   return floor && floor - 1 > threshold ? floor - 1 : threshold;
 }
 
-// Appends every key above `threshold` of the tile this thread loaded to slots[*count ...]: per
-// vector step in which any lane's vector may reach the threshold, each lane counts its keys and
-// warp_reserve_n gives each its places with one shared atomic a warp (not one atomic a
-// key: appends are ~1.5-2.5 k a row here, not the few a row-stream block takes once its
-// threshold is exact). Returns whether this warp's appends reached `mark`.
-template <class T>
-__device__ bool append_tile(const ValueTiles<T>& src, const typename ValueTiles<T>::Regs& r, std::uint64_t tile,
-                            unsigned long long threshold, unsigned& count, unsigned long long* slots, unsigned capacity,
-                            unsigned mark) {
-  using U = key_bits_t<T>;
-  constexpr int E = ValueTiles<T>::E, V = ValueTiles<T>::V, W = ValueTiles<T>::W;
-  const U min_rank = U(threshold >> StreamKey<W>::rank_shift);
-  const U bound = src.rank.raw_of(min_rank);
-  bool reached = false;
-#pragma unroll
-  for (int j = 0; j < V; ++j) {
-    const std::uint64_t vi = (tile * V + j) * kStreamThreads + threadIdx.x;
-    const bool may = vi < src.vectors && may_reach<T>(r.v[j], bound, src.largest);
-    if (!__any_sync(0xffffffffu, may)) continue;
-    U values[E];
-    memcpy(values, &r.v[j], 16);
-    unsigned taken = 0;  // bit e: value e's key is above the threshold
-    if (may) {
-#pragma unroll
-      for (int e = 0; e < E; ++e) {
-        const U rk = src.rank(values[e]);
-        taken |= unsigned(rk >= min_rank && src.key.make(rk, src.aligned + vi * E + e) > threshold) << e;
-      }
-    }
-    const unsigned n = unsigned(__popc(taken));
-    unsigned at = warp_reserve_n(n, &count);
-    reached |= __any_sync(0xffffffffu, n && at + n >= mark);
-#pragma unroll
-    for (int e = 0; e < E; ++e)
-      if (taken >> e & 1u) {
-        if (at < capacity) slots[at] = src.key.make(src.rank(values[e]), src.aligned + vi * E + e);
-        ++at;
-      }
-  }
-  return reached;
-}
-
 // Step 1: a block per row of the launch chunk.
 template <class T> __global__ void __launch_bounds__(kStreamThreads, sizeof(T) == 2 ? 6 : 5) row_filter(StreamParams<T> p, FilterBuffers f) {
   __shared__ StreamShared sh;
@@ -149,7 +105,7 @@ template <class T> __global__ void __launch_bounds__(kStreamThreads, sizeof(T) =
   const std::uint64_t begin = p.rows.begin(r), length = p.rows.end(r) - begin;
   const unsigned k = p.k;
   if (!guesses_seed(k, length)) {
-    if (threadIdx.x == 0) list_row(f, r);
+    if (threadIdx.x == 0) list_row(f, r), f.states[r].count = kFilterListed;
     return;
   }
   const ValueTiles<T> src(p.values + begin, 0, length, p.options, p.index_bits);
@@ -161,16 +117,22 @@ template <class T> __global__ void __launch_bounds__(kStreamThreads, sizeof(T) =
   unsigned long long threshold = seed_from_first_tile(src, cur, estimate_lanes(k, length), sh);  // the guess
   unsigned raise_at = f.raise_after;
   bool due = false, raised = false;
-  // A warp whose appends reach the raise mark says so at the tile's one barrier. Appends past the
-  // slots are counted, not stored. The head and tail values (at most 30) take an atomic each.
+  // One shared atomic an append, through the row-stream tiles' offer (its warp-ranked vectors where
+  // by_warp_pays), as in the row-stream blocks: appends reserved a warp at a time on every vector
+  // step lost (c6c45b4: 4096 x 32000 bf16 k = 256 0.284 -> 0.418 ms, 128256 k = 1024 0.788 -> 1.335,
+  // one H100, `bench/results/gpu-check/h100-hr-*`). A thread whose append reaches the raise mark
+  // says so at the tile's one barrier. Appends past the slots are counted, not stored.
+  auto put = [&](unsigned long long key) {
+    const unsigned at = atomicAdd(&sh.count, 1u);
+    if (at < f.slots_per_row) slots[at] = key;
+    due |= at + 1 >= raise_at;
+  };
   if (threadIdx.x < src.loose())
-    if (const unsigned long long key = src.loose_key(threadIdx.x); key > threshold) {
-      const unsigned at = atomicAdd(&sh.count, 1u);
-      if (at < f.slots_per_row) slots[at] = key;
-    }
+    if (const unsigned long long key = src.loose_key(threadIdx.x); key > threshold) put(key);
+  const bool by_warp = by_warp_pays(k, length);
   for (std::uint64_t t = 0; t < tiles; ++t) {
     if (t + 1 < tiles) src.load(next, t + 1);
-    due |= append_tile(src, cur, t, threshold, sh.count, slots, f.slots_per_row, raise_at);
+    src.template offer<true>(cur, t, threshold, by_warp, put);
     // sh.count is read only after this barrier and before the raise's own barriers: no append of
     // the next tile can race with it.
     if (__syncthreads_or(due)) {
@@ -190,7 +152,7 @@ template <class T> __global__ void __launch_bounds__(kStreamThreads, sizeof(T) =
   // k-th's ties at 16 bits) rather than from everything above the last raise.
   if (!listed) threshold = kth_floor(slots, count, threshold, k, sh);
   if (threadIdx.x == 0) {
-    if (listed) list_row(f, r);
+    if (listed) list_row(f, r), f.states[r].count = kFilterListed;  // step 2 skips it
     else f.states[r] = {threshold, count};
   }
 }
