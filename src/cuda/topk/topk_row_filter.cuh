@@ -118,10 +118,11 @@ template <class T> __global__ void __launch_bounds__(kStreamThreads, sizeof(T) =
   unsigned raise_at = f.raise_after;
   bool due = false, raised = false;
   // One shared atomic an append, through the row-stream tiles' offer (its warp-ranked vectors where
-  // by_warp_pays), as in the row-stream blocks: appends reserved a warp at a time on every vector
-  // step lost (c6c45b4: 4096 x 32000 bf16 k = 256 0.284 -> 0.418 ms, 128256 k = 1024 0.788 -> 1.335,
-  // one H100, `bench/results/gpu-check/h100-hr-*`). A thread whose append reaches the raise mark
-  // says so at the tile's one barrier. Appends past the slots are counted, not stored.
+  // by_warp_pays), as in the row-stream blocks. Appends reserved a warp at a time on every vector
+  // step, each lane ranking its own values, measured slower (one H100, 4096 rows: 32000 bf16
+  // k = 256 0.418 against 0.284 ms, 128256 k = 1024 1.335 against 0.788; calls HR / HQ,
+  // docs/design/topk.md). A thread whose append reaches the raise mark says so at the tile's one
+  // barrier. Appends past the slots are counted, not stored.
   auto put = [&](unsigned long long key) {
     const unsigned at = atomicAdd(&sh.count, 1u);
     if (at < f.slots_per_row) slots[at] = key;
