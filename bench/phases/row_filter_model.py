@@ -3,14 +3,15 @@
 # tile as the row-stream blocks guess it (estimate_lanes: each warp's m-th best of its threads'
 # maxima, the least over the warps), every value at or above it appended to a per-row buffer in
 # global memory, and optionally the threshold raised at tile boundaries to the k-th best appended
-# rank once `raise_at` keys were appended (and again after as many more; the kernel's raise,
+# rank once `raise_at` keys were appended (and again after every k more, as the kernel does; its raise,
 # kth_floor in src/cuda/topk/topk_row_filter.cuh, stops after two 8-bit radix passes below the bits the appended keys
 # share: exact at a 16-bit rank, ~9 mantissa bits of an f32 one, so its bucket keeps a few more
 # keys than this exact raise). Rows of bench_topk_llm's
 # logits (2 x (sum of 4 uniforms - 2)), f32 or rounded to bf16, and an ascending row (the
 # adversary: every tile beats the last). Prints, in units of k: the appends (kernel 1's writes;
 # above the capacity a row falls back), the survivors of the final threshold (kernel 2's select),
-# and the share of rows that overflow a capacity of 4 k or end below k.
+# and the share of rows that overflow the kernel's 5 k slots or end below k, with its first raise
+# at 3 k appends (filter_slots_per_row, filter_raise_after) and without raises on the way.
 #   /usr/bin/python3 bench/phases/row_filter_model.py [ROWS] [--costs]
 import math
 import sys
@@ -52,7 +53,7 @@ def simulate(x, k, raise_at):
             kth = np.sort(np.array(appended))[::-1][k - 1]  # values at or above it: at least k
             if kth > threshold:
                 threshold, raises = kth, raises + 1
-            next_raise = len(appended) + raise_at
+            next_raise = len(appended) + k
     a = np.array(appended)
     return len(a), int((a >= threshold).sum()), raises
 
@@ -60,7 +61,8 @@ def simulate(x, k, raise_at):
 def costs(x, k, first_raise, then_every, final_raise, E):
     """What row_filter's block does for a row, in the units its cost grows with: appends (one
     shared atomic each when lanes append one at a time), warp steps with an append (one atomic a
-    warp step when a warp scan reserves the places: append_tile), and keys read by the raises
+    warp step when a warp scan reserves the places, as c6c45b4 did: measured slower, call HR in
+    docs/design/topk.md), and keys read by the raises
     (three reads each: the shared bits and two passes). Vectors of E values, 16 bytes."""
     V = 16 // E
     first = x[:TILE].reshape(V, 256, E).max(axis=(0, 2))
@@ -99,13 +101,13 @@ if len(sys.argv) > 2 and sys.argv[2] == "--costs":
                       f"warp steps with an append {med(v3[:, 1]):.2f} (c6c45b4); keys read by raises "
                       f"{med(v1[:, 2]):.2f} (35be8a9) -> {med(v3[:, 2]):.2f} (c6c45b4, with the last raise)")
     sys.exit(0)
-k, capacity = 1024, 4 * 1024
+k, capacity = 1024, 5 * 1024
 for kind in ["f32", "bf16", "ascending"]:
     for values in [32000, 128256, 256000]:
-        for raise_at in [2 * k, None]:
+        for raise_at in [3 * k, None]:
             res = np.array([simulate(make_row(values, kind), k, raise_at or 1 << 40) for _ in range(rows)])
             ap, sv = res[:, 0] / k, res[:, 1] / k
             print(f"{kind:9s} {values:6d} raise at {str(raise_at or 'never'):>5}: appends / k median {np.median(ap):.2f} "
-                  f"max {ap.max():.2f}, over 4 k in {np.mean(ap > capacity / k) * 100:3.0f} %; survivors / k median "
+                  f"max {ap.max():.2f}, over 5 k in {np.mean(ap > capacity / k) * 100:3.0f} %; survivors / k median "
                   f"{np.median(sv):.2f} max {sv.max():.2f}, below k in {np.mean(sv < 1) * 100:.0f} %; raises median "
                   f"{np.median(res[:, 2]):.0f} ({rows} rows)")

@@ -8,6 +8,7 @@
 #include "row_filter_marked.cuh"
 #include "phase_logits.hpp"
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <vector>
 using namespace radixmesh;
@@ -30,9 +31,9 @@ template <class T> void run(std::size_t rows, std::size_t n, unsigned k) {
   cudaMalloc(&f.slots, rows * f.slots_per_row * 8); cudaMalloc(&f.states, rows * sizeof(FilterState));
   cudaMalloc(&f.listed, rows * 4); cudaMalloc(&f.listed_count, 4);
   StreamParams<T> p{};
-  p.values = dv; p.rows = {nullptr, n, n}; p.k = k; p.k_pad = 1; while (p.k_pad < k) p.k_pad *= 2;
+  p.values = dv; p.rows = {nullptr, n, n}; p.k = k; p.k_pad = std::bit_ceil(k);  // as row_filter_plan sets them
   p.capacity = kFinishLoad; p.segments = 1;
-  int ib = 0; while ((1ull << ib) <= n) ++ib; p.index_bits = ib;
+  p.index_bits = int(std::bit_width(n));
   p.options = {.largest = true, .sorted = true}; p.out_values = ov; p.out_indices = oi; p.index64 = false;
   const std::size_t finish_shared = std::size_t(kFinishSharedKeys) * 8;
   cudaFuncSetAttribute(row_filter_finish<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(finish_shared));

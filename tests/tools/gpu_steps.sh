@@ -41,4 +41,6 @@ grep -q "no steps file.*fix:" "$work/err1" || fail "missing steps file: $(cat "$
 OUT=$work/none RXM_CARRY=$work/no-such-carry "$repo/scripts/gpu-steps" "$work/t.steps" 2> "$work/err2" > /dev/null &&
   fail "a missing binaries folder was accepted"
 grep -q "no binaries at.*fix:" "$work/err2" || fail "missing binaries: $(cat "$work/err2")"
+"$repo/scripts/gpu-steps" "$work/t.steps" --form first 2> "$work/err3" > /dev/null && fail "a misspelt option was accepted"
+grep -q "unknown argument '--form'.*fix:" "$work/err3" || fail "misspelt option: $(cat "$work/err3")"
 echo "gpu-steps: ok"
