@@ -163,7 +163,6 @@ template <class T> __global__ void __launch_bounds__(kStreamThreads, sizeof(T) =
 // sort's two halves and tables over the same bytes.
 constexpr unsigned kFinishLoad = kStreamRadixEntries;
 constexpr unsigned kFinishSortMax = 2048;
-constexpr unsigned kFinishSortItems = kFinishSortMax / kStreamThreads;
 constexpr unsigned kFinishSharedKeys =
     2 * kFinishSortMax + unsigned(block_radix_sort_scratch_bytes<kStreamThreads / 32>(0) / 8);
 static_assert(kFinishLoad + stream_keep_entries(kRowStreamMaxK) <= kFinishSharedKeys);
@@ -191,19 +190,8 @@ __global__ void __launch_bounds__(kStreamThreads, 4) row_filter_finish(StreamPar
     if (threadIdx.x == 0) list_row(f, r);
     return;
   }
-  const unsigned count = sh.count;
-  const std::uint64_t begin = p.rows.begin(r);
-  if (p.options.sorted && count > p.k && count <= kFinishSortMax) {
-    // Best first: every key sorted on the bits they differ in (one sort, no select), the first k
-    // written.
-    const unsigned long long differ = buf.differing_bits(count);
-    const int high = differ ? 64 - __clzll((long long)differ) : 0, low = differ ? __ffsll((long long)differ) - 1 : 0;
-    const unsigned long long* ordered = block_radix_sort_descending<kStreamThreads / 32, kFinishSortItems>(
-        buf.keys, buf.keys + kFinishSortMax, kFinishSortMax, count, low, high, buf.sh.hist);
-    for (unsigned q = threadIdx.x; q < p.k; q += blockDim.x) write_place(p, r, begin, q, ordered[q]);
-    return;
-  }
-  write_row(p, buf, r, begin, count);
+  // Best first: up to kFinishSortMax keys sorted whole (one sort, no select), the first k written.
+  write_row<T, kFinishSortMax>(p, buf, r, p.rows.begin(r), sh.count);
 }
 
 // Step 3: one wave of row-stream blocks over the listed rows (p: the row-stream plan of one
