@@ -67,10 +67,10 @@ template <class T> void run(std::size_t rows, std::size_t n, unsigned k) {
     }
     printf("%s rows=%zu n=%zu k=%u err=%d | row_filter %.1f us (%d blocks/SM): seed %.2f stream %.2f (raises on the way %llu"
            " at %llu keys: %.2f) final raise %.2f, block 0 %.2f | row_filter_finish %.1f us (%d blocks/SM): load %.2f"
-           " (%llu keys) sort %.2f write %.2f, block 0 %.2f |", sizeof(U) == 2 ? "bf16" : "f32", rows, n, k,
+           " (%llu keys) sort and write %.2f, block 0 %.2f |", sizeof(U) == 2 ? "bf16" : "f32", rows, n, k,
            int(cudaGetLastError()), filter_ms * 1000, filter_per_sm, (t[1] - t[0]) / 1e3, (t[2] - t[1] - t[3]) / 1e3, t[4],
            t[5], t[3] / 1e3, (t[7] - t[2]) / 1e3, (t[7] - t[0]) / 1e3, finish_ms * 1000, finish_per_sm,
-           (t[11] - t[10]) / 1e3, t[15], t[12] ? (t[12] - t[11]) / 1e3 : 0.0, (t[13] - (t[12] ? t[12] : t[11])) / 1e3,
+           (t[11] - t[10]) / 1e3, t[15], (t[13] - t[11]) / 1e3,
            (t[13] - t[10]) / 1e3);
     print_spread("appended", appended);
     print_spread("above the final threshold", above);
