@@ -113,7 +113,8 @@ struct TopkTuning {
   // The row-stream family's variant for rows that fit in one block's shared memory
   // (src/cuda/topk/topk_row_smem.cuh): a block per row holds the row's ranks, bounds the k-th from
   // below by its threads' best values, and radix-selects over the few values above the bound.
-  // 2 <= k <= 1024, 16- and 32-bit keys. -1 automatic, 0 never, 1 wherever the row fits.
+  // 2 <= k <= 1024, 16- and 32-bit keys. -1 chooses it from 32 rows in one wave of blocks, and for
+  // 16-bit keys with k > 768 beyond, 0 never, 1 wherever the row fits.
   int row_smem = -1;
   // The row-stream family's variant for many rows with a small k (src/cuda/topk/topk_row_warp.cuh):
   // one warp per row keeps the best 32-128 keys in registers, sorted, and merges the few values that
@@ -126,7 +127,9 @@ struct TopkTuning {
   // threshold appended to temporary storage (5 max(k, 256) keys a row), then a block per row
   // selecting and sorting those keys; rows the filter cannot serve (ascending rows, heavy ties,
   // short rows) are finished by row-stream blocks. 2 <= k <= 1024, 16- and 32-bit keys. -1
-  // automatic (never, until measured), 0 never, 1 wherever the row-stream path runs.
+  // chooses it for floating-point keys with 128 < k <= 384 in rows of 16384 to 65536 values, from
+  // 7 rows per multiprocessor (when the family's other knobs are automatic), 0 never, 1 wherever
+  // the row-stream path runs.
   int row_filter = -1;
 };
 

@@ -16,6 +16,12 @@ namespace {
 
 constexpr std::size_t kMaxGridRows = 2147483647;  // grid.x
 constexpr std::size_t kRowSmemMinRows = 32;
+// 16-bit rows over more than one wave take a block each from k above this; below, the row-stream
+// blocks (or the row filter) cost less. One H100, call HT (bench_topk_llm --rows 4096,2048,1024
+// --vocab 32000 --k 128,...,1024 --dtype bf16,f32 --no-torch, bench/results/gpu-check/h100-ht-*):
+// 4096 x 32000 bf16 k = 768 row-smem 0.458 against row-stream 0.393 ms, k = 1024 0.466 against
+// 0.490; 1024 rows k = 768 0.128 against 0.112, k = 1024 0.130 against 0.136.
+constexpr unsigned kRowSmemManyWavesMinK = 768;
 
 // The dynamic shared memory a block may take on `device`: the opt-in limit less the kernel's
 // static shared memory. Every kernel of the path is allowed that much once per device (always the
@@ -56,13 +62,12 @@ std::optional<RowSmemPlan> row_smem_plan(const device::TopkProblem& pr, int devi
   if (choice == 1) return g;
   // Automatic: from kRowSmemMinRows rows (fewer rows take a cluster or several blocks a row, whose
   // steps are shorter), while the rows fill the SMs at most once (32-bit keys: a block an SM) or
-  // three times (16-bit: three blocks an SM); beyond, for 16-bit keys with k > 128 (the row-stream
-  // blocks keep k = 50 at less cost).
+  // three times (16-bit: three blocks an SM); beyond, for 16-bit keys with k > kRowSmemManyWavesMinK.
   const std::size_t sms = std::size_t(multiprocessors(device));
   const bool one_wave = width == 2 ? pr.rows <= kSmemBlocksPerSm * sms : pr.rows <= sms;
-  const bool row_family_automatic = pr.tuning.row_cluster < 0 && pr.tuning.row_stream_segment <= 0 &&
-                                    pr.tuning.row_stream_compact <= 0;
-  if (row_family_automatic && pr.rows >= kRowSmemMinRows && (one_wave || (width == 2 && pr.k > 128))) return g;
+  if (row_family_automatic(pr.tuning) && pr.rows >= kRowSmemMinRows &&
+      (one_wave || (width == 2 && pr.k > kRowSmemManyWavesMinK)))
+    return g;
   return std::nullopt;
 }
 

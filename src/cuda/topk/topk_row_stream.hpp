@@ -46,6 +46,15 @@ inline std::uint64_t longest_row(const device::TopkProblem& pr) {
 // The device's multiprocessors: what the family's rules count rows and blocks against.
 int multiprocessors(int device);
 
+// Whether the row-stream family's shape knobs are automatic (the cluster and the row-stream
+// blocks' segment and compaction mark): a variant's automatic rule applies only then, so that a
+// benchmark or test that sets one of them gets the path it asked for.
+inline bool row_family_automatic(const device::TopkTuning& t) {
+  return t.row_cluster < 0 && t.row_stream_segment <= 0 && t.row_stream_compact <= 0;
+}
+// Floating-point keys: the types whose rules were measured (integer keys are forced only).
+inline bool floating(KeyType t) { return t == KeyType::f32 || t == KeyType::f16 || t == KeyType::bf16; }
+
 // Whether the problem takes the row-stream path (TopkTuning::row_stream).
 bool takes_row_stream(const device::TopkProblem& problem);
 RowStreamPlan plan_row_stream(const device::TopkProblem& problem, int device);

@@ -22,8 +22,6 @@ constexpr std::size_t kMaxGridBlocks = 2147483647;  // grid.x
 // docs/design/topk.md, "The row-warp variant").
 constexpr std::size_t kRowWarpRowsPerSm = 4, kRowWarpBytes = 256 * 1024;
 
-bool floating(KeyType t) { return t == KeyType::f32 || t == KeyType::f16 || t == KeyType::bf16; }
-
 }  // namespace
 
 std::optional<RowWarpPlan> row_warp_plan(const device::TopkProblem& pr, int device) {
@@ -37,9 +35,7 @@ std::optional<RowWarpPlan> row_warp_plan(const device::TopkProblem& pr, int devi
   if (choice == 1) return g;
   // Automatic: floating-point keys (integer keys skip no vector: every value is ranked), when the
   // row-stream family's other knobs are automatic too.
-  const bool row_family_automatic = pr.tuning.row_cluster < 0 && pr.tuning.row_smem < 0 &&
-                                    pr.tuning.row_stream_segment <= 0 && pr.tuning.row_stream_compact <= 0;
-  if (!row_family_automatic || !floating(pr.type)) return std::nullopt;
+  if (!row_family_automatic(pr.tuning) || pr.tuning.row_smem >= 0 || !floating(pr.type)) return std::nullopt;
   const std::size_t sms = std::size_t(multiprocessors(device)), row_bytes = longest * width;
   if ((pr.rows >= kRowWarpRowsPerSm * sms && row_bytes <= kRowWarpBytes) ||
       (pr.rows >= 2 * kRowWarpRowsPerSm * sms && row_bytes <= 2 * kRowWarpBytes))
