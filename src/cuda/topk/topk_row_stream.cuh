@@ -289,8 +289,12 @@ __device__ void write_row(const StreamParams<T>& p, StreamBuffer& buf, std::size
   using U = key_bits_t<T>;
   const StreamKey<8 * sizeof(U)> key_of(p.index_bits);
   const bool by_rank = p.options.sorted;
-  // Best first: up to SortMax kept keys are sorted whole and the first k written.
-  if (count > p.k && !(by_rank && count <= SortMax)) count = (buf.keep_best(count, p.k), p.k);
+  // Best first: up to SortMax kept keys are sorted whole and the first k written. Otherwise the k
+  // best are kept first, by the radix-select passes where more than kStreamBitonicMax keys would
+  // take keep_best's bitonic sort before the output's own sort (one H100, call HU: 4096 x 32000
+  // bf16 k = 512 unsorted 0.469 ms against 0.343 sorted).
+  if (count > p.k && !(by_rank && count <= SortMax))
+    count = (count > kStreamBitonicMax ? buf.keep_best_by_passes(count, p.k) : buf.keep_best(count, p.k), p.k);
   unsigned size = p.k_pad;
   while (size < count) size *= 2;
   const unsigned long long* ordered = buf.keys;

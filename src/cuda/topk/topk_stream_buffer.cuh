@@ -52,6 +52,14 @@ struct StreamBuffer {
       __syncthreads();
       return kth;  // exact: a later key is taken iff it beats the k-th
     }
+    return keep_best_by_passes(count, k, loose_below, limit);
+  }
+
+  // keep_best by the radix-select passes whatever the count (the kept keys in no order): for a
+  // caller that sorts them next anyway, where a bitonic sort of up to kSortedKeepMax keys would be
+  // a second sort.
+  __device__ unsigned long long keep_best_by_passes(unsigned count, unsigned k, int loose_below = 0,
+                                                    unsigned limit = 0) {
     // The leading bits every key shares are resolved without a pass.
     const unsigned long long differ = differing_bits(count);
     // Bits at and above `high` are resolved to `prefix`.
