@@ -485,7 +485,7 @@ TEST(GpuTopkLlm, RowStreamSeedGuessedAndNot) {
     using T = decltype(tag);
     const std::size_t rows = 3;
     const auto v = spiked_rows<T>(rows, vocab, test_seed());
-    for (std::size_t k : {std::size_t(600), std::size_t(1024)})
+    for (std::size_t k : {std::size_t(512), std::size_t(1024)})
       for (const auto& o : llm_options) {
         SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " spiked rows", vocab, k, o));
         rxm::device::TopkTuning tuning;
@@ -493,8 +493,8 @@ TEST(GpuTopkLlm, RowStreamSeedGuessedAndNot) {
         expect_path_matches_cpu(v, rows, vocab, k, o, tuning, "row-stream");
       }
   };
-  // 16384 values: one segment a row (at least 16 k values each; 600: two segments, the first
-  // fails). 131072 in one segment: the failed guess was a warp-ranked pass (by_warp_pays).
+  // 16384 values: one segment a row at k = 1024 (at least 32 k values each); 512: two segments of
+  // at least 16 k, the first fails. 131072 in one segment: the failed guess was a warp-ranked pass (by_warp_pays).
   for (auto [vocab, segment] : {std::pair<std::size_t, int>{16384, 0}, {131072, 262144}})
     spiked(rxm::bfloat16_t{}, vocab, segment), spiked(float{}, vocab, segment);
 }

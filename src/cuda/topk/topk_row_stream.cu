@@ -118,11 +118,16 @@ RowStreamPlan plan_row_stream(const device::TopkProblem& pr, int device) {
     throw_error(ErrorCode::internal, "device::topk: the row-stream plan needs more shared memory than it allows",
                 "report this with the problem's k and row length");
   // Segments: enough blocks for one wave of the device when rows are few, each segment at least a
-  // tile and (k > 1) at least 16 k values, so the merge reads at most 1/16 of the row again.
+  // tile and (k > 1) at least 16 k values, so the merge reads at most 1/16 of the row again; from
+  // k > 512, 32 k: fewer, longer segments and a shorter merge (one H100, call HW, bench_topk_llm
+  // --rows 64,32 --vocab 128256,256000 --k 1024 --dtype bf16,f32 --segment-min 0,...,65536, us:
+  // 64 x 128256 bf16 57.5 -> 53.8, f32 59.1 -> 56.4, 32 x 256000 bf16 61.9 -> 57.1, f32 65.7 ->
+  // 59.1, 32 x 128256 bf16 46.9 -> 47.3; k = 1024 the only k timed).
   // Occupancy with the guess kernel where the whole row could guess (its registers may cost a block).
   const bool may_guess = estimate && guesses_seed(unsigned(pr.k), longest);
   const std::uint64_t resident = resident_stream_blocks(device, pr.type, argmax, may_guess, g.shared_bytes);
-  std::uint64_t min_segment = argmax ? std::uint64_t(kStreamTile) : std::max<std::uint64_t>(kStreamTile, 16 * pr.k);
+  const std::uint64_t per_k = pr.k > 512 ? 32 : 16;
+  std::uint64_t min_segment = argmax ? std::uint64_t(kStreamTile) : std::max<std::uint64_t>(kStreamTile, per_k * pr.k);
   if (pr.tuning.row_stream_segment > 0) min_segment = std::uint64_t(pr.tuning.row_stream_segment);
   // Rounded down: a second, partial wave would double the time of the whole launch.
   std::uint64_t segments = 1;
