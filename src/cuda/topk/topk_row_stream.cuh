@@ -31,6 +31,12 @@
 
 namespace radixmesh::detail::topk_gpu {
 
+// Sorts and compactions of more keys than this take the radix passes (block_radix_sort_descending, when the
+// block's buffer holds their scratch): 8-bit passes over the bits the keys differ in (a rank and a
+// position: 4-7 passes of 4 barriers) against 45 barrier-separated bitonic steps at 512 keys and
+// 55 at 1024.
+constexpr unsigned kStreamBitonicMax = 256;
+
 // The m-th largest of the warp's keys, one a lane (distinct, or 0 for none): m lanes hold a key at
 // or above it. 0 where fewer than m lanes hold a key. Every lane calls it and gets the same answer.
 __device__ inline unsigned long long warp_mth_best(unsigned long long key, unsigned m) {
@@ -166,8 +172,11 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
         // barriers), so no thread's next appends can race with a read of it.
         if (__syncthreads_or(over)) {
           // Ties of the k-th rank may stay (up to k / 4 of them): their positions would take up to
-          // three more passes, and the next compaction or the output resolves them.
-          threshold = buf.keep_best(buf.sh.count, k, 64 - Tiles::W, k + k / 4);
+          // three more passes, and the next compaction or the output resolves them. More than
+          // kStreamBitonicMax keys are cut by the radix-select passes, not sorted by bitonic steps.
+          const unsigned count = buf.sh.count;
+          threshold = count > kStreamBitonicMax ? buf.keep_best_by_passes(count, k, 64 - Tiles::W, k + k / 4)
+                                                : buf.keep_best(count, k, 64 - Tiles::W, k + k / 4);
           over = false;
         }
         cur = next;
@@ -213,11 +222,6 @@ __device__ void write_place(const StreamParams<T>& p, std::size_t r, std::uint64
   else static_cast<std::int32_t*>(p.out_indices)[at] = std::int32_t(index);
 }
 
-// Sorts of more keys than this take the radix passes (block_radix_sort_descending, when the
-// block's buffer holds their scratch): 8-bit passes over the bits the keys differ in (a rank and a
-// position: 4-7 passes of 4 barriers) against 45 barrier-separated bitonic steps at 512 keys and
-// 55 at 1024.
-constexpr unsigned kStreamBitonicMax = 256;
 // Buffer entries the radix sort needs: its keys, the other half, and the tables of 8 warps.
 constexpr std::uint32_t kStreamRadixEntries =
     kRowStreamMaxK + std::uint32_t(block_radix_sort_scratch_bytes<kStreamThreads / 32>(kRowStreamMaxK) / 8);
