@@ -517,31 +517,23 @@ TEST(GpuTopkLlm, RowFilterPath) {
   check_forced_variant("row-filter", [](rxm::device::TopkTuning& t) { t.row_filter = 1; }, shapes, 128256, 40003);
 }
 
-// Many rows of 16384 to 65536 floating-point values with 128 < k <= 384 take the row filter by
-// themselves (from 7 rows a multiprocessor); above, the row-stream blocks up to k = 768 and a block
-// per row from shared memory beyond (16-bit keys); integer keys, longer or shorter rows, fewer
-// rows and a knob of the family set keep the others.
-TEST(GpuTopkLlm, RowFilterAndRowSmemAutomatic) {
+// Many 16-bit rows over more than one wave of blocks take a block per row from shared memory only
+// from k > 768; below, the row-stream blocks (k <= 128: the row-warp blocks). The row filter is
+// taken only when forced.
+TEST(GpuTopkLlm, RowSmemAutomaticAndRowFilterForcedOnly) {
   RXM_REQUIRE_GPU();
   using rxm::KeyType;
-  for (std::size_t k : {std::size_t(129), std::size_t(256), std::size_t(384)}) {
-    EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, k), "row-filter") << k;
-    EXPECT_EQ(path_of(KeyType::f32, 4096, 32000, k), "row-filter") << k;
-    EXPECT_EQ(path_of(KeyType::f16, 4096, 16384, k), "row-filter") << k;
+  for (std::size_t k : {std::size_t(129), std::size_t(256), std::size_t(384), std::size_t(768)}) {
+    EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, k), "row-stream") << k;
+    EXPECT_EQ(path_of(KeyType::f32, 4096, 32000, k), "row-stream") << k;
   }
   EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, 128), "row-warp");
-  EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, 385), "row-stream");
-  EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, 768), "row-stream");
   EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, 769), "row-smem");
+  EXPECT_EQ(path_of(KeyType::f16, 4096, 16384, 1024), "row-smem");
   EXPECT_EQ(path_of(KeyType::f32, 4096, 32000, 1024), "row-stream");
-  EXPECT_NE(path_of(KeyType::i32, 4096, 32000, 256), "row-filter");
-  EXPECT_NE(path_of(KeyType::bf16, 4096, 128256, 256), "row-filter");  // longer rows
-  EXPECT_NE(path_of(KeyType::bf16, 4096, 8000, 256), "row-filter");    // too short to guess from
-  EXPECT_NE(path_of(KeyType::bf16, 256, 32000, 256), "row-filter");    // too few rows
-  rxm::device::TopkTuning smem_off;
-  smem_off.row_smem = 0;
-  EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, 256, smem_off), "row-stream");
-  EXPECT_EQ(path_of(KeyType::bf16, 1024, 20000, 192), "row-filter");  // 7 an SM of 132 (H100, H200)
+  rxm::device::TopkTuning filter;
+  filter.row_filter = 1;
+  EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, 256, filter), "row-filter");
   expect_automatic_bf16_matches_cpu(1024, 20000, {192, 384});
 }
 

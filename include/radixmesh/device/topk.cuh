@@ -126,10 +126,9 @@ struct TopkTuning {
   // every row streamed at full occupancy with no keys in shared memory, the keys above a rising
   // threshold appended to temporary storage (5 max(k, 256) keys a row), then a block per row
   // selecting and sorting those keys; rows the filter cannot serve (ascending rows, heavy ties,
-  // short rows) are finished by row-stream blocks. 2 <= k <= 1024, 16- and 32-bit keys. -1
-  // chooses it for floating-point keys with 128 < k <= 384 in rows of 16384 to 65536 values, from
-  // 7 rows per multiprocessor (when the family's other knobs are automatic), 0 never, 1 wherever
-  // the row-stream path runs.
+  // short rows) are finished by row-stream blocks. 2 <= k <= 1024, 16- and 32-bit keys. -1 and 0
+  // never (the row-stream blocks were faster wherever it was timed), 1 wherever the row-stream
+  // path runs.
   int row_filter = -1;
 };
 

@@ -15,21 +15,6 @@ namespace {
 
 constexpr std::size_t kMaxGridRows = 2147483647;  // grid.x
 
-// The automatic rule: floating-point rows of kFilterMinRow to kFilterMaxRow values (shorter rows
-// guess no seed: every one would be listed for row_filter_left), kFilterMinK < k <=
-// kFilterMaxK, from kFilterMinRowsPerSm rows an SM, while the slots take at most kFilterMaxSlotBytes.
-// One H100, call HT (bench_topk_llm --rows 4096,2048,1024 --vocab 32000 --k 128,...,1024 --dtype
-// bf16,f32 --no-torch; bench/results/gpu-check/h100-ht-*), ms, the filter against the best other
-// path: 4096 x 32000 bf16 k = 192 0.267 / 0.286 (row-stream), k = 256 0.282 / 0.345, k = 384
-// 0.330 / 0.382, k = 512 0.413 / 0.344 (lost); f32 k = 256 0.362 / 0.462, k = 384 0.418 / 0.496,
-// k = 512 0.444 / 0.401 (lost); 1024 rows bf16 k = 256 0.093 / 0.106, f32 0.114 / 0.135, but
-// bf16 k = 192 0.087 / 0.085; k = 128 lost to the row-warp blocks (4096 rows 0.256 / 0.158). Longer
-// rows: 4096 x 128256 bf16 k = 256 0.629 / 0.649, f32 1.006 / 0.872 (lost), 256000 lost. 256 rows
-// lost at every shape (call HQ: 1.10-2.03x). 1024 rows are 7.75 an SM of the H100's 132.
-constexpr unsigned kFilterMinK = 128, kFilterMaxK = 384;
-constexpr std::uint64_t kFilterMinRow = 16384, kFilterMaxRow = 65536;
-constexpr std::size_t kFilterMinRowsPerSm = 7;
-constexpr std::size_t kFilterMaxSlotBytes = std::size_t(256) << 20;
 
 // Lets the kernels of key type T use up to their most dynamic shared memory, once per device
 // (always the same value: a launch in flight on another thread never sees it lowered). A listed
@@ -44,25 +29,17 @@ template <class T> void allow_shared(int device) {
 
 std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-// The automatic rule (above), only where every other knob of the family is automatic too, so that
-// a benchmark's variant lines time the path they name.
-bool automatic_choice(const device::TopkProblem& pr, std::uint64_t longest, int device) {
-  const device::TopkTuning& t = pr.tuning;
-  if (!row_family_automatic(t) || t.row_warp >= 0 || t.row_smem >= 0 || t.row_stream_estimate == 0) return false;
-  const std::size_t slot_bytes = pr.rows * filter_slots_per_row(unsigned(pr.k)) * sizeof(unsigned long long);
-  return floating(pr.type) && pr.k > kFilterMinK && pr.k <= kFilterMaxK && longest >= kFilterMinRow &&
-         longest <= kFilterMaxRow && pr.rows >= kFilterMinRowsPerSm * std::size_t(multiprocessors(device)) &&
-         slot_bytes <= kFilterMaxSlotBytes;
-}
 
 }  // namespace
 
 std::optional<RowFilterPlan> row_filter_plan(const device::TopkProblem& pr, int device) {
   const int choice = pr.tuning.row_filter;
   const std::size_t width = size_of(pr.type);
-  if (choice == 0 || pr.k < 2 || pr.k > kRowStreamMaxK || (width != 2 && width != 4)) return std::nullopt;
+  // Forced only: where it won (128 < k <= 384, many rows of 32000: call HT), the row-stream blocks
+  // now win with their compactions by radix passes (call HY, one H100, 4096 x 32000 bf16 k = 192
+  // 0.227 against the filter's 0.267 ms, k = 384 0.265 against 0.330; docs/design/topk.md).
+  if (choice != 1 || pr.k < 2 || pr.k > kRowStreamMaxK || (width != 2 && width != 4)) return std::nullopt;
   const std::uint64_t longest = longest_row(pr);
-  if (choice < 0 && !automatic_choice(pr, longest, device)) return std::nullopt;
   RowFilterPlan g;
   g.k_pad = unsigned(std::bit_ceil(pr.k));
   g.index_bits = int(std::bit_width(longest));
