@@ -29,7 +29,6 @@ template <class T> void allow_shared(int device) {
 
 std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-
 }  // namespace
 
 std::optional<RowFilterPlan> row_filter_plan(const device::TopkProblem& pr, int device) {
