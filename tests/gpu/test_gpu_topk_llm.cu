@@ -494,7 +494,8 @@ TEST(GpuTopkLlm, RowStreamSeedGuessedAndNot) {
       }
   };
   // 16384 values: one segment a row at k = 1024 (at least 32 k values each); 512: two segments of
-  // at least 16 k, the first fails. 131072 in one segment: the failed guess was a warp-ranked pass (by_warp_pays).
+  // at least 16 k, the first fails. 131072 in one segment: the failed guess was a warp-ranked pass
+  // (by_warp_pays).
   for (auto [vocab, segment] : {std::pair<std::size_t, int>{16384, 0}, {131072, 262144}})
     spiked(rxm::bfloat16_t{}, vocab, segment), spiked(float{}, vocab, segment);
 }

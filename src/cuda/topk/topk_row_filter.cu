@@ -15,7 +15,6 @@ namespace {
 
 constexpr std::size_t kMaxGridRows = 2147483647;  // grid.x
 
-
 // Lets the kernels of key type T use up to their most dynamic shared memory, once per device
 // (always the same value: a launch in flight on another thread never sees it lowered). A listed
 // row's block takes what a row-stream block takes.

@@ -31,12 +31,6 @@
 
 namespace radixmesh::detail::topk_gpu {
 
-// Sorts and compactions of more keys than this take the radix passes (block_radix_sort_descending, when the
-// block's buffer holds their scratch): 8-bit passes over the bits the keys differ in (a rank and a
-// position: 4-7 passes of 4 barriers) against 45 barrier-separated bitonic steps at 512 keys and
-// 55 at 1024.
-constexpr unsigned kStreamBitonicMax = 256;
-
 // The m-th largest of the warp's keys, one a lane (distinct, or 0 for none): m lanes hold a key at
 // or above it. 0 where fewer than m lanes hold a key. Every lane calls it and gets the same answer.
 __device__ inline unsigned long long warp_mth_best(unsigned long long key, unsigned m) {
@@ -172,11 +166,8 @@ __device__ unsigned stream_best(const Tiles& src, StreamBuffer& buf, std::uint32
         // barriers), so no thread's next appends can race with a read of it.
         if (__syncthreads_or(over)) {
           // Ties of the k-th rank may stay (up to k / 4 of them): their positions would take up to
-          // three more passes, and the next compaction or the output resolves them. More than
-          // kStreamBitonicMax keys are cut by the radix-select passes, not sorted by bitonic steps.
-          const unsigned count = buf.sh.count;
-          threshold = count > kStreamBitonicMax ? buf.keep_best_by_passes(count, k, 64 - Tiles::W, k + k / 4)
-                                                : buf.keep_best(count, k, 64 - Tiles::W, k + k / 4);
+          // three more passes, and the next compaction or the output resolves them.
+          threshold = buf.keep_best(buf.sh.count, k, 64 - Tiles::W, k + k / 4);
           over = false;
         }
         cur = next;
@@ -222,10 +213,14 @@ __device__ void write_place(const StreamParams<T>& p, std::size_t r, std::uint64
   else static_cast<std::int32_t*>(p.out_indices)[at] = std::int32_t(index);
 }
 
+// Sorts of more keys than this take the radix passes (block_radix_sort_descending, when the
+// block's buffer holds their scratch): 8-bit passes over the bits the keys differ in (a rank and a
+// position: 4-7 passes of 4 barriers) against 45 barrier-separated bitonic steps at 512 keys and
+// 55 at 1024.
+constexpr unsigned kStreamBitonicMax = 256;
 // Buffer entries the radix sort needs: its keys, the other half, and the tables of 8 warps.
 constexpr std::uint32_t kStreamRadixEntries =
     kRowStreamMaxK + std::uint32_t(block_radix_sort_scratch_bytes<kStreamThreads / 32>(kRowStreamMaxK) / 8);
-static_assert(kSortedKeepMax == kRowStreamMaxK, "write_row's default sort fills kStreamRadixEntries");
 
 // Runs of equal ranks (the bits from rank_bit up) in keys[0, count), sorted by rank alone: none
 // (`none`, nothing written), each at most kTieRunMax keys long (`ordered`: every key written to
@@ -287,18 +282,15 @@ __device__ __forceinline__ const unsigned long long* sort_output(StreamBuffer& b
 // output; places past a short row's values get value bits 0 and index -1. SortMax: the most kept
 // keys sorted whole for best-first output (more are cut to the k best first); the radix sort's
 // buffer then holds 2 SortMax keys and its tables (kStreamRadixEntries for the default).
-template <class T, unsigned SortMax = kSortedKeepMax>
+template <class T, unsigned SortMax = kRowStreamMaxK>
 __device__ void write_row(const StreamParams<T>& p, StreamBuffer& buf, std::size_t r, std::uint64_t begin,
                           unsigned count) {
   using U = key_bits_t<T>;
   const StreamKey<8 * sizeof(U)> key_of(p.index_bits);
   const bool by_rank = p.options.sorted;
-  // Best first: up to SortMax kept keys are sorted whole and the first k written. Otherwise the k
-  // best are kept first, by the radix-select passes where more than kStreamBitonicMax keys would
-  // take keep_best's bitonic sort before the output's own sort (one H100, call HU: 4096 x 32000
-  // bf16 k = 512 unsorted 0.469 ms against 0.343 sorted).
-  if (count > p.k && !(by_rank && count <= SortMax))
-    count = (count > kStreamBitonicMax ? buf.keep_best_by_passes(count, p.k) : buf.keep_best(count, p.k), p.k);
+  // Best first: up to SortMax kept keys are sorted whole and the first k written; otherwise the k
+  // best are kept first.
+  if (count > p.k && !(by_rank && count <= SortMax)) count = (buf.keep_best(count, p.k), p.k);
   unsigned size = p.k_pad;
   while (size < count) size *= 2;
   const unsigned long long* ordered = buf.keys;

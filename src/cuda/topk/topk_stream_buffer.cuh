@@ -11,9 +11,12 @@
 
 namespace radixmesh::detail::topk_gpu {
 
-// Compactions of at most this many keys sort them (bitonic: ~45 barrier-separated steps at 1024)
+// Compactions of at most this many keys sort them (bitonic steps: 36 barrier-separated at 256)
 // instead of radix-selecting (up to 8 passes of 4 barriers and contended shared atomics each).
-constexpr unsigned kSortedKeepMax = 1024;
+// Above, the passes cost less: with this at 1024, the row-stream blocks' compactions of ~390-810
+// keys at k = 192-384 took 4096 x 128256 bf16 k = 192 0.568 ms against 0.457 with it at 256, and
+// unsorted output at k = 512 0.469 against 0.346 (one H100, calls HU / HV / HY, docs/design/topk.md).
+constexpr unsigned kSortedKeepMax = 256;
 // Sorts whose count of keys squared is at most this many times the block's threads rank every key
 // against the others (StreamBuffer::sort_by_ranks: count x count / threads comparisons a thread,
 // two barriers) instead of the bitonic steps (a barrier a merge stage: 8 at 64 keys). 64: up to 128
@@ -52,14 +55,6 @@ struct StreamBuffer {
       __syncthreads();
       return kth;  // exact: a later key is taken iff it beats the k-th
     }
-    return keep_best_by_passes(count, k, loose_below, limit);
-  }
-
-  // keep_best by the radix-select passes whatever the count (the kept keys in no order): for a
-  // caller that sorts them next anyway, where a bitonic sort of up to kSortedKeepMax keys would be
-  // a second sort.
-  __device__ unsigned long long keep_best_by_passes(unsigned count, unsigned k, int loose_below = 0,
-                                                    unsigned limit = 0) {
     // The leading bits every key shares are resolved without a pass.
     const unsigned long long differ = differing_bits(count);
     // Bits at and above `high` are resolved to `prefix`.
