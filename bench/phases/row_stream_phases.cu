@@ -2,12 +2,13 @@
 // segment a row: the seed, the tiles streamed, the compactions on the way (how many, the keys they
 // took), and the row's output (last compaction, sort, write), for one row alone and for a full
 // device (4096 rows), at the plan's compaction mark and at larger ones, and with the seed guessed
-// (TopkTuning::row_stream_estimate) and not. Built by
+// (TopkTuning::row_stream_estimate) and not; or one shape named on the command line. Built by
 // bench/phases/marked_kernel.sh row_stream against a marked copy of the kernel; not a benchmark
 // (no peer): it says where a call's time goes.
 #include "row_stream_marked.cuh"
 #include "phase_logits.hpp"
 #include <cstdio>
+#include <string>
 #include <vector>
 using namespace radixmesh;
 using namespace radixmesh::detail::topk_gpu;
@@ -44,7 +45,17 @@ template <class T> void run(std::size_t rows, std::size_t n, unsigned k, unsigne
   }
   cudaFree(dv); cudaFree(ov); cudaFree(oi);
 }
-int main() {
+int main(int argc, char** argv) {
+  // One shape: row_stream_phases ROWS N K bf16|f32 [COMPACT_ABOVE [GUESS 0|1]] (defaults 2 k, guessed).
+  if (argc >= 5) {
+    const std::size_t rows = std::stoull(argv[1]), n = std::stoull(argv[2]);
+    const unsigned k = unsigned(std::stoul(argv[3]));
+    const unsigned compact = argc >= 6 ? unsigned(std::stoul(argv[5])) : 2 * k;
+    const bool guess = argc >= 7 ? std::stoi(argv[6]) != 0 : true;
+    if (std::string(argv[4]) == "f32") run<float>(rows, n, k, compact, guess);
+    else run<bfloat16_t>(rows, n, k, compact, guess);
+    return 0;
+  }
   // One row: the compaction mark swept, then the seed guessed and not (TopkTuning::row_stream_estimate).
   for (unsigned k : {50u, 1024u})
     for (unsigned compact : {std::max(2 * k, 64u), 4096u}) run<bfloat16_t>(1, 128256, k, compact);
