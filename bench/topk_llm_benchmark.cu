@@ -3,7 +3,7 @@
 // captured the same way (bench/peers/torch_topk_grid.py, one process for the whole grid). Per
 // shape: ours sorted (the figure), ours unsorted (the cost of sorting), the path before the
 // row-stream one (row_stream = 0), the row-stream family's other variants (row_cluster, row_smem,
-// row_warp, row_filter) and, on the row-stream blocks, the other choice of their seed (row_stream_estimate),
+// row_warp) and, on the row-stream blocks, the other choice of their seed (row_stream_estimate),
 // all diagnostics; the floor is one read of the logits over the device-to-device copy bandwidth
 // measured in the run. Ours sorted is checked against the CPU backend (every index and value),
 // and the previous path and the other variants against ours.
@@ -11,7 +11,7 @@
 //   bench_topk_llm [--rows 1,8,64,256,4096] [--vocab 32000,128256,256000] [--k 1,50,1024]
 //                  [--dtype bf16,f32] [--calls 20] [--reps 10] [--no-torch] [--no-verify]
 //                  [--segment-min LIST] [--compact LIST] [--row-cluster 0|1] [--row-smem 0|1]
-//                  [--row-warp 0|1] [--row-filter 0|1] [--estimate 0|1] (sweeps of the row-stream knobs, or the variant
+//                  [--row-warp 0|1] [--estimate 0|1] (sweeps of the row-stream knobs, or the variant
 //                  forced: ours only)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -49,12 +49,11 @@ struct Options {
   int row_cluster = -1;  // TopkTuning::row_cluster for ours (-1: automatic); forcing it times ours only
   int row_smem = -1;     // TopkTuning::row_smem, the same way
   int row_warp = -1;     // TopkTuning::row_warp, the same way
-  int row_filter = -1;   // TopkTuning::row_filter, the same way
   int estimate = -1;     // TopkTuning::row_stream_estimate, the same way
   int gather = -1;       // TopkTuning::row_cluster_gather, the same way
   bool sweep() const {
     return segment.size() > 1 || compact.size() > 1 || segment[0] || compact[0] || row_cluster >= 0 || row_smem >= 0 ||
-           row_warp >= 0 || row_filter >= 0 || estimate >= 0 || gather >= 0;
+           row_warp >= 0 || estimate >= 0 || gather >= 0;
   }
 };
 
@@ -94,7 +93,6 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   p.out_values = out_v.data(), p.out_indices = out_i.data();
   p.tuning.row_stream_segment = segment, p.tuning.row_stream_compact = compact;
   p.tuning.row_cluster = o.row_cluster, p.tuning.row_smem = o.row_smem, p.tuning.row_warp = o.row_warp;
-  p.tuning.row_filter = o.row_filter;
   p.tuning.row_stream_estimate = o.estimate, p.tuning.row_cluster_gather = o.gather;
   // In a graph where the path allows it; the previous path's segmented CUB sort (several sorted
   // rows) cannot be captured, so it runs as `calls` launches on the stream, timed the same way.
@@ -161,9 +159,6 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   other = p.tuning;
   other.row_warp = path == "row-warp" ? 0 : 1;
   try_variant(other, path == "row-warp" ? "radixmesh sorted, row_warp = 0" : "radixmesh sorted, row_warp = 1");
-  other = p.tuning;
-  other.row_filter = path == "row-filter" ? 0 : 1;
-  try_variant(other, path == "row-filter" ? "radixmesh sorted, row_filter = 0" : "radixmesh sorted, row_filter = 1");
   if (path == "row-cluster")  // the cluster's two finishes, forced (ours takes one of them)
     for (int gather : {0, 1}) {
       other = p.tuning;
@@ -241,7 +236,7 @@ const char* const usage =
     "usage: bench_topk_llm [--rows 1,8,64,256,4096] [--vocab 32000,128256,256000] [--k 1,50,1024]\n"
     "                      [--dtype bf16,f32] [--calls 20] [--reps 10] [--no-torch] [--no-verify]\n"
     "                      [--segment-min LIST] [--compact LIST] [--row-cluster 0|1] [--row-smem 0|1]\n"
-    "                      [--row-warp 0|1] [--row-filter 0|1] [--estimate 0|1] [--gather 0|1]  (knob sweeps, ours only)\n"
+    "                      [--row-warp 0|1] [--estimate 0|1] [--gather 0|1]  (knob sweeps, ours only)\n"
     "  sorted top-k at LLM shapes in a CUDA graph, beside torch.topk(sorted=True) in a graph\n";
 
 int run(int argc, char** argv) {
@@ -259,7 +254,6 @@ int run(int argc, char** argv) {
     else if (args.is("--row-cluster")) o.row_cluster = int(rxm::bench::driver_count("bench_topk_llm", "--row-cluster", args.value()));
     else if (args.is("--row-smem")) o.row_smem = int(rxm::bench::driver_count("bench_topk_llm", "--row-smem", args.value()));
     else if (args.is("--row-warp")) o.row_warp = int(rxm::bench::driver_count("bench_topk_llm", "--row-warp", args.value()));
-    else if (args.is("--row-filter")) o.row_filter = int(rxm::bench::driver_count("bench_topk_llm", "--row-filter", args.value()));
     else if (args.is("--gather")) o.gather = int(rxm::bench::driver_count("bench_topk_llm", "--gather", args.value()));
     else if (args.is("--estimate")) o.estimate = int(rxm::bench::driver_count("bench_topk_llm", "--estimate", args.value()));
     else if (args.is("--no-verify")) o.verify = false;

@@ -202,11 +202,9 @@ struct PathTuning {
   rxm::device::TopkTuning tuning;
 };
 std::vector<PathTuning> padded_row_paths() {
-  std::vector<PathTuning> paths(9);
+  std::vector<PathTuning> paths(8);
   paths[7].name = "row-warp";
   paths[7].tuning.row_warp = 1;
-  paths[8].name = "row-filter";
-  paths[8].tuning.row_filter = 1;
   paths[0].name = "automatic (row-stream)";
   paths[5].name = "row-cluster";
   paths[5].tuning.row_cluster = 1;
@@ -508,20 +506,9 @@ TEST(GpuTopkLlm, RowSmemPath) {
   check_forced_variant("row-smem", [](rxm::device::TopkTuning& t) { t.row_smem = 1; }, shapes, 50257, 20003);
 }
 
-// The row-filter variant (TopkTuning::row_filter = 1): rows it filters (normal and masked logits,
-// 16- and 32-bit, k from 2 to 1024, vocabularies to 262144), rows it lists for the row-stream
-// blocks (ascending rows overflow its slots, all-equal and few-distinct rows, rows too short to
-// guess from, rows shorter than k), and both in one launch (offsets).
-TEST(GpuTopkLlm, RowFilterPath) {
-  RXM_REQUIRE_GPU();
-  const GridShape shapes[] = {{1, 1000}, {3, 32000}, {2, 50257}, {4, 4097}, {40, 9000}, {9, 97}, {3, 128256}, {2, 262144}};
-  check_forced_variant("row-filter", [](rxm::device::TopkTuning& t) { t.row_filter = 1; }, shapes, 128256, 40003);
-}
-
 // Many 16-bit rows over more than one wave of blocks take a block per row from shared memory only
-// from k > 768; below, the row-stream blocks (k <= 128: the row-warp blocks). The row filter is
-// taken only when forced.
-TEST(GpuTopkLlm, RowSmemAutomaticAndRowFilterForcedOnly) {
+// from k > 768; below, the row-stream blocks (k <= 128: the row-warp blocks).
+TEST(GpuTopkLlm, RowSmemAutomatic) {
   RXM_REQUIRE_GPU();
   using rxm::KeyType;
   for (std::size_t k : {std::size_t(129), std::size_t(256), std::size_t(384), std::size_t(768)}) {
@@ -532,9 +519,6 @@ TEST(GpuTopkLlm, RowSmemAutomaticAndRowFilterForcedOnly) {
   EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, 769), "row-smem");
   EXPECT_EQ(path_of(KeyType::f16, 4096, 16384, 1024), "row-smem");
   EXPECT_EQ(path_of(KeyType::f32, 4096, 32000, 1024), "row-stream");
-  rxm::device::TopkTuning filter;
-  filter.row_filter = 1;
-  EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, 256, filter), "row-filter");
   expect_automatic_bf16_matches_cpu(1024, 20000, {192, 384});
 }
 
@@ -639,10 +623,7 @@ TEST(GpuTopkLlm, GraphCaptureReplaysWithNewLogits) {
   replay_in_graph(50, "row-warp", warp);
   cluster.row_smem = 0, cluster.row_cluster = 1;
   smem.row_smem = 1;
-  rxm::device::TopkTuning filter;
-  filter.row_filter = 1;
   for (std::size_t k : {std::size_t(50), std::size_t(1024)}) {
-    replay_in_graph(k, "row-filter", filter);
     replay_in_graph(k, "row-stream", blocks);
     replay_in_graph(k, "row-cluster", cluster);
     replay_in_graph(k, "row-smem", smem);
@@ -721,24 +702,4 @@ TEST(GpuTopkLlm, StreamBranchesForSanitizers) {
   blocks(tuning);
   expect_path_matches_cpu(spiked_rows<rxm::bfloat16_t>(1, 16384, test_seed()), 1, 16384, 1024, llm_options[0], tuning,
                           "row-stream");
-}
-
-// Each branch of the row-filter kernels, for compute-sanitizer: rows filtered with and without a
-// raise of the threshold on the way (rows of 262144 normal values at k = 512 pass the 3 k appends
-// that raise it in ~80 % of rows, of 128256 at k = 1024 in ~35 %: bench/phases/row_filter_model.py's
-// simulate; 8 rows all missing it: ~1e-6), k = 50 (its slots are sized as for k = 256), ascending
-// rows (their slots overflow: listed), spiked rows (the guess leaves fewer than k keys: listed),
-// rows too short to guess from (listed before streaming).
-TEST(GpuTopkLlm, FilterBranchesForSanitizers) {
-  RXM_REQUIRE_GPU();
-  auto filter = [](rxm::device::TopkTuning& t) { t.row_filter = 1; };
-  check_branch_for_sanitizers<rxm::bfloat16_t>(filter, "row-filter", 8, 262144, 512);
-  check_branch_for_sanitizers<float>(filter, "row-filter", 8, 262144, 512);
-  check_branch_for_sanitizers<rxm::bfloat16_t>(filter, "row-filter", 2, 128256, 1024);
-  check_branch_for_sanitizers<rxm::bfloat16_t>(filter, "row-filter", 3, 32000, 50);
-  check_branch_for_sanitizers<float>(filter, "row-filter", 3, 2000, 300);
-  rxm::device::TopkTuning tuning;
-  filter(tuning);
-  expect_path_matches_cpu(spiked_rows<rxm::bfloat16_t>(2, 16384, test_seed()), 2, 16384, 1024, llm_options[0], tuning,
-                          "row-filter");
 }

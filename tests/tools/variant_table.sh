@@ -15,7 +15,7 @@ line() {  # command rows type implementation median ours path
   line run1 4096 bf16 "radixmesh sorted, row_smem = 0 (row-stream)" 0.345 false row-smem
   line run1 4096 bf16 "radixmesh unsorted" 0.415 false row-smem
   line run1 4096 f32 "ours sorted" 0.462 true row-stream
-  line run1 4096 f32 "radixmesh sorted, row_filter = 1 (row-filter)" 0.366 false row-stream
+  line run1 4096 f32 "radixmesh sorted, row_smem = 1 (row-smem)" 0.366 false row-stream
   echo
   line run2 4096 bf16 "ours sorted" 0.500 true row-smem
 } > "$work/r.jsonl"
@@ -24,7 +24,7 @@ out=$("$py" "$repo/scripts/variant_table.py" "$work/r.jsonl") || fail "exit $?"
 grep -q '^rows=4096 n=32000 type=bf16 k=256: ours 0.432 ms (row-smem)$' <<< "$out" || fail "ours: $out"
 grep -q '0.345 ms   0.80x  radixmesh sorted, row_smem = 0 (row-stream)' <<< "$out" || fail "ratio: $out"
 out=$("$py" "$repo/scripts/variant_table.py" "$work/r.jsonl" --match row_ --where type=f32) || fail "exit $?"
-[ "$(grep -c 'ours ' <<< "$out")" = 1 ] && grep -q '0.79x  radixmesh sorted, row_filter = 1' <<< "$out" || fail "--where/--match: $out"
+[ "$(grep -c 'ours ' <<< "$out")" = 1 ] && grep -q '0.79x  radixmesh sorted, row_smem = 1' <<< "$out" || fail "--where/--match: $out"
 grep -q unsorted <<< "$("$py" "$repo/scripts/variant_table.py" "$work/r.jsonl" --match row_)" && fail "--match kept another"
 err=$("$py" "$repo/scripts/variant_table.py" "$work/r.jsonl" --where type 2>&1) && fail "--where without = accepted"
 grep -q "fix:" <<< "$err" || fail "--where: $err"

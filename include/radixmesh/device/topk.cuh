@@ -122,14 +122,6 @@ struct TopkTuning {
   // of at most 256 KiB from 4 rows per multiprocessor, of at most 512 KiB from 8 (when the family's
   // other knobs are automatic), 0 never, 1 wherever the row-stream path runs.
   int row_warp = -1;
-  // The row-stream family's variant for many rows with a large k (src/cuda/topk/topk_row_filter.cuh):
-  // every row streamed at full occupancy with no keys in shared memory, the keys above a rising
-  // threshold appended to temporary storage (5 max(k, 256) keys a row), then a block per row
-  // selecting and sorting those keys; rows the filter cannot serve (ascending rows, heavy ties,
-  // short rows) are finished by row-stream blocks. 2 <= k <= 1024, 16- and 32-bit keys. -1 and 0
-  // never (the row-stream blocks were faster wherever it was timed), 1 wherever the row-stream
-  // path runs.
-  int row_filter = -1;
 };
 
 struct TopkProblem {
@@ -162,15 +154,15 @@ struct TopkProblem {
 RXM_API std::size_t topk_temp_bytes(const TopkProblem& problem, int device);
 
 // The path this problem takes on `device` (benchmarks record it): "row-warp", "row-smem",
-// "row-cluster", "row-filter" or "row-stream" (the row-stream family: batched rows of at most 2^18
-// values with k <= 1024), "sample-select", "delegates" or "raw" (radix select over the rows).
+// "row-cluster" or "row-stream" (the row-stream family: batched rows of at most 2^18 values with
+// k <= 1024), "sample-select", "delegates" or "raw" (radix select over the rows).
 RXM_API const char* topk_path_name(const TopkProblem& problem, int device);
 
 // The top-k of every row of `problem`. Runs on `stream`; `temp` holds at least
 // topk_temp_bytes(problem) bytes of device memory. Arguments are checked (rxm::Error);
 // device-resident offsets are trusted as documented. No allocation and no synchronization (unless
 // debug_checks). The row-stream family (batched rows of at most 2^18 values, k <= 1024: LLM logits;
-// topk_path_name says "row-warp", "row-smem", "row-cluster", "row-filter" or "row-stream") can be captured in a
+// topk_path_name says "row-warp", "row-smem", "row-cluster" or "row-stream") can be captured in a
 // CUDA graph and replayed with new values in the same buffers (tests/gpu/test_gpu_topk_llm.cu).
 // Several rows outside it order their winners with CUB's segmented sort, which cannot be captured
 // (cudaErrorStreamCaptureUnsupported).

@@ -641,7 +641,6 @@ const char* topk_path_name(const TopkProblem& problem, int device) {
   if (planned.path == Path::row_warp) return "row-warp";
   if (planned.path == Path::row_smem) return "row-smem";
   if (planned.path == Path::row_cluster) return "row-cluster";
-  if (planned.path == Path::row_filter) return "row-filter";
   if (planned.path == Path::row_stream) return "row-stream";
   return planned.select.sample ? "sample-select" : planned.select.alpha ? "delegates" : "raw";
 }
@@ -660,11 +659,7 @@ PlannedTopk plan_topk(const device::TopkProblem& problem, int device) {
   ::radixmesh::device::check_problem(problem);
   PlannedTopk planned;
   if (takes_row_stream(problem)) {
-    if (const std::optional<RowFilterPlan> filter = row_filter_plan(problem, device)) {
-      planned.path = PlannedTopk::Path::row_filter;
-      planned.filter = *filter;
-      planned.temp_bytes = std::max<std::size_t>(1, filter->temp_bytes);
-    } else if (const std::optional<RowWarpPlan> warp = row_warp_plan(problem, device)) {
+    if (const std::optional<RowWarpPlan> warp = row_warp_plan(problem, device)) {
       planned.path = PlannedTopk::Path::row_warp;
       planned.warp = *warp;  // no temporary storage
     } else if (const std::optional<RowSmemPlan> smem = row_smem_plan(problem, device)) {
@@ -691,10 +686,6 @@ void launch_planned(const PlannedTopk& planned, void* temp, std::size_t temp_byt
   if (planned.path == Path::row_warp) return launch_row_warp(planned.warp, problem, stream);
   if (planned.path == Path::row_smem) return launch_row_smem(planned.smem, problem, stream);
   if (planned.path == Path::row_cluster) return launch_row_cluster(planned.cluster, problem, stream);
-  if (planned.path == Path::row_filter) {
-    ::radixmesh::device::require_temp(temp_bytes, planned.filter.temp_bytes);
-    return launch_row_filter(planned.filter, temp, problem, stream);
-  }
   if (planned.path == Path::row_stream) {
     ::radixmesh::device::require_temp(temp_bytes, planned.stream.temp_bytes);
     return launch_row_stream(planned.stream, temp, problem, stream);

@@ -8,7 +8,6 @@
 
 #include "cuda/topk/topk_plan_gpu.hpp"
 #include "cuda/topk/topk_row_cluster.hpp"
-#include "cuda/topk/topk_row_filter.hpp"
 #include "cuda/topk/topk_row_smem.hpp"
 #include "cuda/topk/topk_row_stream.hpp"
 #include "cuda/topk/topk_row_warp.hpp"
@@ -17,11 +16,10 @@
 namespace radixmesh::detail::topk_gpu {
 
 struct PlannedTopk {
-  enum class Path { row_warp, row_smem, row_cluster, row_filter, row_stream, select } path = Path::select;
+  enum class Path { row_warp, row_smem, row_cluster, row_stream, select } path = Path::select;
   RowWarpPlan warp;
   RowSmemPlan smem;
   RowClusterPlan cluster;
-  RowFilterPlan filter;
   RowStreamPlan stream;
   GpuPlan select;              // the delegate, raw and sample paths
   std::size_t temp_bytes = 1;  // at least 1: a valid allocation

@@ -17,8 +17,8 @@ namespace {
 constexpr std::size_t kMaxGridRows = 2147483647;  // grid.x
 constexpr std::size_t kRowSmemMinRows = 32;
 // 16-bit rows over more than one wave take a block each from k above this; below, the row-stream
-// blocks (or the row filter) cost less. One H100, call HT (bench_topk_llm --rows 4096,2048,1024
-// --vocab 32000 --k 128,...,1024 --dtype bf16,f32 --no-torch, bench/results/gpu-check/h100-ht-*):
+// blocks cost less. One H100, call HT (bench_topk_llm --rows 4096,2048,1024 --vocab 32000
+// --k 128,...,1024 --dtype bf16,f32 --no-torch, bench/results/gpu-check/h100-ht-*):
 // 4096 x 32000 bf16 k = 768 row-smem 0.458 against row-stream 0.393 ms, k = 1024 0.466 against
 // 0.490; 1024 rows k = 768 0.128 against 0.112, k = 1024 0.130 against 0.136.
 constexpr unsigned kRowSmemManyWavesMinK = 768;

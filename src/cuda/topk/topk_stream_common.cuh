@@ -1,4 +1,4 @@
-// What every kernel of the row-stream family (row-stream blocks and their merge, row-cluster, row-filter,
+// What every kernel of the row-stream family (row-stream blocks and their merge, row-cluster,
 // row-smem, row-warp) shares: the block and tile sizes, the composite keys (StreamKey) and ranks
 // (StreamRank) they select on, their launch parameters (StreamParams), a block's shared state and
 // the digit search over a 256-bin histogram. Design and measurements: docs/design/topk.md.
