@@ -257,17 +257,15 @@ __device__ inline TieRuns tie_runs_by_position(const unsigned long long* keys, u
 // first (the position's 15 to 18 bits at LLM vocabularies take two or three of the passes); runs
 // of equal ranks then take their order by position (tie_runs_by_position), and only a run longer
 // than kTieRunMax sends the keys through the passes again on every bit. The 16-bit keys keep the
-// plain sort (their many ties would mostly take both sorts). SortMax: the most keys (count), the
-// buffer holding 2 SortMax keys and the sort's tables.
-template <unsigned SortMax>
+// plain sort (their many ties would mostly take both sorts).
 __device__ __forceinline__ const unsigned long long* sort_output(StreamBuffer& buf, unsigned count, int low_bit,
                                                              int high_bit, int rank_bit) {
   int from_bit = rank_bit > low_bit && rank_bit < high_bit ? rank_bit : low_bit;
   for (;;) {
-    const unsigned long long* ordered = block_radix_sort_descending<kStreamThreads / 32, SortMax / kStreamThreads>(
-        buf.keys, buf.keys + SortMax, SortMax, count, from_bit, high_bit, buf.sh.hist);
+    const unsigned long long* ordered = block_radix_sort_descending<kStreamThreads / 32, kRowStreamMaxK / kStreamThreads>(
+        buf.keys, buf.keys + kRowStreamMaxK, kRowStreamMaxK, count, from_bit, high_bit, buf.sh.hist);
     if (from_bit == low_bit) return ordered;
-    unsigned long long* spare = ordered == buf.keys ? buf.keys + SortMax : buf.keys;
+    unsigned long long* spare = ordered == buf.keys ? buf.keys + kRowStreamMaxK : buf.keys;
     const TieRuns ties = tie_runs_by_position(ordered, spare, count, rank_bit);
     if (ties == TieRuns::none) return ordered;
     if (ties == TieRuns::ordered) return spare;
@@ -279,18 +277,16 @@ __device__ __forceinline__ const unsigned long long* sort_output(StreamBuffer& b
 }
 
 // The block's k best keys, sorted (best first, or by ascending position), written as the row's
-// output; places past a short row's values get value bits 0 and index -1. SortMax: the most kept
-// keys sorted whole for best-first output (more are cut to the k best first); the radix sort's
-// buffer then holds 2 SortMax keys and its tables (kStreamRadixEntries for the default).
-template <class T, unsigned SortMax = kRowStreamMaxK>
+// output; places past a short row's values get value bits 0 and index -1.
+template <class T>
 __device__ void write_row(const StreamParams<T>& p, StreamBuffer& buf, std::size_t r, std::uint64_t begin,
                           unsigned count) {
   using U = key_bits_t<T>;
   const StreamKey<8 * sizeof(U)> key_of(p.index_bits);
   const bool by_rank = p.options.sorted;
-  // Best first: up to SortMax kept keys are sorted whole and the first k written; otherwise the k
-  // best are kept first.
-  if (count > p.k && !(by_rank && count <= SortMax)) count = (buf.keep_best(count, p.k), p.k);
+  // Best first: up to kRowStreamMaxK kept keys are sorted whole and the first k written; otherwise
+  // the k best are kept first.
+  if (count > p.k && !(by_rank && count <= kRowStreamMaxK)) count = (buf.keep_best(count, p.k), p.k);
   unsigned size = p.k_pad;
   while (size < count) size *= 2;
   const unsigned long long* ordered = buf.keys;
@@ -304,10 +300,10 @@ __device__ void write_row(const StreamParams<T>& p, StreamBuffer& buf, std::size
     high_bit = differ ? 64 - __clzll((long long)differ) : low_bit;
     low_bit = differ ? __ffsll((long long)differ) - 1 : low_bit;
     if constexpr (sizeof(U) == 4)
-      ordered = sort_output<SortMax>(buf, count, low_bit, high_bit, by_rank ? key_of.rank_shift : 0);
+      ordered = sort_output(buf, count, low_bit, high_bit, by_rank ? key_of.rank_shift : 0);
     else
-      ordered = block_radix_sort_descending<kStreamThreads / 32, SortMax / kStreamThreads>(
-          buf.keys, buf.keys + SortMax, SortMax, count, low_bit, high_bit, buf.sh.hist);
+      ordered = block_radix_sort_descending<kStreamThreads / 32, kRowStreamMaxK / kStreamThreads>(
+          buf.keys, buf.keys + kRowStreamMaxK, kRowStreamMaxK, count, low_bit, high_bit, buf.sh.hist);
   } else {
     buf.sort(count, size, [&](unsigned long long key) { return by_rank ? key : key_of.by_position(key); });
   }

@@ -169,20 +169,22 @@ __device__ inline void find_digit(const unsigned* hist, unsigned need, StreamSha
 }
 
 // One pass of a block's radix select: the 8-bit digit below bit `high` (not below `low`) of the
-// need-th best key among those visit(add) passes to add(key) (each thread its own) that share
-// `prefix` above `high` (every key while high = 64). Moves high down to the digit's lowest bit,
-// appends the digit to prefix, takes the keys of the digits above it off need, and returns the
-// keys in the digit's bucket. Every thread calls it; a barrier must separate it from the next
-// pass, which rewrites sh.hist and the decision.
-template <class Visit>
-__device__ unsigned radix_select_pass_visiting(StreamShared& sh, Visit visit, int low, int& high,
-                                               unsigned long long& prefix, unsigned& need) {
+// need-th best key among those counted(i, key) names (i < count) that share `prefix` above `high`
+// (every key while high = 64). Moves high down to the digit's lowest bit, appends the digit to
+// prefix, takes the keys of the digits above it off need, and returns the keys in the digit's
+// bucket. Every thread calls it; a barrier must separate it from the next pass, which rewrites
+// sh.hist and the decision.
+template <class Index, class Counted>
+__device__ unsigned radix_select_pass(StreamShared& sh, Index count, Counted counted, int low, int& high,
+                                      unsigned long long& prefix, unsigned& need) {
   const int shift = high - 8 > low ? high - 8 : low, width = high - shift;
   for (unsigned b = threadIdx.x; b < 256; b += blockDim.x) sh.hist[b] = 0;
   __syncthreads();
-  visit([&](unsigned long long key) {
-    if (high == 64 || (key >> high) == prefix) atomicAdd(&sh.hist[unsigned(key >> shift) & ((1u << width) - 1)], 1u);
-  });
+  for (Index i = threadIdx.x; i < count; i += blockDim.x) {
+    unsigned long long key;
+    if (counted(i, key) && (high == 64 || (key >> high) == prefix))
+      atomicAdd(&sh.hist[unsigned(key >> shift) & ((1u << width) - 1)], 1u);
+  }
   __syncthreads();
   if (threadIdx.x < 32) find_digit(sh.hist, need, sh);
   __syncthreads();
@@ -191,20 +193,6 @@ __device__ unsigned radix_select_pass_visiting(StreamShared& sh, Visit visit, in
   prefix = (high == 64 ? 0ull : prefix << width) | digit;
   high = shift;
   return bucket;
-}
-
-// The same pass over the keys counted(i, key) names (i < count), the block's threads taking i in
-// turn.
-template <class Index, class Counted>
-__device__ unsigned radix_select_pass(StreamShared& sh, Index count, Counted counted, int low, int& high,
-                                      unsigned long long& prefix, unsigned& need) {
-  auto visit = [&](auto add) {
-    for (Index i = threadIdx.x; i < count; i += blockDim.x) {
-      unsigned long long key;
-      if (counted(i, key)) add(key);
-    }
-  };
-  return radix_select_pass_visiting(sh, visit, low, high, prefix, need);
 }
 
 }  // namespace radixmesh::detail::topk_gpu
