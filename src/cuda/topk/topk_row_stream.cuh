@@ -276,20 +276,16 @@ __device__ __forceinline__ const unsigned long long* sort_output(StreamBuffer& b
   }
 }
 
-// The block's k best keys, sorted (best first, or by ascending position), written as the row's
-// output; places past a short row's values get value bits 0 and index -1.
+// The block's keys[0, count) sorted best first (by_rank) or by ascending position, by the radix
+// passes above kStreamBitonicMax keys when the buffer holds their scratch, else by buf.sort; returns
+// where they ended (buf.keys or its other half). Every thread calls it; it ends with a barrier.
 template <class T>
-__device__ void write_row(const StreamParams<T>& p, StreamBuffer& buf, std::size_t r, std::uint64_t begin,
-                          unsigned count) {
+__device__ const unsigned long long* sort_kept(const StreamParams<T>& p, StreamBuffer& buf, unsigned count,
+                                               bool by_rank) {
   using U = key_bits_t<T>;
   const StreamKey<8 * sizeof(U)> key_of(p.index_bits);
-  const bool by_rank = p.options.sorted;
-  // Best first: up to kRowStreamMaxK kept keys are sorted whole and the first k written; otherwise
-  // the k best are kept first.
-  if (count > p.k && !(by_rank && count <= kRowStreamMaxK)) count = (buf.keep_best(count, p.k), p.k);
   unsigned size = p.k_pad;
   while (size < count) size *= 2;
-  const unsigned long long* ordered = buf.keys;
   if (size > kStreamBitonicMax && p.capacity >= kStreamRadixEntries) {
     // By rank: every bit below the rank's top down to the position's lowest; by position: the
     // complemented position's bits alone. Of those, only the span of bits in which the keys
@@ -300,12 +296,43 @@ __device__ void write_row(const StreamParams<T>& p, StreamBuffer& buf, std::size
     high_bit = differ ? 64 - __clzll((long long)differ) : low_bit;
     low_bit = differ ? __ffsll((long long)differ) - 1 : low_bit;
     if constexpr (sizeof(U) == 4)
-      ordered = sort_output(buf, count, low_bit, high_bit, by_rank ? key_of.rank_shift : 0);
+      return sort_output(buf, count, low_bit, high_bit, by_rank ? key_of.rank_shift : 0);
     else
-      ordered = block_radix_sort_descending<kStreamThreads / 32, kRowStreamMaxK / kStreamThreads>(
+      return block_radix_sort_descending<kStreamThreads / 32, kRowStreamMaxK / kStreamThreads>(
           buf.keys, buf.keys + kRowStreamMaxK, kRowStreamMaxK, count, low_bit, high_bit, buf.sh.hist);
-  } else {
-    buf.sort(count, size, [&](unsigned long long key) { return by_rank ? key : key_of.by_position(key); });
+  }
+  buf.sort(count, size, [&](unsigned long long key) { return by_rank ? key : key_of.by_position(key); });
+  return buf.keys;
+}
+
+// The block's k best keys, sorted (best first, or by ascending position), written as the row's
+// output; places past a short row's values get value bits 0 and index -1. Argmax: k = 1 and at
+// most one key, written as it is (with the sorts inlined the 16-bit argmax kernel took 57
+// registers, without them 37; ptxas -v).
+template <class T, bool Argmax = false>
+__device__ void write_row(const StreamParams<T>& p, StreamBuffer& buf, std::size_t r, std::uint64_t begin,
+                          unsigned count) {
+  if constexpr (Argmax) {
+    if (threadIdx.x == 0) write_place(p, r, begin, 0, count ? buf.keys[0] : 0ull);
+    return;
+  }
+  const bool by_rank = p.options.sorted;
+  // Up to kRowStreamMaxK kept keys are sorted whole by rank and the first k taken: best first,
+  // that is the output; by position, for k <= kStreamBitonicMax when the radix passes are at hand,
+  // those k are then sorted again by position (buf.sort), which costs less than keep_best's select
+  // of more than kSortedKeepMax keys (docs/design/topk.md, "The row-stream blocks"). Otherwise
+  // the k best are kept first.
+  const bool whole = count > p.k && count <= kRowStreamMaxK &&
+                     (by_rank || (p.k_pad <= kStreamBitonicMax && p.capacity >= kStreamRadixEntries));
+  if (count > p.k && !whole) count = (buf.keep_best(count, p.k), p.k);
+  const unsigned long long* ordered = sort_kept(p, buf, count, by_rank || whole);
+  if (whole && !by_rank) {
+    if (ordered != buf.keys)  // the k best, by rank, back to where buf.sort sorts
+      for (unsigned q = threadIdx.x; q < p.k; q += blockDim.x) buf.keys[q] = ordered[q];
+    __syncthreads();
+    const StreamKey<8 * sizeof(key_bits_t<T>)> key_of(p.index_bits);
+    count = p.k, ordered = buf.keys;
+    buf.sort(count, p.k_pad, [&](unsigned long long key) { return key_of.by_position(key); });
   }
   for (unsigned q = threadIdx.x; q < p.k; q += blockDim.x) write_place(p, r, begin, q, q < count ? ordered[q] : 0ull);
 }
@@ -328,7 +355,7 @@ __global__ void __launch_bounds__(kStreamThreads, sizeof(T) == 4 && Guess ? 3 : 
   const ValueTiles<T> src(p.values + begin, first, last, p.options, p.index_bits);
   const unsigned count = stream_best<Argmax, Guess>(src, buf, p.k, p.compact_above);
   if (p.segments == 1) {
-    write_row(p, buf, r, begin, count);
+    write_row<T, Argmax>(p, buf, r, begin, count);
     return;
   }
   // Everything kept (no compaction here: the merge selects), 0 in the places left.
@@ -349,7 +376,7 @@ __global__ void __launch_bounds__(kStreamThreads) row_stream_merge(StreamParams<
   const std::uint64_t per_row = std::uint64_t(p.segments) * p.segment_slots;
   const KeyTiles<W> src{p.segment_keys + std::uint64_t(r) * per_row, per_row};
   const unsigned count = stream_best<Argmax, Guess>(src, buf, p.k, p.compact_above);
-  write_row(p, buf, r, p.rows.begin(r), count);
+  write_row<T, Argmax>(p, buf, r, p.rows.begin(r), count);
 }
 
 }  // namespace radixmesh::detail::topk_gpu
