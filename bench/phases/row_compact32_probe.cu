@@ -1,0 +1,337 @@
+// A probe, not a variant: how fast a block per row can take the k best of 16-bit logits when the
+// row never sits in shared memory (docs/design/topk.md, "Open leads": 4096 rows of 32000 at
+// k = 1024). bf16 rows of at most 65536 values (16-bit positions), n a multiple of 8, k <= 1024,
+// largest first, ties by lowest index. A block of 256 threads a row, ~26 KB of shared memory:
+//  1. a bound from 2048 sampled values: the m-th best of them, m = k f + 3 sqrt(k f) + 1 for the
+//     sampled fraction f (two 8-bit histogram passes), so ~1.4 k of 32000 values pass at k = 1024;
+//  2. the row streamed once, each warp over its own contiguous eighth, 4 vectors of 8 values in
+//     flight a lane, the passing values appended as 32-bit (rank, position) to the warp's own
+//     region by a warp scan (no atomics), so every region is in position order;
+//  3. the k-th rank among the survivors (two 8-bit histogram passes);
+//  4. the winners compacted in position order (one block scan of packed counts);
+//  5. sorted on the rank bits alone by the block's stable LSD radix sort (two 8-bit passes), so
+//     equal ranks stay by position; 6. written.
+// A row whose bound admits fewer than k values or overflows a warp's region is counted as failed
+// (a variant would send it to another path). Checks every row against a host reference, then
+// times the kernel alone (back-to-back launches) beside the floor: one read of the logits at the
+// D2D copy rate measured here.
+//   row_compact32_probe [ROWS N K]...   (default: 4096 32000 1024, 4096 32000 256, 4096 32000 50)
+// Built here by nvcc -I include -I src -I bench/phases -O3 -arch=sm_90 --expt-relaxed-constexpr
+// -std=c++20 -Xptxas -v -o build-gpu/phases/row_compact32_probe bench/phases/row_compact32_probe.cu
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cuda/topk/topk_block_radix_sort.cuh"
+#include "phase_logits.hpp"
+
+using radixmesh::detail::topk_gpu::block_radix_sort_descending;
+using radixmesh::detail::topk_gpu::block_radix_sort_scratch_bytes;
+
+namespace {
+
+constexpr int kThreads = 256, kWarps = kThreads / 32;
+constexpr unsigned kKMax = 1024, kRegion = 256, kSamples = 2048;
+
+__device__ __forceinline__ unsigned rank_of(unsigned bits) { return bits ^ ((bits & 0x8000u) ? 0xffffu : 0x8000u); }
+__device__ __forceinline__ unsigned bits_of(unsigned rank) { return rank ^ ((rank & 0x8000u) ? 0x8000u : 0xffffu); }
+
+__device__ __forceinline__ unsigned warp_inclusive(unsigned x) {
+  const unsigned lane = threadIdx.x & 31;
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const unsigned y = __shfl_up_sync(0xffffffffu, x, d);
+    if (lane >= unsigned(d)) x += y;
+  }
+  return x;
+}
+
+// Exclusive scan over the block (every thread calls it; two barriers).
+__device__ unsigned block_exclusive(unsigned x, unsigned* warp_sums, unsigned& total) {
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const unsigned inclusive = warp_inclusive(x);
+  if (lane == 31) warp_sums[warp] = inclusive;
+  __syncthreads();
+  unsigned before = 0;
+  total = 0;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) before += w < int(warp) ? warp_sums[w] : 0, total += warp_sums[w];
+  __syncthreads();
+  return before + inclusive - x;
+}
+
+// Given hist[256] of a digit, the digit holding the `need`-th best (counting from the top digit)
+// and how many of that digit are still needed: thread t looks at digit 255 - t.
+__device__ void find_digit(const unsigned* hist, unsigned need, unsigned* warp_sums, unsigned* digit,
+                           unsigned* left) {
+  const unsigned d = 255 - threadIdx.x, c = hist[d];
+  unsigned total;
+  const unsigned above = block_exclusive(c, warp_sums, total);
+  if (above < need && above + c >= need) *digit = d, *left = need - above;
+  __syncthreads();
+}
+
+struct Shared {
+  unsigned hist[256];
+  unsigned warp_sums[kWarps];
+  unsigned warp_count[kWarps];
+  unsigned digit, left, overflow;
+};
+
+__global__ void __launch_bounds__(kThreads) probe(const std::uint16_t* __restrict__ values, unsigned n, unsigned k,
+                                                  std::uint16_t* out_values, std::int32_t* out_indices,
+                                                  unsigned* failed, unsigned* survivors_of_row) {
+  extern __shared__ unsigned long long dyn[];
+  unsigned long long* keys = dyn;              // kKMax
+  unsigned long long* other = dyn + kKMax;     // kKMax, then the sort's tables
+  unsigned* surv = reinterpret_cast<unsigned*>(other);  // kWarps x kRegion: dead before the sort
+  __shared__ Shared sh;
+  const unsigned t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  const std::uint16_t* row = values + std::size_t(blockIdx.x) * n;
+
+  // 1. The bound from the samples.
+  const float kf = float(k) * kSamples / float(n);
+  const unsigned m = min(unsigned(kSamples), unsigned(kf + 3.0f * sqrtf(kf)) + 1);
+  sh.hist[t] = 0;
+  if (t == 0) sh.overflow = 0;
+  __syncthreads();
+  unsigned sample[kSamples / kThreads];
+#pragma unroll
+  for (unsigned j = 0; j < kSamples / kThreads; ++j) {
+    sample[j] = rank_of(__ldg(row + (std::uint64_t(t * (kSamples / kThreads) + j) * n) / kSamples));
+    atomicAdd(&sh.hist[sample[j] >> 8], 1u);
+  }
+  __syncthreads();
+  find_digit(sh.hist, m, sh.warp_sums, &sh.digit, &sh.left);
+  const unsigned top = sh.digit, need_low = sh.left;
+  sh.hist[t] = 0;
+  __syncthreads();
+#pragma unroll
+  for (unsigned j = 0; j < kSamples / kThreads; ++j)
+    if ((sample[j] >> 8) == top) atomicAdd(&sh.hist[sample[j] & 255], 1u);
+  __syncthreads();
+  find_digit(sh.hist, need_low, sh.warp_sums, &sh.digit, &sh.left);
+  const unsigned bound = (top << 8) | sh.digit;
+  const unsigned bound2 = bound | (bound << 16);
+
+  // 2. The stream: warp `warp` over vectors [first, last) of 8 values.
+  const unsigned vectors = n / 8, first = vectors * warp / kWarps, last = vectors * (warp + 1) / kWarps;
+  const uint4* vec = reinterpret_cast<const uint4*>(row);
+  unsigned* region = surv + warp * kRegion;
+  unsigned count = 0;
+  constexpr int kInFlight = 4;
+  for (unsigned base = first; base < last; base += 32 * kInFlight) {
+    uint4 x[kInFlight];
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const unsigned at = base + u * 32 + lane;
+      x[u] = at < last ? __ldg(vec + at) : make_uint4(0, 0, 0, 0);  // 0: rank 0x8000 (+0.0): masked below
+    }
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const unsigned at = base + u * 32 + lane;
+      const unsigned w[4] = {x[u].x, x[u].y, x[u].z, x[u].w};
+      unsigned r[4], pass[4], c = 0;
+#pragma unroll
+      for (int h = 0; h < 4; ++h) {
+        r[h] = w[h] ^ (0x80008000u | (((w[h] >> 15) & 0x00010001u) * 0x7fffu));
+        pass[h] = at < last ? __vcmpgeu2(r[h], bound2) : 0u;
+        c += __popc(pass[h]) / 16;
+      }
+      const unsigned inclusive = warp_inclusive(c);
+      const unsigned total = __shfl_sync(0xffffffffu, inclusive, 31);
+      unsigned slot = count + inclusive - c;
+      if (c) {
+#pragma unroll
+        for (int h = 0; h < 4; ++h) {
+          const unsigned pos = at * 8 + 2 * h;
+          if (pass[h] & 0xffffu) {
+            if (slot < kRegion) region[slot] = ((r[h] & 0xffffu) << 16) | pos;
+            ++slot;
+          }
+          if (pass[h] >> 16) {
+            if (slot < kRegion) region[slot] = (r[h] & 0xffff0000u) | (pos + 1);
+            ++slot;
+          }
+        }
+      }
+      count += total;
+    }
+  }
+  if (lane == 0) {
+    sh.warp_count[warp] = count < kRegion ? count : kRegion;
+    if (count > kRegion) sh.overflow = 1;
+  }
+  __syncthreads();
+  unsigned survivors = 0;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) survivors += sh.warp_count[w];
+  if (t == 0) survivors_of_row[blockIdx.x] = sh.overflow ? 0u : survivors;  // 0: overflowed
+  if (sh.overflow || survivors < k) {  // the whole block takes this branch
+    if (t == 0) atomicAdd(failed, 1u);
+    return;
+  }
+
+  // 3. The k-th rank among the survivors: thread t's 8 consecutive slots (a warp region a 32 threads).
+  constexpr unsigned kItems = kWarps * kRegion / kThreads;
+  const unsigned my_region = t / (kRegion / kItems), my_first = (t % (kRegion / kItems)) * kItems;
+  const unsigned my_count = sh.warp_count[my_region];
+  unsigned item[kItems];
+#pragma unroll
+  for (unsigned j = 0; j < kItems; ++j)
+    item[j] = my_first + j < my_count ? surv[my_region * kRegion + my_first + j] : 0u;  // rank 0: never counted
+  sh.hist[t] = 0;
+  __syncthreads();
+#pragma unroll
+  for (unsigned j = 0; j < kItems; ++j)
+    if (my_first + j < my_count) atomicAdd(&sh.hist[item[j] >> 24], 1u);
+  __syncthreads();
+  find_digit(sh.hist, k, sh.warp_sums, &sh.digit, &sh.left);
+  const unsigned ktop = sh.digit, kneed = sh.left;
+  sh.hist[t] = 0;
+  __syncthreads();
+#pragma unroll
+  for (unsigned j = 0; j < kItems; ++j)
+    if (my_first + j < my_count && (item[j] >> 24) == ktop) atomicAdd(&sh.hist[(item[j] >> 16) & 255], 1u);
+  __syncthreads();
+  find_digit(sh.hist, kneed, sh.warp_sums, &sh.digit, &sh.left);
+  const unsigned kth = (ktop << 8) | sh.digit, ties = sh.left;  // ties: how many of rank kth win
+
+  // 4. The winners in position order: above kth, and the first `ties` equal to it.
+  unsigned above = 0, equal = 0;
+#pragma unroll
+  for (unsigned j = 0; j < kItems; ++j) {
+    const unsigned r = item[j] >> 16;
+    const bool valid = my_first + j < my_count;
+    above += valid && r > kth, equal += valid && r == kth;
+  }
+  unsigned total;
+  const unsigned before = block_exclusive(above | (equal << 16), sh.warp_sums, total);
+  unsigned above_before = before & 0xffffu, equal_before = before >> 16;
+#pragma unroll
+  for (unsigned j = 0; j < kItems; ++j) {
+    const unsigned r = item[j] >> 16;
+    if (my_first + j >= my_count) continue;
+    if (r > kth) {
+      keys[above_before + min(equal_before, ties)] = (std::uint64_t(r) << 32) | (item[j] & 0xffffu);
+      ++above_before;
+    } else if (r == kth) {
+      if (equal_before < ties) keys[above_before + equal_before] = (std::uint64_t(r) << 32) | (item[j] & 0xffffu);
+      ++equal_before;
+    }
+  }
+  __syncthreads();  // the survivors are read: `other` may be overwritten
+
+  // 5. Sorted on the rank bits (stable: equal ranks stay by position).
+  const unsigned long long* sorted =
+      block_radix_sort_descending<kWarps, kKMax / kThreads>(keys, other, kKMax, k, 32, 48, sh.warp_sums);
+
+  // 6. Written.
+  for (unsigned q = t; q < k; q += kThreads) {
+    const unsigned long long key = sorted[q];
+    out_values[std::size_t(blockIdx.x) * k + q] = std::uint16_t(bits_of(unsigned(key >> 32)));
+    out_indices[std::size_t(blockIdx.x) * k + q] = std::int32_t(key & 0xffffu);
+  }
+}
+
+unsigned host_rank(std::uint16_t b) { return b ^ ((b & 0x8000u) ? 0xffffu : 0x8000u); }
+
+void run(std::size_t rows, unsigned n, unsigned k, float copy_gbs) {
+  if (n % 8 || n > 65536 || k > kKMax || k > n) {
+    std::printf("skipped rows=%zu n=%u k=%u: the probe takes n a multiple of 8 up to 65536, k <= 1024\n", rows, n, k);
+    return;
+  }
+  const std::vector<std::uint16_t> h = phase_logits<std::uint16_t>(rows * n);
+  std::uint16_t *dv, *ov;
+  std::int32_t* oi;
+  unsigned *failed, *surv;
+  cudaMalloc(&dv, h.size() * 2), cudaMalloc(&ov, rows * k * 2), cudaMalloc(&oi, rows * k * 4);
+  cudaMalloc(&failed, 4), cudaMalloc(&surv, rows * 4);
+  cudaMemcpy(dv, h.data(), h.size() * 2, cudaMemcpyHostToDevice);
+  cudaMemset(ov, 0xff, rows * k * 2), cudaMemset(oi, 0xff, rows * k * 4), cudaMemset(failed, 0, 4);  // poisoned
+  const std::size_t shared = kKMax * 8 + block_radix_sort_scratch_bytes<kWarps>(kKMax);
+  cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared));
+  int per_sm = 0;
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, probe, kThreads, shared);
+  probe<<<unsigned(rows), kThreads, shared>>>(dv, n, k, ov, oi, failed, surv);
+  cudaError_t err = cudaDeviceSynchronize();
+  unsigned nfailed = 0;
+  cudaMemcpy(&nfailed, failed, 4, cudaMemcpyDeviceToHost);
+  std::vector<std::uint16_t> gv(rows * k);
+  std::vector<std::int32_t> gi(rows * k);
+  std::vector<unsigned> gs(rows);
+  cudaMemcpy(gv.data(), ov, gv.size() * 2, cudaMemcpyDeviceToHost);
+  cudaMemcpy(gi.data(), oi, gi.size() * 4, cudaMemcpyDeviceToHost);
+  cudaMemcpy(gs.data(), surv, gs.size() * 4, cudaMemcpyDeviceToHost);
+  // The host reference: (rank desc, position asc), the first k, on the rows that did not fail.
+  std::size_t wrong = 0, checked = 0;
+  std::vector<std::pair<unsigned, unsigned>> ref(n);
+  for (std::size_t r = 0; r < rows; ++r) {
+    if (gs[r] < k) continue;  // failed: too few survivors, or a region overflowed (0)
+    for (unsigned i = 0; i < n; ++i) ref[i] = {~host_rank(h[r * n + i]) & 0xffffu, i};
+    std::partial_sort(ref.begin(), ref.begin() + k, ref.end());
+    bool ok = true;
+    for (unsigned q = 0; q < k && ok; ++q)
+      ok = gi[r * k + q] == std::int32_t(ref[q].second) && gv[r * k + q] == h[r * n + ref[q].second];
+    wrong += !ok, ++checked;
+  }
+  const auto [smin, smax] = std::minmax_element(gs.begin(), gs.end());
+  // Timing: back-to-back launches.
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0), cudaEventCreate(&e1);
+  constexpr int kCalls = 20;
+  std::vector<float> times;
+  for (int rep = 0; rep < 5; ++rep) {
+    cudaEventRecord(e0);
+    for (int c = 0; c < kCalls; ++c) probe<<<unsigned(rows), kThreads, shared>>>(dv, n, k, ov, oi, failed, surv);
+    cudaEventRecord(e1);
+    cudaEventSynchronize(e1);
+    float ms;
+    cudaEventElapsedTime(&ms, e0, e1);
+    times.push_back(ms / kCalls);
+  }
+  std::sort(times.begin(), times.end());
+  const double floor_ms = double(rows) * n * 2 / (copy_gbs * 1e9) * 1e3;
+  std::printf("probe bf16 rows=%zu n=%u k=%u: %.3f ms (median of 5 x %d calls), floor %.3f ms (%.2fx); %d blocks/SM, "
+              "%zu B shared; rows failed %u, survivors %u-%u; checked %zu rows, wrong %zu; err=%d\n",
+              rows, n, k, times[2], kCalls, floor_ms, times[2] / floor_ms, per_sm, shared, nfailed, *smin, *smax,
+              checked, wrong, int(err));
+  cudaFree(dv), cudaFree(ov), cudaFree(oi), cudaFree(failed), cudaFree(surv);
+}
+
+// The D2D copy rate (bytes read + written over time, as bench_topk_llm's floor takes it).
+float copy_rate_gbs() {
+  const std::size_t bytes = std::size_t(1) << 30;
+  void *a, *b;
+  cudaMalloc(&a, bytes), cudaMalloc(&b, bytes);
+  cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0), cudaEventCreate(&e1);
+  cudaEventRecord(e0);
+  for (int i = 0; i < 5; ++i) cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+  cudaEventRecord(e1);
+  cudaEventSynchronize(e1);
+  float ms;
+  cudaEventElapsedTime(&ms, e0, e1);
+  cudaFree(a), cudaFree(b);
+  return float(2.0 * bytes * 5 / (ms * 1e-3) / 1e9);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const float gbs = copy_rate_gbs();
+  std::printf("D2D copy rate %.1f GB/s\n", gbs);
+  if (argc >= 4) {
+    for (int a = 1; a + 2 < argc; a += 3)
+      run(std::stoull(argv[a]), unsigned(std::stoul(argv[a + 1])), unsigned(std::stoul(argv[a + 2])), gbs);
+    return 0;
+  }
+  for (unsigned k : {1024u, 256u, 50u}) run(4096, 32000, k, gbs);
+  return 0;
+}
