@@ -4,8 +4,8 @@
 // largest first, ties by lowest index. A block of 256 threads a row, ~26 KB of shared memory:
 //  1. a bound from 2048 sampled values: the m-th best of them, m = k f + 3 sqrt(k f) + 1 for the
 //     sampled fraction f (two 8-bit histogram passes), so ~1.4 k of 32000 values pass at k = 1024;
-//  2. the row streamed once, each warp over its own contiguous eighth, 4 vectors of 8 values in
-//     flight a lane, the passing values appended as 32-bit (rank, position) to the warp's own
+//  2. the row streamed once, each warp over its own contiguous eighth, 4 or 8 vectors of 8 values
+//     in flight a lane (both timed), the passing values appended as 32-bit (rank, position) to the warp's own
 //     region by a warp scan (no atomics), so every region is in position order;
 //  3. the k-th rank among the survivors (two 8-bit histogram passes);
 //  4. the winners compacted in position order (one block scan of packed counts);
@@ -83,6 +83,7 @@ struct Shared {
   unsigned digit, left, overflow;
 };
 
+template <int kInFlight>
 __global__ void __launch_bounds__(kThreads) probe(const std::uint16_t* __restrict__ values, unsigned n, unsigned k,
                                                   std::uint16_t* out_values, std::int32_t* out_indices,
                                                   unsigned* failed, unsigned* survivors_of_row) {
@@ -124,7 +125,6 @@ __global__ void __launch_bounds__(kThreads) probe(const std::uint16_t* __restric
   const uint4* vec = reinterpret_cast<const uint4*>(row);
   unsigned* region = surv + warp * kRegion;
   unsigned count = 0;
-  constexpr int kInFlight = 4;
   for (unsigned base = first; base < last; base += 32 * kInFlight) {
     uint4 x[kInFlight];
 #pragma unroll
@@ -241,7 +241,7 @@ __global__ void __launch_bounds__(kThreads) probe(const std::uint16_t* __restric
 
 unsigned host_rank(std::uint16_t b) { return b ^ ((b & 0x8000u) ? 0xffffu : 0x8000u); }
 
-void run(std::size_t rows, unsigned n, unsigned k, float copy_gbs) {
+template <int kInFlight> void run(std::size_t rows, unsigned n, unsigned k, float copy_gbs) {
   if (n % 8 || n > 65536 || k > kKMax || k > n) {
     std::printf("skipped rows=%zu n=%u k=%u: the probe takes n a multiple of 8 up to 65536, k <= 1024\n", rows, n, k);
     return;
@@ -255,10 +255,10 @@ void run(std::size_t rows, unsigned n, unsigned k, float copy_gbs) {
   cudaMemcpy(dv, h.data(), h.size() * 2, cudaMemcpyHostToDevice);
   cudaMemset(ov, 0xff, rows * k * 2), cudaMemset(oi, 0xff, rows * k * 4), cudaMemset(failed, 0, 4);  // poisoned
   const std::size_t shared = kKMax * 8 + block_radix_sort_scratch_bytes<kWarps>(kKMax);
-  cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared));
+  cudaFuncSetAttribute(probe<kInFlight>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared));
   int per_sm = 0;
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, probe, kThreads, shared);
-  probe<<<unsigned(rows), kThreads, shared>>>(dv, n, k, ov, oi, failed, surv);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, probe<kInFlight>, kThreads, shared);
+  probe<kInFlight><<<unsigned(rows), kThreads, shared>>>(dv, n, k, ov, oi, failed, surv);
   cudaError_t err = cudaDeviceSynchronize();
   unsigned nfailed = 0;
   cudaMemcpy(&nfailed, failed, 4, cudaMemcpyDeviceToHost);
@@ -288,7 +288,7 @@ void run(std::size_t rows, unsigned n, unsigned k, float copy_gbs) {
   std::vector<float> times;
   for (int rep = 0; rep < 5; ++rep) {
     cudaEventRecord(e0);
-    for (int c = 0; c < kCalls; ++c) probe<<<unsigned(rows), kThreads, shared>>>(dv, n, k, ov, oi, failed, surv);
+    for (int c = 0; c < kCalls; ++c) probe<kInFlight><<<unsigned(rows), kThreads, shared>>>(dv, n, k, ov, oi, failed, surv);
     cudaEventRecord(e1);
     cudaEventSynchronize(e1);
     float ms;
@@ -297,9 +297,9 @@ void run(std::size_t rows, unsigned n, unsigned k, float copy_gbs) {
   }
   std::sort(times.begin(), times.end());
   const double floor_ms = double(rows) * n * 2 / (copy_gbs * 1e9) * 1e3;
-  std::printf("probe bf16 rows=%zu n=%u k=%u: %.3f ms (median of 5 x %d calls), floor %.3f ms (%.2fx); %d blocks/SM, "
+  std::printf("probe (%d vectors in flight a lane) bf16 rows=%zu n=%u k=%u: %.3f ms (median of 5 x %d calls), floor %.3f ms (%.2fx); %d blocks/SM, "
               "%zu B shared; rows failed %u, survivors %u-%u; checked %zu rows, wrong %zu; err=%d\n",
-              rows, n, k, times[2], kCalls, floor_ms, times[2] / floor_ms, per_sm, shared, nfailed, *smin, *smax,
+              kInFlight, rows, n, k, times[2], kCalls, floor_ms, times[2] / floor_ms, per_sm, shared, nfailed, *smin, *smax,
               checked, wrong, int(err));
   cudaFree(dv), cudaFree(ov), cudaFree(oi), cudaFree(failed), cudaFree(surv);
 }
@@ -328,10 +328,13 @@ int main(int argc, char** argv) {
   const float gbs = copy_rate_gbs();
   std::printf("D2D copy rate %.1f GB/s\n", gbs);
   if (argc >= 4) {
-    for (int a = 1; a + 2 < argc; a += 3)
-      run(std::stoull(argv[a]), unsigned(std::stoul(argv[a + 1])), unsigned(std::stoul(argv[a + 2])), gbs);
+    for (int a = 1; a + 2 < argc; a += 3) {
+      const std::size_t rows = std::stoull(argv[a]);
+      const unsigned n = unsigned(std::stoul(argv[a + 1])), k = unsigned(std::stoul(argv[a + 2]));
+      run<4>(rows, n, k, gbs), run<8>(rows, n, k, gbs);
+    }
     return 0;
   }
-  for (unsigned k : {1024u, 256u, 50u}) run(4096, 32000, k, gbs);
+  for (unsigned k : {1024u, 256u, 50u}) run<4>(4096, 32000, k, gbs), run<8>(4096, 32000, k, gbs);
   return 0;
 }
