@@ -307,8 +307,8 @@ __device__ const unsigned long long* sort_kept(const StreamParams<T>& p, StreamB
 
 // The block's k best keys, sorted (best first, or by ascending position), written as the row's
 // output; places past a short row's values get value bits 0 and index -1. Argmax: k = 1 and at
-// most one key, written as it is (with the sorts inlined the 16-bit argmax kernel took 57
-// registers, without them 37; ptxas -v).
+// most one key, written as it is (the sorts' code cost the 16-bit argmax kernel 47 registers
+// against 37 without; ptxas -v).
 template <class T, bool Argmax = false>
 __device__ void write_row(const StreamParams<T>& p, StreamBuffer& buf, std::size_t r, std::uint64_t begin,
                           unsigned count) {
@@ -317,23 +317,10 @@ __device__ void write_row(const StreamParams<T>& p, StreamBuffer& buf, std::size
     return;
   }
   const bool by_rank = p.options.sorted;
-  // Up to kRowStreamMaxK kept keys are sorted whole by rank and the first k taken: best first,
-  // that is the output; by position, for k <= kStreamBitonicMax when the radix passes are at hand,
-  // those k are then sorted again by position (buf.sort), which costs less than keep_best's select
-  // of more than kSortedKeepMax keys (docs/design/topk.md, "The row-stream blocks"). Otherwise
-  // the k best are kept first.
-  const bool whole = count > p.k && count <= kRowStreamMaxK &&
-                     (by_rank || (p.k_pad <= kStreamBitonicMax && p.capacity >= kStreamRadixEntries));
-  if (count > p.k && !whole) count = (buf.keep_best(count, p.k), p.k);
-  const unsigned long long* ordered = sort_kept(p, buf, count, by_rank || whole);
-  if (whole && !by_rank) {
-    if (ordered != buf.keys)  // the k best, by rank, back to where buf.sort sorts
-      for (unsigned q = threadIdx.x; q < p.k; q += blockDim.x) buf.keys[q] = ordered[q];
-    __syncthreads();
-    const StreamKey<8 * sizeof(key_bits_t<T>)> key_of(p.index_bits);
-    count = p.k, ordered = buf.keys;
-    buf.sort(count, p.k_pad, [&](unsigned long long key) { return key_of.by_position(key); });
-  }
+  // Best first: up to kRowStreamMaxK kept keys are sorted whole and the first k written; otherwise
+  // the k best are kept first (docs/design/topk.md: why unsorted output does not take the sort).
+  if (count > p.k && !(by_rank && count <= kRowStreamMaxK)) count = (buf.keep_best(count, p.k), p.k);
+  const unsigned long long* ordered = sort_kept(p, buf, count, by_rank);
   for (unsigned q = threadIdx.x; q < p.k; q += blockDim.x) write_place(p, r, begin, q, q < count ? ordered[q] : 0ull);
 }
 
