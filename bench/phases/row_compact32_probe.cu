@@ -28,10 +28,13 @@
 #include <vector>
 
 #include "cuda/topk/topk_block_radix_sort.cuh"
+#include "radixmesh/device/block_scan.cuh"
 #include "phase_logits.hpp"
 
 using radixmesh::detail::topk_gpu::block_radix_sort_descending;
 using radixmesh::detail::topk_gpu::block_radix_sort_scratch_bytes;
+using radixmesh::device::block_scan::block_exclusive_scan;
+using radixmesh::device::block_scan::warp_inclusive_scan;
 
 namespace {
 
@@ -41,37 +44,13 @@ constexpr unsigned kKMax = 1024, kRegion = 256, kSamples = 2048;
 __device__ __forceinline__ unsigned rank_of(unsigned bits) { return bits ^ ((bits & 0x8000u) ? 0xffffu : 0x8000u); }
 __device__ __forceinline__ unsigned bits_of(unsigned rank) { return rank ^ ((rank & 0x8000u) ? 0x8000u : 0xffffu); }
 
-__device__ __forceinline__ unsigned warp_inclusive(unsigned x) {
-  const unsigned lane = threadIdx.x & 31;
-#pragma unroll
-  for (int d = 1; d < 32; d *= 2) {
-    const unsigned y = __shfl_up_sync(0xffffffffu, x, d);
-    if (lane >= unsigned(d)) x += y;
-  }
-  return x;
-}
-
-// Exclusive scan over the block (every thread calls it; two barriers).
-__device__ unsigned block_exclusive(unsigned x, unsigned* warp_sums, unsigned& total) {
-  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const unsigned inclusive = warp_inclusive(x);
-  if (lane == 31) warp_sums[warp] = inclusive;
-  __syncthreads();
-  unsigned before = 0;
-  total = 0;
-#pragma unroll
-  for (int w = 0; w < kWarps; ++w) before += w < int(warp) ? warp_sums[w] : 0, total += warp_sums[w];
-  __syncthreads();
-  return before + inclusive - x;
-}
-
 // Given hist[256] of a digit, the digit holding the `need`-th best (counting from the top digit)
 // and how many of that digit are still needed: thread t looks at digit 255 - t.
 __device__ void find_digit(const unsigned* hist, unsigned need, unsigned* warp_sums, unsigned* digit,
                            unsigned* left) {
   const unsigned d = 255 - threadIdx.x, c = hist[d];
   unsigned total;
-  const unsigned above = block_exclusive(c, warp_sums, total);
+  const unsigned above = block_exclusive_scan<unsigned, true, kWarps>(c, warp_sums, total);
   if (above < need && above + c >= need) *digit = d, *left = need - above;
   __syncthreads();
 }
@@ -82,6 +61,30 @@ struct Shared {
   unsigned warp_count[kWarps];
   unsigned digit, left, overflow;
 };
+
+// The need-th best of the 16-bit ranks rank(j) (above 0xffff: no item) of every thread's Items
+// items, by two 8-bit histogram passes: `kth`, and `take`, how many of rank kth are among the best
+// need. Every thread calls it; it ends with a barrier.
+template <unsigned Items, class Rank>
+__device__ void select_rank(Shared& sh, Rank rank, unsigned need, unsigned& kth, unsigned& take) {
+  sh.hist[threadIdx.x] = 0;
+  __syncthreads();
+#pragma unroll
+  for (unsigned j = 0; j < Items; ++j)
+    if (rank(j) <= 0xffffu) atomicAdd(&sh.hist[rank(j) >> 8], 1u);
+  __syncthreads();
+  find_digit(sh.hist, need, sh.warp_sums, &sh.digit, &sh.left);
+  const unsigned top = sh.digit, left = sh.left;
+  sh.hist[threadIdx.x] = 0;
+  __syncthreads();
+#pragma unroll
+  for (unsigned j = 0; j < Items; ++j)
+    if (rank(j) <= 0xffffu && (rank(j) >> 8) == top) atomicAdd(&sh.hist[rank(j) & 255], 1u);
+  __syncthreads();
+  find_digit(sh.hist, left, sh.warp_sums, &sh.digit, &sh.left);
+  kth = (top << 8) | sh.digit, take = sh.left;
+  __syncthreads();  // sh.digit and sh.left are read
+}
 
 template <int kInFlight>
 __global__ void __launch_bounds__(kThreads) probe(const std::uint16_t* __restrict__ values, unsigned n, unsigned k,
@@ -98,26 +101,13 @@ __global__ void __launch_bounds__(kThreads) probe(const std::uint16_t* __restric
   // 1. The bound from the samples.
   const float kf = float(k) * kSamples / float(n);
   const unsigned m = min(unsigned(kSamples), unsigned(kf + 3.0f * sqrtf(kf)) + 1);
-  sh.hist[t] = 0;
   if (t == 0) sh.overflow = 0;
-  __syncthreads();
   unsigned sample[kSamples / kThreads];
 #pragma unroll
-  for (unsigned j = 0; j < kSamples / kThreads; ++j) {
-    sample[j] = rank_of(__ldg(row + (std::uint64_t(t * (kSamples / kThreads) + j) * n) / kSamples));
-    atomicAdd(&sh.hist[sample[j] >> 8], 1u);
-  }
-  __syncthreads();
-  find_digit(sh.hist, m, sh.warp_sums, &sh.digit, &sh.left);
-  const unsigned top = sh.digit, need_low = sh.left;
-  sh.hist[t] = 0;
-  __syncthreads();
-#pragma unroll
   for (unsigned j = 0; j < kSamples / kThreads; ++j)
-    if ((sample[j] >> 8) == top) atomicAdd(&sh.hist[sample[j] & 255], 1u);
-  __syncthreads();
-  find_digit(sh.hist, need_low, sh.warp_sums, &sh.digit, &sh.left);
-  const unsigned bound = (top << 8) | sh.digit;
+    sample[j] = rank_of(__ldg(row + (std::uint64_t(t * (kSamples / kThreads) + j) * n) / kSamples));
+  unsigned bound, unused;
+  select_rank<kSamples / kThreads>(sh, [&](unsigned j) { return sample[j]; }, m, bound, unused);
   const unsigned bound2 = bound | (bound << 16);
 
   // 2. The stream: warp `warp` over vectors [first, last) of 8 values.
@@ -143,7 +133,7 @@ __global__ void __launch_bounds__(kThreads) probe(const std::uint16_t* __restric
         pass[h] = at < last ? __vcmpgeu2(r[h], bound2) : 0u;
         c += __popc(pass[h]) / 16;
       }
-      const unsigned inclusive = warp_inclusive(c);
+      const unsigned inclusive = warp_inclusive_scan(c);
       const unsigned total = __shfl_sync(0xffffffffu, inclusive, 31);
       unsigned slot = count + inclusive - c;
       if (c) {
@@ -185,22 +175,8 @@ __global__ void __launch_bounds__(kThreads) probe(const std::uint16_t* __restric
 #pragma unroll
   for (unsigned j = 0; j < kItems; ++j)
     item[j] = my_first + j < my_count ? surv[my_region * kRegion + my_first + j] : 0u;  // rank 0: never counted
-  sh.hist[t] = 0;
-  __syncthreads();
-#pragma unroll
-  for (unsigned j = 0; j < kItems; ++j)
-    if (my_first + j < my_count) atomicAdd(&sh.hist[item[j] >> 24], 1u);
-  __syncthreads();
-  find_digit(sh.hist, k, sh.warp_sums, &sh.digit, &sh.left);
-  const unsigned ktop = sh.digit, kneed = sh.left;
-  sh.hist[t] = 0;
-  __syncthreads();
-#pragma unroll
-  for (unsigned j = 0; j < kItems; ++j)
-    if (my_first + j < my_count && (item[j] >> 24) == ktop) atomicAdd(&sh.hist[(item[j] >> 16) & 255], 1u);
-  __syncthreads();
-  find_digit(sh.hist, kneed, sh.warp_sums, &sh.digit, &sh.left);
-  const unsigned kth = (ktop << 8) | sh.digit, ties = sh.left;  // ties: how many of rank kth win
+  unsigned kth, ties;  // ties: how many of rank kth win
+  select_rank<kItems>(sh, [&](unsigned j) { return my_first + j < my_count ? item[j] >> 16 : 0x10000u; }, k, kth, ties);
 
   // 4. The winners in position order: above kth, and the first `ties` equal to it.
   unsigned above = 0, equal = 0;
@@ -211,7 +187,7 @@ __global__ void __launch_bounds__(kThreads) probe(const std::uint16_t* __restric
     above += valid && r > kth, equal += valid && r == kth;
   }
   unsigned total;
-  const unsigned before = block_exclusive(above | (equal << 16), sh.warp_sums, total);
+  const unsigned before = block_exclusive_scan<unsigned, true, kWarps>(above | (equal << 16), sh.warp_sums, total);
   unsigned above_before = before & 0xffffu, equal_before = before >> 16;
 #pragma unroll
   for (unsigned j = 0; j < kItems; ++j) {
