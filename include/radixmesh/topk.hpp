@@ -12,7 +12,9 @@
 //   smallest-k last.
 // - Ties are deterministic: among values equal to the k-th, the lowest indices are taken.
 // - Output order: sorted = best first (largest-first for largest-k), equal values by ascending
-//   index; unsorted (the default, and the fastest) = ascending input index. Both are deterministic.
+//   index; unsorted (the default) = ascending input index. Both are deterministic. Unsorted is
+//   usually as fast or faster, but not everywhere (GPU batches of 129-256 best a row: ~1.2x
+//   sorted's time; docs/design/topk.md).
 // - 1 <= k. topk: k <= n (else an error naming both). topk_batched: a row shorter than k gives its
 //   whole row, then the row's remaining places hold index -1 and the value whose bits are all 0.
 //   With Rows::uniform, k > length is an error as for topk.
