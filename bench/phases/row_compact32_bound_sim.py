@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Host model of row_compact32_probe's sampled bound (bench/phases/row_compact32_probe.cu): how often a
+row's bound fails (fewer than k values pass, or a warp's region of R slots overflows), and how many
+values pass, for the probe's rule m = k f + 3 sqrt(k f) + 1 (f = 2048 / n) and a few others.
+
+Rows are sums of 4 uniforms in bf16 precision, as phase_logits.hpp makes them. Each of the 8 warps
+takes a contiguous eighth of the row, as the probe's stream does.
+    /usr/bin/python3 bench/phases/row_compact32_bound_sim.py [ROWS]
+"""
+import sys
+
+import numpy as np
+
+SAMPLES, WARPS = 2048, 8
+
+
+def bf16_ranks(x):
+    bits = x.astype(np.float32).view(np.uint32) >> 16
+    return np.where(bits & 0x8000, bits ^ 0xFFFF, bits ^ 0x8000).astype(np.int64)
+
+
+def simulate(rows, n, k, margin, region, rng):
+    failed_few = failed_overflow = 0
+    passing = []
+    f = SAMPLES / n
+    kf = k * f
+    m = min(SAMPLES, int(kf + margin * np.sqrt(kf)) + 1)
+    positions = (np.arange(SAMPLES, dtype=np.int64) * n) // SAMPLES
+    for _ in range(rows):
+        x = rng.random((4, n), dtype=np.float32).sum(axis=0) - 2.0
+        r = bf16_ranks(x)
+        bound = np.sort(r[positions])[::-1][m - 1]
+        mask = r >= bound
+        count = int(mask.sum())
+        passing.append(count)
+        per_warp = [int(mask[(n // 8) * w // WARPS * 8:(n // 8) * (w + 1) // WARPS * 8].sum()) for w in range(WARPS)]
+        if count < k:
+            failed_few += 1
+        elif max(per_warp) > region:
+            failed_overflow += 1
+    return m, failed_few, failed_overflow, np.percentile(passing, [0, 50, 100])
+
+
+def main():
+    rows = int(sys.argv[1]) if len(sys.argv) > 1 else 400
+    rng = np.random.default_rng(1)
+    print(f"{rows} rows each; failures: too few pass / a warp's region overflows")
+    for n in (32000, 50264, 65536):
+        for k in (256, 1024):
+            for margin in (3.0, 2.5):
+                for region in (256, 384):
+                    m, few, over, pct = simulate(rows, n, k, margin, region, rng)
+                    print(f"n={n:6d} k={k:5d} margin={margin} m={m:4d} region={region}: "
+                          f"failed {few} + {over} of {rows}; passing min/median/max {pct[0]:.0f}/{pct[1]:.0f}/{pct[2]:.0f}")
+
+
+if __name__ == "__main__":
+    main()
