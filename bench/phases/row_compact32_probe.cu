@@ -11,7 +11,7 @@
 //  4. the winners compacted in position order (one block scan of packed counts);
 //  5. sorted on the rank bits alone by the block's stable LSD radix sort (two 8-bit passes), so
 //     equal ranks stay by position; 6. written.
-// A row whose bound admits fewer than k values or overflows a warp's 256-slot region takes an exact
+// A row whose bound admits fewer than k values or overflows a warp's region of survivors takes an exact
 // fallback in the same block (exact_winners: four reads of the row; counted). Checks every row
 // against a host reference, on normal logits and on mixed rows that defeat the bound (ascending,
 // all equal, descending), then times the kernel alone (back-to-back launches) beside the floor:
@@ -42,7 +42,9 @@ using radixmesh::device::block_scan::warp_inclusive_scan;
 namespace {
 
 constexpr int kThreads = 256, kWarps = kThreads / 32;
-constexpr unsigned kKMax = 1024, kRegion = 256, kSamples = 2048;
+// A warp's region of survivors: 384 slots, where 256 overflowed in 4.8 % of rows of 50264 values at
+// k = 1024 (call IA; row_compact32_bound_sim.py: 384 overflow in none up to 65536 values).
+constexpr unsigned kKMax = 1024, kRegion = 384, kSamples = 2048;
 
 __device__ __forceinline__ unsigned rank_of(unsigned bits) { return bits ^ ((bits & 0x8000u) ? 0xffffu : 0x8000u); }
 __device__ __forceinline__ unsigned bits_of(unsigned rank) { return rank ^ ((rank & 0x8000u) ? 0x8000u : 0xffffu); }
@@ -197,7 +199,10 @@ __global__ void __launch_bounds__(kThreads, kInFlight == 4 ? 5 : 4) probe(const 
   extern __shared__ unsigned long long dyn[];
   unsigned long long* keys = dyn;              // kKMax
   unsigned long long* other = dyn + kKMax;     // kKMax, then the sort's tables
-  unsigned* surv = reinterpret_cast<unsigned*>(other);  // kWarps x kRegion: dead before the sort
+  // kWarps x kRegion survivors (12 KB: `other` and the first third of the sort's tables), dead
+  // before the sort zeroes its tables.
+  unsigned* surv = reinterpret_cast<unsigned*>(other);
+  static_assert(kWarps * kRegion * 4 <= kKMax * 8 + 2 * 256 * kWarps * 2, "the survivors fit other and the tables");
   __shared__ Shared sh;
   const unsigned t = threadIdx.x, lane = t & 31, warp = t >> 5;
   const std::uint16_t* row = values + std::size_t(blockIdx.x) * n;
@@ -243,7 +248,8 @@ __global__ void __launch_bounds__(kThreads, kInFlight == 4 ? 5 : 4) probe(const 
     if (t == 0) atomicAdd(failed, 1u);
     exact_winners<kInFlight>(sh, vec, first, last, k, keys);
   } else {
-    // 3. The k-th rank among the survivors: thread t's 8 consecutive slots (a warp region a 32 threads).
+    // 3. The k-th rank among the survivors: thread t's kItems consecutive slots (a warp's region
+    // a 32 threads).
     constexpr unsigned kItems = kWarps * kRegion / kThreads;
     const unsigned my_region = t / (kRegion / kItems), my_first = (t % (kRegion / kItems)) * kItems;
     const unsigned my_count = sh.warp_count[my_region];
