@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Host model of row_compact32_probe's sampled bound (bench/phases/row_compact32_probe.cu): how often a
+"""Host model of bench_topk_probe's sampled bound (bench/topk_row_compact_probe.cu): how often a
 row's bound fails (fewer than k values pass, or a warp's region of R slots overflows), and how many
 values pass, for the probe's rule m = k f + 3 sqrt(k f) + 1 (f = 2048 / n) and a few others.
 

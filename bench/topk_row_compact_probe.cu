@@ -1,25 +1,26 @@
 // A probe, not a variant: how fast a block per row can take the k best of 16-bit logits when the
 // row never sits in shared memory (docs/design/topk.md, "Open leads": 4096 rows of 32000 at
 // k = 1024). bf16 rows of at most 65536 values (16-bit positions), n a multiple of 8, k <= 1024,
-// largest first, ties by lowest index. A block of 256 threads a row, ~26 KB of shared memory:
+// largest first, ties by lowest index. A block of 256 threads a row, ~25 KB of shared memory:
 //  1. a bound from 2048 sampled values: the m-th best of them, m = k f + 3 sqrt(k f) + 1 for the
-//     sampled fraction f (two 8-bit histogram passes), so ~1.4 k of 32000 values pass at k = 1024;
+//     sampled fraction f (the row-stream family's radix-select passes, two of 8 bits), so ~1.4 k
+//     of 32000 values pass at k = 1024;
 //  2. the row streamed once, each warp over its own contiguous eighth, 4 or 8 vectors of 8 values
-//     in flight a lane (both timed), the passing values appended as 32-bit (rank, position) to the warp's own
-//     region by a warp scan (no atomics), so every region is in position order;
-//  3. the k-th rank among the survivors (two 8-bit histogram passes);
+//     in flight a lane (both timed), the passing values appended as 32-bit (rank, position) to
+//     the warp's own region by a warp scan (no atomics), so every region is in position order;
+//  3. the k-th rank among the survivors (the same two passes);
 //  4. the winners compacted in position order (one block scan of packed counts);
 //  5. sorted on the rank bits alone by the block's stable LSD radix sort (two 8-bit passes), so
 //     equal ranks stay by position; 6. written.
-// A row whose bound admits fewer than k values or overflows a warp's region of survivors takes an exact
-// fallback in the same block (exact_winners: four reads of the row; counted). Checks every row
-// against a host reference, on normal logits and on mixed rows that defeat the bound (ascending,
-// all equal, descending), then times the kernel alone (back-to-back launches) beside the floor:
-// one read of the logits at the D2D copy rate measured here.
-//   row_compact32_probe [ROWS N K]...   (default: 4096 32000 1024, 4096 32000 256, 4096 32000 50;
+// A row whose bound admits fewer than k values or overflows a warp's region of survivors takes an
+// exact fallback in the same block (exact_winners: four reads of the row; counted). Checks every
+// row against a host reference (std::partial_sort over the library's rank transform), on normal
+// logits and on mixed rows that defeat the bound (ascending, all equal, descending), and against
+// ours (rxm::device::topk, sorted, byte for byte), then times both in the same run, with CUDA
+// events around back-to-back calls, beside the floor: one read of the logits at the D2D copy rate
+// measured here (the harness's).
+//   bench_topk_probe [ROWS N K]...   (default: 4096 32000 1024, 4096 32000 256, 4096 32000 50;
 //   each normal with 4 and 8 vectors in flight, and mixed with 4)
-// Built here by nvcc -I include -I src -I bench/phases -O3 -arch=sm_90 --expt-relaxed-constexpr
-// -std=c++20 -Xptxas -v -o build-gpu/phases/row_compact32_probe bench/phases/row_compact32_probe.cu
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -31,11 +32,18 @@
 #include <vector>
 
 #include "cuda/topk/topk_block_radix_sort.cuh"
+#include "cuda/topk/topk_stream_common.cuh"
+#include "harness/device_timing.cuh"
+#include "phases/phase_logits.hpp"
 #include "radixmesh/device/block_scan.cuh"
-#include "phase_logits.hpp"
+#include "radixmesh/device/topk.cuh"
+#include "radixmesh/memory.hpp"
 
+namespace rxm = radixmesh;
 using radixmesh::detail::topk_gpu::block_radix_sort_descending;
 using radixmesh::detail::topk_gpu::block_radix_sort_scratch_bytes;
+using radixmesh::detail::topk_gpu::radix_select_pass;
+using radixmesh::detail::topk_gpu::StreamShared;
 using radixmesh::device::block_scan::block_exclusive_scan;
 using radixmesh::device::block_scan::warp_inclusive_scan;
 
@@ -46,48 +54,33 @@ constexpr int kThreads = 256, kWarps = kThreads / 32;
 // k = 1024 (call IA; row_compact32_bound_sim.py: 384 overflow in none up to 65536 values).
 constexpr unsigned kKMax = 1024, kRegion = 384, kSamples = 2048;
 
-__device__ __forceinline__ unsigned rank_of(unsigned bits) { return bits ^ ((bits & 0x8000u) ? 0xffffu : 0x8000u); }
-__device__ __forceinline__ unsigned bits_of(unsigned rank) { return rank ^ ((rank & 0x8000u) ? 0x8000u : 0xffffu); }
-
-// Given hist[256] of a digit, the digit holding the `need`-th best (counting from the top digit)
-// and how many of that digit are still needed: thread t looks at digit 255 - t.
-__device__ void find_digit(const unsigned* hist, unsigned need, unsigned* warp_sums, unsigned* digit,
-                           unsigned* left) {
-  const unsigned d = 255 - threadIdx.x, c = hist[d];
-  unsigned total;
-  const unsigned above = block_exclusive_scan<unsigned, true, kWarps>(c, warp_sums, total);
-  if (above < need && above + c >= need) *digit = d, *left = need - above;
-  __syncthreads();
+// The library's rank of bf16 bits for largest-first without NaN placement: the sign-magnitude
+// encoding (stream_warp applies the same to two packed values at once).
+__host__ __device__ inline rxm::TopkRankTransform<rxm::bfloat16_t> bf16_rank() {
+  return rxm::TopkRankTransform<rxm::bfloat16_t>(rxm::TopkOptions{.largest = true, .include_nan = true});
 }
 
-struct Shared {
-  unsigned hist[256];
+struct ProbeShared {
+  StreamShared stream;  // the radix-select passes' histogram and decision
   unsigned warp_sums[kWarps];
   unsigned warp_count[kWarps];
   unsigned warp_ties[kWarps];
-  unsigned digit, left, overflow;
+  unsigned overflow;
 };
 
-// The need-th best of the 16-bit ranks this block's threads visit (each(f) calls f(rank) for each
-// of the thread's items), by two 8-bit histogram passes: `kth`, and `take`, how many of rank kth
-// are among the best need. Every thread calls it; it ends with a barrier.
-template <class Each>
-__device__ void select_rank(Shared& sh, Each each, unsigned need, unsigned& kth, unsigned& take) {
-  sh.hist[threadIdx.x] = 0;
+// The need-th best 16-bit rank among the keys counted(i, key) names (i < count), by two of the
+// row-stream family's radix-select passes: `kth`, and `take`, how many of rank kth are among the
+// best need. Every thread calls it; it ends with a barrier.
+template <class Counted>
+__device__ void select_rank(ProbeShared& sh, unsigned count, Counted counted, unsigned need, unsigned& kth,
+                            unsigned& take) {
+  int high = 16;
+  unsigned long long prefix = 0;
+  radix_select_pass(sh.stream, count, counted, 0, high, prefix, need);
   __syncthreads();
-  each([&](unsigned rank) { atomicAdd(&sh.hist[rank >> 8], 1u); });
+  radix_select_pass(sh.stream, count, counted, 0, high, prefix, need);
+  kth = unsigned(prefix), take = need;
   __syncthreads();
-  find_digit(sh.hist, need, sh.warp_sums, &sh.digit, &sh.left);
-  const unsigned top = sh.digit, left = sh.left;
-  sh.hist[threadIdx.x] = 0;
-  __syncthreads();
-  each([&](unsigned rank) {
-    if ((rank >> 8) == top) atomicAdd(&sh.hist[rank & 255], 1u);
-  });
-  __syncthreads();
-  find_digit(sh.hist, left, sh.warp_sums, &sh.digit, &sh.left);
-  kth = (top << 8) | sh.digit, take = sh.left;
-  __syncthreads();  // sh.digit and sh.left are read
 }
 
 // The warp's vectors [first, last) of 8 values, kInFlight loads in flight a lane: visit(at, r, valid)
@@ -136,21 +129,17 @@ __device__ unsigned warp_append(unsigned at, const unsigned (&r)[4], const unsig
 }
 
 // The exact fallback for a row whose sampled bound failed: the k-th rank over the whole row (two
-// histogram passes), each warp's count of values above it and equal to it, then the winners (all
+// radix-select passes), each warp's count of values above it and equal to it, then the winners (all
 // above, the first `take` equal by position) put straight into keys[0, k) in position order. Four
 // reads of the row. Every thread calls it; it ends with a barrier.
 template <int kInFlight>
-__device__ __noinline__ void exact_winners(Shared& sh, const uint4* vec, unsigned first, unsigned last, unsigned k,
-                              unsigned long long* keys) {
+__device__ __noinline__ void exact_winners(ProbeShared& sh, const std::uint16_t* row, unsigned n, unsigned first,
+                                           unsigned last, unsigned k, unsigned long long* keys) {
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const uint4* vec = reinterpret_cast<const uint4*>(row);
   unsigned kth, take;
-  select_rank(sh, [&](auto f) {
-    stream_warp<kInFlight>(vec, first, last, [&](unsigned, const unsigned (&r)[4], bool valid) {
-      if (!valid) return;
-#pragma unroll
-      for (int h = 0; h < 4; ++h) f(r[h] & 0xffffu), f(r[h] >> 16);
-    });
-  }, k, kth, take);
+  select_rank(sh, n, [&](unsigned i, unsigned long long& key) { return key = bf16_rank().rank_of_bits(row[i]), true; }, k,
+              kth, take);
   const unsigned kth2 = kth | (kth << 16);
   unsigned above = 0, equal = 0;
   stream_warp<kInFlight>(vec, first, last, [&](unsigned, const unsigned (&r)[4], bool valid) {
@@ -203,7 +192,7 @@ __global__ void __launch_bounds__(kThreads, kInFlight == 4 ? 5 : 4) probe(const 
   // before the sort zeroes its tables.
   unsigned* surv = reinterpret_cast<unsigned*>(other);
   static_assert(kWarps * kRegion * 4 <= kKMax * 8 + 2 * 256 * kWarps * 2, "the survivors fit other and the tables");
-  __shared__ Shared sh;
+  __shared__ ProbeShared sh;
   const unsigned t = threadIdx.x, lane = t & 31, warp = t >> 5;
   const std::uint16_t* row = values + std::size_t(blockIdx.x) * n;
 
@@ -211,14 +200,9 @@ __global__ void __launch_bounds__(kThreads, kInFlight == 4 ? 5 : 4) probe(const 
   const float kf = float(k) * kSamples / float(n);
   const unsigned m = min(unsigned(kSamples), unsigned(kf + 3.0f * sqrtf(kf)) + 1);
   if (t == 0) sh.overflow = 0;
-  unsigned sample[kSamples / kThreads];
-#pragma unroll
-  for (unsigned j = 0; j < kSamples / kThreads; ++j)
-    sample[j] = rank_of(__ldg(row + (std::uint64_t(t * (kSamples / kThreads) + j) * n) / kSamples));
   unsigned bound, unused;
-  select_rank(sh, [&](auto f) {
-#pragma unroll
-    for (unsigned j = 0; j < kSamples / kThreads; ++j) f(sample[j]);
+  select_rank(sh, kSamples, [&](unsigned i, unsigned long long& key) {
+    return key = bf16_rank().rank_of_bits(__ldg(row + std::uint64_t(i) * n / kSamples)), true;
   }, m, bound, unused);
   const unsigned bound2 = bound | (bound << 16);
 
@@ -246,7 +230,7 @@ __global__ void __launch_bounds__(kThreads, kInFlight == 4 ? 5 : 4) probe(const 
   if (t == 0) survivors_of_row[blockIdx.x] = sh.overflow ? 0u : survivors;  // 0: overflowed
   if (sh.overflow || survivors < k) {  // the whole block takes this branch
     if (t == 0) atomicAdd(failed, 1u);
-    exact_winners<kInFlight>(sh, vec, first, last, k, keys);
+    exact_winners<kInFlight>(sh, row, n, first, last, k, keys);
   } else {
     // 3. The k-th rank among the survivors: thread t's kItems consecutive slots (a warp's region
     // a 32 threads).
@@ -258,10 +242,8 @@ __global__ void __launch_bounds__(kThreads, kInFlight == 4 ? 5 : 4) probe(const 
     for (unsigned j = 0; j < kItems; ++j)
       item[j] = my_first + j < my_count ? surv[my_region * kRegion + my_first + j] : 0u;  // rank 0: never counted
     unsigned kth, ties;  // ties: how many of rank kth win
-    select_rank(sh, [&](auto f) {
-#pragma unroll
-      for (unsigned j = 0; j < kItems; ++j)
-        if (my_first + j < my_count) f(item[j] >> 16);
+    select_rank(sh, kWarps * kRegion, [&](unsigned i, unsigned long long& key) {
+      return i % kRegion < sh.warp_count[i / kRegion] && (key = surv[i] >> 16, true);
     }, k, kth, ties);
 
     // 4. The winners in position order: above kth, and the first `ties` equal to it.
@@ -297,12 +279,10 @@ __global__ void __launch_bounds__(kThreads, kInFlight == 4 ? 5 : 4) probe(const 
   // 6. Written.
   for (unsigned q = t; q < k; q += kThreads) {
     const unsigned long long key = sorted[q];
-    out_values[std::size_t(blockIdx.x) * k + q] = std::uint16_t(bits_of(unsigned(key >> 32)));
+    out_values[std::size_t(blockIdx.x) * k + q] = bf16_rank().raw_of(std::uint16_t(key >> 32));
     out_indices[std::size_t(blockIdx.x) * k + q] = std::int32_t(key & 0xffffu);
   }
 }
-
-unsigned host_rank(std::uint16_t b) { return b ^ ((b & 0x8000u) ? 0xffffu : 0x8000u); }
 
 // Rows of normal logits, or (mixed) rows that defeat the sampled bound in turn: normal, ascending (bf16
 // steps: long runs of ties), all equal, descending.
@@ -316,100 +296,97 @@ std::vector<std::uint16_t> probe_rows(std::size_t rows, unsigned n, bool mixed) 
   return h;
 }
 
-template <int kInFlight> void run(std::size_t rows, unsigned n, unsigned k, float copy_gbs, bool mixed) {
+template <class T> std::vector<T> to_host(const rxm::DeviceArray<T>& a, std::size_t count) {
+  std::vector<T> h(count);
+  RXM_CUDA_CHECK(cudaMemcpy(h.data(), a.data(), count * sizeof(T), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+template <int kInFlight> void run(std::size_t rows, unsigned n, unsigned k, double bandwidth, bool mixed) {
   if (n % 8 || n > 65536 || k > kKMax || k > n) {
     std::printf("skipped rows=%zu n=%u k=%u: the probe takes n a multiple of 8 up to 65536, k <= 1024\n", rows, n, k);
     return;
   }
   const std::vector<std::uint16_t> h = probe_rows(rows, n, mixed);
-  std::uint16_t *dv, *ov;
-  std::int32_t* oi;
-  unsigned *failed, *surv;
-  cudaMalloc(&dv, h.size() * 2), cudaMalloc(&ov, rows * k * 2), cudaMalloc(&oi, rows * k * 4);
-  cudaMalloc(&failed, 4), cudaMalloc(&surv, rows * 4);
-  cudaMemcpy(dv, h.data(), h.size() * 2, cudaMemcpyHostToDevice);
-  cudaMemset(ov, 0xff, rows * k * 2), cudaMemset(oi, 0xff, rows * k * 4), cudaMemset(failed, 0, 4);  // poisoned
+  const std::size_t places = rows * k;
+  rxm::DeviceArray<std::uint16_t> dv(0, h.size()), ov(0, places), ours_v(0, places);
+  rxm::DeviceArray<std::int32_t> oi(0, places), ours_i(0, places);
+  rxm::DeviceArray<unsigned> fallbacks(0, 1), survivors(0, rows);
+  RXM_CUDA_CHECK(cudaMemcpy(dv.data(), h.data(), h.size() * 2, cudaMemcpyHostToDevice));
+  RXM_CUDA_CHECK(cudaMemset(ov.data(), 0xff, places * 2));  // poisoned: every place must be written
+  RXM_CUDA_CHECK(cudaMemset(oi.data(), 0xff, places * 4));
+  RXM_CUDA_CHECK(cudaMemset(fallbacks.data(), 0, 4));
   const std::size_t shared = kKMax * 8 + block_radix_sort_scratch_bytes<kWarps>(kKMax);
-  cudaFuncSetAttribute(probe<kInFlight>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared));
+  RXM_CUDA_CHECK(cudaFuncSetAttribute(probe<kInFlight>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
   int per_sm = 0;
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, probe<kInFlight>, kThreads, shared);
-  probe<kInFlight><<<unsigned(rows), kThreads, shared>>>(dv, n, k, ov, oi, failed, surv);
-  cudaError_t err = cudaDeviceSynchronize();
-  unsigned nfailed = 0;
-  cudaMemcpy(&nfailed, failed, 4, cudaMemcpyDeviceToHost);
-  std::vector<std::uint16_t> gv(rows * k);
-  std::vector<std::int32_t> gi(rows * k);
-  std::vector<unsigned> gs(rows);
-  cudaMemcpy(gv.data(), ov, gv.size() * 2, cudaMemcpyDeviceToHost);
-  cudaMemcpy(gi.data(), oi, gi.size() * 4, cudaMemcpyDeviceToHost);
-  cudaMemcpy(gs.data(), surv, gs.size() * 4, cudaMemcpyDeviceToHost);
+  RXM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, probe<kInFlight>, kThreads, shared));
+  auto launch = [&] {
+    probe<kInFlight><<<unsigned(rows), kThreads, shared>>>(dv.data(), n, k, ov.data(), oi.data(), fallbacks.data(),
+                                                            survivors.data());
+  };
+  launch();
+  RXM_CUDA_CHECK_LAUNCH();
+  RXM_CUDA_CHECK(cudaDeviceSynchronize());
+  // Ours on the same rows: sorted, 32-bit indices.
+  rxm::device::TopkProblem p;
+  p.type = rxm::KeyType::bf16, p.values = dv.data(), p.total = h.size(), p.rows = rows, p.row_length = n;
+  p.max_row_length = n, p.k = k, p.options = {.largest = true, .sorted = true}, p.index_bytes = 4;
+  p.out_values = ours_v.data(), p.out_indices = ours_i.data();
+  const rxm::DeviceBuffer temp(0, rxm::device::topk_temp_bytes(p, 0));
+  auto ours = [&] { rxm::device::topk(temp.data(), temp.bytes(), p, nullptr); };
+  ours();
+  RXM_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto gv = to_host(ov, places), ours_hv = to_host(ours_v, places);
+  const auto gi = to_host(oi, places), ours_hi = to_host(ours_i, places);
+  const auto gs = to_host(survivors, rows);
+  const unsigned nfallback = to_host(fallbacks, 1)[0];
   // The host reference: (rank desc, position asc), the first k, on every row.
-  std::size_t wrong = 0, checked = 0;
+  std::size_t wrong = 0;
   std::vector<std::pair<unsigned, unsigned>> ref(n);
   for (std::size_t r = 0; r < rows; ++r) {
-    for (unsigned i = 0; i < n; ++i) ref[i] = {~host_rank(h[r * n + i]) & 0xffffu, i};
+    for (unsigned i = 0; i < n; ++i) ref[i] = {0xffffu - bf16_rank().rank_of_bits(h[r * n + i]), i};
     std::partial_sort(ref.begin(), ref.begin() + k, ref.end());
     bool ok = true;
     for (unsigned q = 0; q < k && ok; ++q)
       ok = gi[r * k + q] == std::int32_t(ref[q].second) && gv[r * k + q] == h[r * n + ref[q].second];
-    wrong += !ok, ++checked;
+    wrong += !ok;
   }
+  const bool same_as_ours = gv == ours_hv && gi == ours_hi;
   const auto [smin, smax] = std::minmax_element(gs.begin(), gs.end());
-  // Timing: back-to-back launches.
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0), cudaEventCreate(&e1);
+  // Timing: 20 back-to-back calls a repetition, the probe and ours in the same run.
   constexpr int kCalls = 20;
-  std::vector<float> times;
-  for (int rep = 0; rep < 5; ++rep) {
-    cudaEventRecord(e0);
-    for (int c = 0; c < kCalls; ++c) probe<kInFlight><<<unsigned(rows), kThreads, shared>>>(dv, n, k, ov, oi, failed, surv);
-    cudaEventRecord(e1);
-    cudaEventSynchronize(e1);
-    float ms;
-    cudaEventElapsedTime(&ms, e0, e1);
-    times.push_back(ms / kCalls);
-  }
-  std::sort(times.begin(), times.end());
-  const double floor_ms = double(rows) * n * 2 / (copy_gbs * 1e9) * 1e3;
-  std::printf("probe (%d vectors in flight a lane) bf16 %s rows=%zu n=%u k=%u: %.3f ms (median of 5 x %d calls), floor %.3f ms (%.2fx); %d blocks/SM, "
-              "%zu B shared; rows by the exact fallback %u, survivors %u-%u; checked %zu rows, wrong %zu; err=%d\n",
-              kInFlight, mixed ? "mixed" : "normal", rows, n, k, times[2], kCalls, floor_ms, times[2] / floor_ms, per_sm, shared, nfailed, *smin, *smax,
-              checked, wrong, int(err));
-  cudaFree(dv), cudaFree(ov), cudaFree(oi), cudaFree(failed), cudaFree(surv);
-}
-
-// The D2D copy rate (bytes read + written over time, as bench_topk_llm's floor takes it).
-float copy_rate_gbs() {
-  const std::size_t bytes = std::size_t(1) << 30;
-  void *a, *b;
-  cudaMalloc(&a, bytes), cudaMalloc(&b, bytes);
-  cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0), cudaEventCreate(&e1);
-  cudaEventRecord(e0);
-  for (int i = 0; i < 5; ++i) cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
-  cudaEventRecord(e1);
-  cudaEventSynchronize(e1);
-  float ms;
-  cudaEventElapsedTime(&ms, e0, e1);
-  cudaFree(a), cudaFree(b);
-  return float(2.0 * bytes * 5 / (ms * 1e-3) / 1e9);
+  auto per_call = [](rxm::bench::Stats st) { return st.median_ms / kCalls; };
+  const double probe_ms = per_call(rxm::bench::time_device(nullptr, [&] { for (int c = 0; c < kCalls; ++c) launch(); }, 1, 5));
+  const double ours_ms = per_call(rxm::bench::time_device(nullptr, [&] { for (int c = 0; c < kCalls; ++c) ours(); }, 1, 5));
+  const double floor_ms = double(h.size()) * 2 / bandwidth * 1e3;
+  std::printf("probe (%d vectors in flight a lane) bf16 %s rows=%zu n=%u k=%u: %.3f ms, ours (%s) %.3f ms (%.2fx the "
+              "probe's time), floor %.3f ms (probe %.2fx); %d blocks/SM, %zu B shared; rows by the exact fallback %u, "
+              "survivors %u-%u (0: overflowed); rows wrong against the host %zu of %zu; equal to ours: %s\n",
+              kInFlight, mixed ? "mixed" : "normal", rows, n, k, probe_ms, rxm::device::topk_path_name(p, 0), ours_ms,
+              ours_ms / probe_ms, floor_ms, probe_ms / floor_ms, per_sm, shared, nfallback, *smin, *smax, wrong, rows,
+              same_as_ours ? "yes" : "NO");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const float gbs = copy_rate_gbs();
-  std::printf("D2D copy rate %.1f GB/s\n", gbs);
+  double bandwidth = 0;
+  {
+    const std::size_t bytes = std::size_t(1) << 30;
+    const rxm::DeviceBuffer a(0, bytes), b(0, bytes);
+    bandwidth = rxm::bench::measure_d2d_bandwidth(b.data(), a.data(), bytes, nullptr);
+  }
+  std::printf("D2D copy rate %.1f GB/s\n", bandwidth / 1e9);
   if (argc >= 4) {
     for (int a = 1; a + 2 < argc; a += 3) {
       const std::size_t rows = std::stoull(argv[a]);
       const unsigned n = unsigned(std::stoul(argv[a + 1])), k = unsigned(std::stoul(argv[a + 2]));
-      run<4>(rows, n, k, gbs, false), run<8>(rows, n, k, gbs, false), run<4>(rows, n, k, gbs, true);
+      run<4>(rows, n, k, bandwidth, false), run<8>(rows, n, k, bandwidth, false), run<4>(rows, n, k, bandwidth, true);
     }
     return 0;
   }
   for (unsigned k : {1024u, 256u, 50u})
-    run<4>(4096, 32000, k, gbs, false), run<8>(4096, 32000, k, gbs, false), run<4>(4096, 32000, k, gbs, true);
+    run<4>(4096, 32000, k, bandwidth, false), run<8>(4096, 32000, k, bandwidth, false),
+        run<4>(4096, 32000, k, bandwidth, true);
   return 0;
 }
