@@ -43,6 +43,7 @@ namespace rxm = radixmesh;
 using radixmesh::detail::topk_gpu::block_radix_sort_descending;
 using radixmesh::detail::topk_gpu::block_radix_sort_scratch_bytes;
 using radixmesh::detail::topk_gpu::radix_select_pass;
+using radixmesh::detail::topk_gpu::StreamRank;
 using radixmesh::detail::topk_gpu::StreamShared;
 using radixmesh::device::block_scan::block_exclusive_scan;
 using radixmesh::device::block_scan::warp_inclusive_scan;
@@ -54,8 +55,8 @@ constexpr int kThreads = 256, kWarps = kThreads / 32;
 // k = 1024 (call IA; row_compact32_bound_sim.py: 384 overflow in none up to 65536 values).
 constexpr unsigned kKMax = 1024, kRegion = 384, kSamples = 2048;
 
-// The library's rank of bf16 bits for largest-first without NaN placement: the sign-magnitude
-// encoding (stream_warp applies the same to two packed values at once).
+// The library's rank of bf16 bits for largest-first (stream_warp applies the same to two packed
+// values at once: StreamRank::pair).
 __host__ __device__ inline rxm::TopkRankTransform<rxm::bfloat16_t> bf16_rank() {
   return rxm::TopkRankTransform<rxm::bfloat16_t>(rxm::TopkOptions{.largest = true, .include_nan = true});
 }
@@ -89,6 +90,7 @@ __device__ void select_rank(ProbeShared& sh, unsigned count, Counted counted, un
 template <int kInFlight, class Visit>
 __device__ void stream_warp(const uint4* vec, unsigned first, unsigned last, Visit visit) {
   const unsigned lane = threadIdx.x & 31;
+  const StreamRank<rxm::bfloat16_t> rank(rxm::TopkOptions{.largest = true, .include_nan = true});
   for (unsigned base = first; base < last; base += 32 * kInFlight) {
     uint4 x[kInFlight];
 #pragma unroll
@@ -101,7 +103,7 @@ __device__ void stream_warp(const uint4* vec, unsigned first, unsigned last, Vis
       const unsigned w[4] = {x[u].x, x[u].y, x[u].z, x[u].w};
       unsigned r[4];
 #pragma unroll
-      for (int h = 0; h < 4; ++h) r[h] = w[h] ^ (0x80008000u | (((w[h] >> 15) & 0x00010001u) * 0x7fffu));
+      for (int h = 0; h < 4; ++h) r[h] = rank.pair(w[h]);
       const unsigned at = base + u * 32 + lane;
       visit(at, r, at < last);
     }

@@ -60,6 +60,20 @@ template <class T> struct StreamRank : TopkRankTransform<T> {
   using U = key_bits_t<T>;
   using TopkRankTransform<T>::TopkRankTransform;
   __device__ U operator()(U raw) const { return this->rank_of_bits(raw); }
+  // The ranks of two 16-bit values packed in a word (low half: the first), as rank_of_bits gives
+  // them one at a time: the order-preserving encoding, then flip and shift, each half modulo 2^16.
+  __device__ unsigned pair(unsigned raw2) const
+    requires(sizeof(U) == 2)
+  {
+    unsigned e;
+    if constexpr (key_traits<T>::is_float) {
+      constexpr unsigned nan_count = (1u << key_traits<T>::mantissa_bits) - 1;  // float_encoding's
+      e = __vsub2(raw2 ^ (0x80008000u | (((raw2 >> 15) & 0x00010001u) * 0x7fffu)), nan_count * 0x10001u);
+    } else {
+      e = raw2 ^ (unsigned(key_traits<T>::flip) * 0x10001u);
+    }
+    return __vadd2(e ^ (unsigned(this->flip) * 0x10001u), unsigned(this->shift) * 0x10001u);
+  }
 };
 
 // Calls f(T{}) with the key type (16- and 32-bit types only).
