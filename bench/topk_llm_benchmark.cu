@@ -11,7 +11,7 @@
 //   bench_topk_llm [--rows 1,8,64,256,4096] [--vocab 32000,128256,256000] [--k 1,50,1024]
 //                  [--dtype bf16,f32] [--calls 20] [--reps 10] [--no-torch] [--no-verify]
 //                  [--segment-min LIST] [--compact LIST] [--row-cluster 0|1] [--row-smem 0|1]
-//                  [--row-warp 0|1] [--estimate 0|1] (sweeps of the row-stream knobs, or the variant
+//                  [--row-warp 0|1] [--row-compact 0|1] [--estimate 0|1] (sweeps of the row-stream knobs, or the variant
 //                  forced: ours only)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -49,11 +49,12 @@ struct Options {
   int row_cluster = -1;  // TopkTuning::row_cluster for ours (-1: automatic); forcing it times ours only
   int row_smem = -1;     // TopkTuning::row_smem, the same way
   int row_warp = -1;     // TopkTuning::row_warp, the same way
+  int row_compact = -1;  // TopkTuning::row_compact, the same way
   int estimate = -1;     // TopkTuning::row_stream_estimate, the same way
   int gather = -1;       // TopkTuning::row_cluster_gather, the same way
   bool sweep() const {
     return segment.size() > 1 || compact.size() > 1 || segment[0] || compact[0] || row_cluster >= 0 || row_smem >= 0 ||
-           row_warp >= 0 || estimate >= 0 || gather >= 0;
+           row_warp >= 0 || row_compact >= 0 || estimate >= 0 || gather >= 0;
   }
 };
 
@@ -93,6 +94,7 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   p.out_values = out_v.data(), p.out_indices = out_i.data();
   p.tuning.row_stream_segment = segment, p.tuning.row_stream_compact = compact;
   p.tuning.row_cluster = o.row_cluster, p.tuning.row_smem = o.row_smem, p.tuning.row_warp = o.row_warp;
+  p.tuning.row_compact = o.row_compact;
   p.tuning.row_stream_estimate = o.estimate, p.tuning.row_cluster_gather = o.gather;
   // In a graph where the path allows it; the previous path's segmented CUB sort (several sorted
   // rows) cannot be captured, so it runs as `calls` launches on the stream, timed the same way.
@@ -128,8 +130,9 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   const Stats old_path = peers ? timed(previous, false) : Stats{};
   // The row-stream family's other variants at this shape, each timed and compared with ours the
   // same way: blocks that keep k or a cluster per row (TopkTuning::row_cluster), a block per row
-  // from shared memory (TopkTuning::row_smem), and a warp per row (TopkTuning::row_warp), where
-  // they differ from ours.
+  // from shared memory (TopkTuning::row_smem), a warp per row (TopkTuning::row_warp), and a block
+  // per row that keeps what reaches a sampled bound (TopkTuning::row_compact), where they differ
+  // from ours.
   struct Variant {
     std::string label;
     Stats time;
@@ -159,6 +162,9 @@ void run_shape(const Options& o, std::size_t rows, std::size_t vocab, std::size_
   other = p.tuning;
   other.row_warp = path == "row-warp" ? 0 : 1;
   try_variant(other, path == "row-warp" ? "radixmesh sorted, row_warp = 0" : "radixmesh sorted, row_warp = 1");
+  other = p.tuning;
+  other.row_compact = path == "row-compact" ? 0 : 1;
+  try_variant(other, path == "row-compact" ? "radixmesh sorted, row_compact = 0" : "radixmesh sorted, row_compact = 1");
   if (path == "row-cluster")  // the cluster's two finishes, forced (ours takes one of them)
     for (int gather : {0, 1}) {
       other = p.tuning;
@@ -236,7 +242,7 @@ const char* const usage =
     "usage: bench_topk_llm [--rows 1,8,64,256,4096] [--vocab 32000,128256,256000] [--k 1,50,1024]\n"
     "                      [--dtype bf16,f32] [--calls 20] [--reps 10] [--no-torch] [--no-verify]\n"
     "                      [--segment-min LIST] [--compact LIST] [--row-cluster 0|1] [--row-smem 0|1]\n"
-    "                      [--row-warp 0|1] [--estimate 0|1] [--gather 0|1]  (knob sweeps, ours only)\n"
+    "                      [--row-warp 0|1] [--row-compact 0|1] [--estimate 0|1] [--gather 0|1]  (knob sweeps, ours only)\n"
     "  sorted top-k at LLM shapes in a CUDA graph, beside torch.topk(sorted=True) in a graph\n";
 
 int run(int argc, char** argv) {
@@ -254,6 +260,7 @@ int run(int argc, char** argv) {
     else if (args.is("--row-cluster")) o.row_cluster = int(rxm::bench::driver_count("bench_topk_llm", "--row-cluster", args.value()));
     else if (args.is("--row-smem")) o.row_smem = int(rxm::bench::driver_count("bench_topk_llm", "--row-smem", args.value()));
     else if (args.is("--row-warp")) o.row_warp = int(rxm::bench::driver_count("bench_topk_llm", "--row-warp", args.value()));
+    else if (args.is("--row-compact")) o.row_compact = int(rxm::bench::driver_count("bench_topk_llm", "--row-compact", args.value()));
     else if (args.is("--gather")) o.gather = int(rxm::bench::driver_count("bench_topk_llm", "--gather", args.value()));
     else if (args.is("--estimate")) o.estimate = int(rxm::bench::driver_count("bench_topk_llm", "--estimate", args.value()));
     else if (args.is("--no-verify")) o.verify = false;

@@ -22,6 +22,7 @@
 #include "common/topk_inputs.hpp"
 #include "cuda/runtime/captured_graph.hpp"
 #include "cuda/runtime/cuda_check.hpp"
+#include "cuda/topk/topk_stream_common.cuh"
 #include "radixmesh/device/topk.cuh"
 #include "radixmesh/memory.hpp"
 #include "radixmesh/topk.hpp"
@@ -73,7 +74,9 @@ template <class T> void check_grid() {
         if (k > s.vocab) continue;
         const std::string path = path_of(rxm::key_type_v<T>, s.rows, s.vocab, k);
         const std::string other = k > 128 && s.cluster ? "row-cluster" : "row-stream";
-        if (k < 2 || s.smem == GridShape::no) EXPECT_EQ(path, other);
+        // 16-bit rows of 8192 to 65536 values from 64 rows at k > 128 (TopkTuning::row_compact's rule).
+        if (sizeof(T) == 2 && k > 128 && s.rows >= 64 && s.vocab >= 8192 && s.vocab <= 65536) EXPECT_EQ(path, "row-compact");
+        else if (k < 2 || s.smem == GridShape::no) EXPECT_EQ(path, other);
         else if (s.smem == GridShape::yes) EXPECT_EQ(path, "row-smem");
         else EXPECT_TRUE(path == "row-smem" || path == other) << path;
         for (const auto& o : llm_options) {
@@ -358,7 +361,7 @@ void expect_path_matches_cpu(const std::vector<T>& v, std::size_t rows, std::siz
 
 void check_forced_variant(const char* path, void (*force)(rxm::device::TopkTuning&), std::span<const GridShape> shapes,
                           std::size_t masked_vocab_max, std::size_t offsets_row,
-                          std::span<const std::size_t> ks = k_up_to_1024) {
+                          std::span<const std::size_t> ks = k_up_to_1024, bool sixteen_bit_only = false) {
   auto check = [&](auto tag, const std::string& name, const auto& v, const GridShape& s, int slice) {
     using T = decltype(tag);
     for (std::size_t k : ks) {
@@ -387,8 +390,8 @@ void check_forced_variant(const char* path, void (*force)(rxm::device::TopkTunin
     check(tag, "normal", rxm::testing::make_topk_input<T>(rxm::testing::topk_inputs(test_seed())[3], 3 * 32000),
           GridShape{3, 32000}, 1000);
   };
-  every_input(float{}), every_input(rxm::bfloat16_t{}), every_input(rxm::half_t{});
-  every_input(std::int32_t{}), every_input(std::uint16_t{});
+  every_input(rxm::bfloat16_t{}), every_input(rxm::half_t{}), every_input(std::uint16_t{});
+  if (!sixteen_bit_only) every_input(float{}), every_input(std::int32_t{});
 
   const std::vector<std::uint64_t> offsets = {0, 50257, 50257 + 7, 50257 + 7, 100521, 100521 + 1023, 100521 + 1023 + offsets_row};
   auto v = rxm::testing::make_topk_input<rxm::bfloat16_t>(rxm::testing::topk_inputs(test_seed())[3], offsets.back() + 1);
@@ -506,18 +509,81 @@ TEST(GpuTopkLlm, RowSmemPath) {
   check_forced_variant("row-smem", [](rxm::device::TopkTuning& t) { t.row_smem = 1; }, shapes, 50257, 20003);
 }
 
+// The row-compact variant (TopkTuning::row_compact = 1) on 16-bit rows of up to 65536 values:
+// every input (sorted, all-equal and few-distinct rows defeat its sampled bound and take the exact
+// fallback), masked rows, rows shorter than k and than the sample, unaligned rows by offsets with
+// caller indices of 32 and 64 bits.
+TEST(GpuTopkLlm, RowCompactPath) {
+  RXM_REQUIRE_GPU();
+  const GridShape shapes[] = {{1, 1000}, {3, 32000}, {2, 65536}, {4, 4097}, {300, 2000}, {9, 97}, {5, 50264}};
+  check_forced_variant("row-compact", [](rxm::device::TopkTuning& t) { t.row_compact = 1; }, shapes, 65536, 65536,
+                       k_up_to_1024, true);
+}
+
+// 16-bit floating-point rows of 8192 to 65536 values take it from 64 rows at k > 128; fewer rows,
+// smaller k, longer rows, 32-bit keys and a forced sibling keep the other paths.
+TEST(GpuTopkLlm, RowCompactAutomatic) {
+  RXM_REQUIRE_GPU();
+  using rxm::KeyType;
+  for (std::size_t k : {std::size_t(129), std::size_t(256), std::size_t(1024)}) {
+    EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, k), "row-compact") << k;
+    EXPECT_EQ(path_of(KeyType::f16, 64, 65536, k), "row-compact") << k;
+    EXPECT_EQ(path_of(KeyType::bf16, 256, 8192, k), "row-compact") << k;
+    EXPECT_NE(path_of(KeyType::bf16, 4096, 65537, k), "row-compact") << k;
+    EXPECT_NE(path_of(KeyType::bf16, 32, 32000, k), "row-compact") << k;
+    EXPECT_NE(path_of(KeyType::f32, 4096, 32000, k), "row-compact") << k;
+    EXPECT_NE(path_of(KeyType::u16, 4096, 32000, k), "row-compact") << k;
+    rxm::device::TopkTuning smem;
+    smem.row_smem = 1;
+    EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, k, smem), "row-smem") << k;
+  }
+  EXPECT_NE(path_of(KeyType::bf16, 4096, 32000, 128), "row-compact");
+  EXPECT_NE(path_of(KeyType::bf16, 4096, 4096, 1024), "row-compact");
+  expect_automatic_bf16_matches_cpu(64, 32000, {129, 1024});
+}
+
+// StreamRank::pair, the row-compact stream's rank of two packed 16-bit values, against
+// rank_of_bits one value at a time: every bit pattern of every 16-bit type, every option.
+template <class T> __global__ void rank_pairs(rxm::TopkOptions o, unsigned* mismatches) {
+  const unsigned raw = blockIdx.x * blockDim.x + threadIdx.x, other = (raw * 40503u + 7u) & 0xffffu;
+  const rxm::detail::topk_gpu::StreamRank<T> rank(o);
+  const unsigned pair = rank.pair(raw | (other << 16));
+  if ((pair & 0xffffu) != rank(std::uint16_t(raw)) || (pair >> 16) != rank(std::uint16_t(other))) atomicAdd(mismatches, 1u);
+}
+
+TEST(GpuTopkLlm, PackedRanksMatchOneAtATime) {
+  RXM_REQUIRE_GPU();
+  rxm::DeviceArray<unsigned> mismatches(0, 1);
+  auto check = [&](auto tag) {
+    using T = decltype(tag);
+    for (const rxm::TopkOptions o : {rxm::TopkOptions{.largest = true}, rxm::TopkOptions{.largest = true, .include_nan = true},
+                                     rxm::TopkOptions{.largest = false}, rxm::TopkOptions{.largest = false, .include_nan = true}}) {
+      RXM_CUDA_CHECK(cudaMemset(mismatches.data(), 0, 4));
+      rank_pairs<T><<<256, 256>>>(o, mismatches.data());
+      RXM_CUDA_CHECK(cudaGetLastError());
+      unsigned got = 0;
+      RXM_CUDA_CHECK(cudaMemcpy(&got, mismatches.data(), 4, cudaMemcpyDeviceToHost));
+      EXPECT_EQ(got, 0u) << rxm::name_of(rxm::key_type_v<T>) << " largest=" << o.largest << " include_nan=" << o.include_nan;
+    }
+  };
+  check(rxm::bfloat16_t{}), check(rxm::half_t{}), check(std::uint16_t{}), check(std::int16_t{});
+}
+
 // Many 16-bit rows over more than one wave of blocks take a block per row from shared memory only
-// from k > 768; below, the row-stream blocks (k <= 128: the row-warp blocks).
+// from k > 768 (where the row-compact variant is off: it takes them first); below, the row-stream
+// blocks (k <= 128: the row-warp blocks).
 TEST(GpuTopkLlm, RowSmemAutomatic) {
   RXM_REQUIRE_GPU();
   using rxm::KeyType;
+  rxm::device::TopkTuning no_compact;
+  no_compact.row_compact = 0;
   for (std::size_t k : {std::size_t(129), std::size_t(256), std::size_t(384), std::size_t(768)}) {
-    EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, k), "row-stream") << k;
+    EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, k, no_compact), "row-stream") << k;
     EXPECT_EQ(path_of(KeyType::f32, 4096, 32000, k), "row-stream") << k;
   }
   EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, 128), "row-warp");
-  EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, 769), "row-smem");
-  EXPECT_EQ(path_of(KeyType::f16, 4096, 16384, 1024), "row-smem");
+  EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, 769, no_compact), "row-smem");
+  EXPECT_EQ(path_of(KeyType::f16, 4096, 16384, 1024, no_compact), "row-smem");
   EXPECT_EQ(path_of(KeyType::f32, 4096, 32000, 1024), "row-stream");
   expect_automatic_bf16_matches_cpu(1024, 20000, {192, 384});
 }
@@ -623,6 +689,9 @@ TEST(GpuTopkLlm, GraphCaptureReplaysWithNewLogits) {
   replay_in_graph(50, "row-warp", warp);
   cluster.row_smem = 0, cluster.row_cluster = 1;
   smem.row_smem = 1;
+  rxm::device::TopkTuning compact;
+  compact.row_compact = 1;
+  replay_in_graph(1024, "row-compact", compact);
   for (std::size_t k : {std::size_t(50), std::size_t(1024)}) {
     replay_in_graph(k, "row-stream", blocks);
     replay_in_graph(k, "row-cluster", cluster);
@@ -689,6 +758,21 @@ TEST(GpuTopkLlm, ClusterBranchesForSanitizers) {
   check_branch_for_sanitizers<float>(cluster, "row-cluster", 2, 100000, 300);
   check_branch_for_sanitizers<rxm::bfloat16_t>(cluster_passes, "row-cluster", 1, 128256, 1024);
   check_branch_for_sanitizers<float>(cluster_automatic, "row-cluster", 20, 32000, 256);
+}
+
+// Each branch of the row-compact block once: the sampled bound held (normal rows; unaligned and
+// shorter than the sample), failed by overflow (all-equal rows) and by too few survivors (sorted
+// rows, smallest first); rows shorter than k.
+TEST(GpuTopkLlm, CompactBranchesForSanitizers) {
+  RXM_REQUIRE_GPU();
+  auto compact = [](rxm::device::TopkTuning& t) { t.row_compact = 1; };
+  check_branch_for_sanitizers<rxm::bfloat16_t>(compact, "row-compact", 2, 32000, 1024);
+  check_branch_for_sanitizers<rxm::half_t>(compact, "row-compact", 3, 1999, 300);
+  check_branch_for_sanitizers<rxm::bfloat16_t>(compact, "row-compact", 2, 97, 129);
+  const auto equal = rxm::testing::make_topk_input<rxm::bfloat16_t>(rxm::testing::topk_inputs(test_seed())[7], 2 * 20000);
+  rxm::device::TopkTuning tuning;
+  compact(tuning);
+  expect_path_matches_cpu(equal, 2, 20000, 1000, llm_options[0], tuning, "row-compact");
 }
 
 TEST(GpuTopkLlm, StreamBranchesForSanitizers) {

@@ -638,6 +638,7 @@ std::size_t topk_temp_bytes(const TopkProblem& problem, int device) {
 const char* topk_path_name(const TopkProblem& problem, int device) {
   using Path = detail::topk_gpu::PlannedTopk::Path;
   const auto planned = detail::topk_gpu::plan_topk(problem, device);
+  if (planned.path == Path::row_compact) return "row-compact";
   if (planned.path == Path::row_warp) return "row-warp";
   if (planned.path == Path::row_smem) return "row-smem";
   if (planned.path == Path::row_cluster) return "row-cluster";
@@ -659,7 +660,10 @@ PlannedTopk plan_topk(const device::TopkProblem& problem, int device) {
   ::radixmesh::device::check_problem(problem);
   PlannedTopk planned;
   if (takes_row_stream(problem)) {
-    if (const std::optional<RowWarpPlan> warp = row_warp_plan(problem, device)) {
+    if (const std::optional<RowCompactPlan> compact = row_compact_plan(problem, device)) {
+      planned.path = PlannedTopk::Path::row_compact;
+      planned.compact = *compact;  // no temporary storage
+    } else if (const std::optional<RowWarpPlan> warp = row_warp_plan(problem, device)) {
       planned.path = PlannedTopk::Path::row_warp;
       planned.warp = *warp;  // no temporary storage
     } else if (const std::optional<RowSmemPlan> smem = row_smem_plan(problem, device)) {
@@ -683,6 +687,7 @@ PlannedTopk plan_topk(const device::TopkProblem& problem, int device) {
 void launch_planned(const PlannedTopk& planned, void* temp, std::size_t temp_bytes, const device::TopkProblem& problem,
                     cudaStream_t stream) {
   using Path = PlannedTopk::Path;
+  if (planned.path == Path::row_compact) return launch_row_compact(planned.compact, problem, stream);
   if (planned.path == Path::row_warp) return launch_row_warp(planned.warp, problem, stream);
   if (planned.path == Path::row_smem) return launch_row_smem(planned.smem, problem, stream);
   if (planned.path == Path::row_cluster) return launch_row_cluster(planned.cluster, problem, stream);

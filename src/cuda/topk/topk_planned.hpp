@@ -8,6 +8,7 @@
 
 #include "cuda/topk/topk_plan_gpu.hpp"
 #include "cuda/topk/topk_row_cluster.hpp"
+#include "cuda/topk/topk_row_compact.hpp"
 #include "cuda/topk/topk_row_smem.hpp"
 #include "cuda/topk/topk_row_stream.hpp"
 #include "cuda/topk/topk_row_warp.hpp"
@@ -16,7 +17,8 @@
 namespace radixmesh::detail::topk_gpu {
 
 struct PlannedTopk {
-  enum class Path { row_warp, row_smem, row_cluster, row_stream, select } path = Path::select;
+  enum class Path { row_compact, row_warp, row_smem, row_cluster, row_stream, select } path = Path::select;
+  RowCompactPlan compact;
   RowWarpPlan warp;
   RowSmemPlan smem;
   RowClusterPlan cluster;
