@@ -2,9 +2,9 @@
 // large k (LLM logits at k of a few hundred to 1024), a block of 256 threads per row that never
 // holds the row, ~25 KB of shared memory (five blocks an SM, where row-smem's copy of a 32000-value
 // row allows three). Each block:
-//  1. bounds the k-th rank from 2048 sampled values: the m-th best sample, m = k f + 3 sqrt(k f) + 1
-//     for the sampled fraction f (two radix-select passes of 8 bits), so that about 1.4 k values of
-//     the row reach it;
+//  1. bounds the k-th rank from 2048 sampled values, loaded at once: the m-th best sample,
+//     m = k f + 4 sqrt(k f) + 2 for the sampled fraction f (two radix-select passes of 8 bits), so
+//     that about 1.5 k values of the row reach it;
 //  2. streams the row once, each warp over its own contiguous eighth, four 16-byte vectors in flight
 //     a lane, ranks two values an instruction (StreamRank::pair) and compares them with the bound
 //     two at a time; a warp scan appends the values that reach it as 32-bit (rank, position) to the
@@ -15,8 +15,8 @@
 //     8-bit passes), so equal ranks stay by lowest position; 6. writes the row.
 // A row whose bound admits fewer than k values, or whose survivors overflow a warp's region (rows
 // whose sample misleads: sorted or constant rows, masked logits), takes the exact fallback in the
-// same block (`exact_winners`: the k-th rank over the whole row by two passes, then the winners
-// placed by two more reads). Exact on every input; no temporary storage, no atomics outside shared
+// same block (`exact_winners`: the k-th rank over the whole row by two streamed passes, then the
+// winners placed by two more reads). Exact on every input; no temporary storage, no atomics outside shared
 // memory; capturable. Design and measurements: docs/design/topk.md.
 #pragma once
 #include "cuda/topk/topk_block_radix_sort.cuh"
@@ -31,6 +31,12 @@ constexpr int kCompactInFlight = 4;  // 16-byte loads a lane issues before it us
 constexpr std::uint64_t kCompactMaxRow = 65536;  // positions fit the survivors' 16 bits
 constexpr unsigned kCompactKeys = kRowStreamMaxK;  // the winners' places
 constexpr unsigned kCompactSamples = 2048;
+// The bound is the m-th best sample, m = k f + kCompactMargin sqrt(k f) + 2 (f: the sampled
+// fraction): fewer than k values reach it only if the row's k best hold m samples, about a
+// 4-sigma event. row_compact32_bound_sim.py (1500 rows each of 32000 and 65536 normal logits,
+// k = 129, 256, 1024): a margin of 3 failed 0.1-0.5 % of rows, 4 one row of 9000, and the most
+// values passing (2714) left every warp's region unfilled.
+constexpr float kCompactMargin = 4.0f;
 // A warp's region of survivors. With the bound above, 256 slots overflowed in 4.8 % of rows of
 // 50264 normal logits at k = 1024 (call IA); bench/phases/row_compact32_bound_sim.py finds 384 never
 // overflow up to 65536 values.
@@ -46,7 +52,8 @@ static_assert(kCompactWarps * kCompactRegion * sizeof(unsigned) <= block_radix_s
               "the survivors fit the sort's scratch");
 
 struct CompactShared {
-  StreamShared stream;  // the radix-select passes' histogram and decision
+  StreamShared stream;  // the first select pass's histogram (hist) and every pass's decision
+  unsigned low_hist[256];  // the second pass's histogram: zeroed with the first, so no barrier between
   unsigned warp_sums[kCompactWarps];
   unsigned warp_count[kCompactWarps];
   unsigned warp_ties[kCompactWarps];
@@ -90,19 +97,33 @@ __device__ __forceinline__ unsigned inside_halves(unsigned inside, int h) {
   return ((inside >> (2 * h)) & 1u) * 0xffffu | ((inside >> (2 * h + 1)) & 1u) * 0xffff0000u;
 }
 
-// The need-th best 16-bit rank among the keys counted(i, key) names (i < count; at least need of
-// them) by two radix-select passes: `kth`, and `take`, how many of rank kth are among the best
-// need. Every thread calls it; it ends with a barrier.
-template <class Counted>
-__device__ void compact_select(CompactShared& sh, unsigned count, Counted counted, unsigned need, unsigned& kth,
-                               unsigned& take) {
-  int high = 16;
-  unsigned long long prefix = 0;
-  radix_select_pass(sh.stream, count, counted, 0, high, prefix, need);
+// The need-th best of 16-bit ranks by two radix-select passes of 8 bits: `kth`, and `take`, how
+// many of rank kth are among the best need (at least need ranks are counted). count_pass(hist,
+// high, digit) adds every rank to hist (high: by its high byte; else by its low byte where its
+// high byte is `digit`). Every thread calls it; it ends with a barrier. Five barriers: both
+// histograms are zeroed at once.
+template <class CountPass>
+__device__ void compact_select(CompactShared& sh, CountPass count_pass, unsigned need, unsigned& kth, unsigned& take) {
+  for (unsigned b = threadIdx.x; b < 256; b += blockDim.x) sh.stream.hist[b] = 0, sh.low_hist[b] = 0;
   __syncthreads();
-  radix_select_pass(sh.stream, count, counted, 0, high, prefix, need);
-  kth = unsigned(prefix), take = need;
+  count_pass(sh.stream.hist, true, 0u);
   __syncthreads();
+  if (threadIdx.x < 32) find_digit(sh.stream.hist, need, sh.stream);
+  __syncthreads();
+  const unsigned high = sh.stream.digit;
+  need -= sh.stream.above;
+  count_pass(sh.low_hist, false, high);
+  __syncthreads();
+  if (threadIdx.x < 32) find_digit(sh.low_hist, need, sh.stream);
+  __syncthreads();
+  kth = (high << 8) | sh.stream.digit, take = need - sh.stream.above;
+  __syncthreads();  // the decision is read: the next select may rewrite it
+}
+
+// Counts a rank into a select pass's histogram (compact_select's count_pass, one rank).
+__device__ __forceinline__ void count_rank(unsigned* hist, bool high, unsigned digit, unsigned rank) {
+  if (high) atomicAdd(&hist[rank >> 8], 1u);
+  else if ((rank >> 8) == digit) atomicAdd(&hist[rank & 0xffu], 1u);
 }
 
 // The warp's vectors [first, last), kCompactInFlight loads in flight a lane: visit(j, r, inside)
@@ -155,7 +176,7 @@ __device__ unsigned compact_warp_append(const CompactRow& row, unsigned j, const
 }
 
 // The exact winners of a row whose sampled bound failed: the k-th rank over the whole row (two
-// radix-select passes), each warp's counts of values above it and equal to it, then the winners
+// radix-select passes, each a read of the row), each warp's counts of values above it and equal to it, then the winners
 // (all above, the first `take` equals by position) put straight into keys[0, wanted) in position
 // order. Four reads of the row. Every thread calls it; it ends with a barrier.
 template <class T>
@@ -164,8 +185,13 @@ __device__ __noinline__ void exact_winners(CompactShared& sh, const CompactRow& 
                                            const StreamKey<16>& key, unsigned long long* keys) {
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   unsigned kth, take;
-  compact_select(sh, n, [&](unsigned i, unsigned long long& k) { return k = rank(row.row[i]), true; }, wanted, kth,
-                 take);
+  compact_select(sh, [&](unsigned* hist, bool high, unsigned digit) {
+    compact_stream_warp<T>(row, rank, first, last, [&](unsigned, const unsigned (&r)[4], unsigned inside) {
+#pragma unroll
+      for (int e = 0; e < 8; ++e)
+        if ((inside >> e) & 1u) count_rank(hist, high, digit, (r[e / 2] >> (16 * (e & 1))) & 0xffffu);
+    });
+  }, wanted, kth, take);
   const unsigned kth2 = kth * 0x10001u;
   unsigned above = 0, equal = 0;
   compact_stream_warp<T>(row, rank, first, last, [&](unsigned, const unsigned (&r)[4], unsigned inside) {
@@ -236,11 +262,23 @@ __global__ void __launch_bounds__(kCompactThreads, kCompactBlocksPerSm) row_comp
     // 1. The bound: the m-th best of s samples (positions floor(i n / s)).
     const unsigned s = min(kCompactSamples, n);
     const float kf = float(wanted) * float(s) / float(n);
-    const unsigned m = min(s, unsigned(kf + 3.0f * sqrtf(kf)) + 1);
+    const unsigned m = min(s, unsigned(kf + kCompactMargin * sqrtf(kf)) + 2);
     if (t == 0) sh.overflow = 0;
+    // Thread t's samples t + 256 j, loaded at once (one latency, not one a pass).
+    constexpr unsigned kPerThread = kCompactSamples / kCompactThreads;
+    unsigned sample[kPerThread];
+#pragma unroll
+    for (unsigned j = 0; j < kPerThread; ++j) {
+      const unsigned i = t + kCompactThreads * j;
+      sample[j] = i < s ? unsigned(__ldg(row.row + std::uint64_t(i) * n / s)) : 0u;
+    }
+#pragma unroll
+    for (unsigned j = 0; j < kPerThread; ++j) sample[j] = rank(std::uint16_t(sample[j]));
     unsigned bound, unused;
-    compact_select(sh, s, [&](unsigned i, unsigned long long& k) {
-      return k = rank(row.row[std::uint64_t(i) * n / s]), true;
+    compact_select(sh, [&](unsigned* hist, bool high, unsigned digit) {
+#pragma unroll
+      for (unsigned j = 0; j < kPerThread; ++j)
+        if (t + kCompactThreads * j < s) count_rank(hist, high, digit, sample[j]);
     }, m, bound, unused);
     const unsigned bound2 = bound * 0x10001u;
 
@@ -276,8 +314,10 @@ __global__ void __launch_bounds__(kCompactThreads, kCompactBlocksPerSm) row_comp
       for (unsigned j = 0; j < kCompactItems; ++j)
         item[j] = my_first + j < my_count ? survivors[my_region * kCompactRegion + my_first + j] : 0u;
       unsigned kth, ties;  // ties: how many of rank kth win
-      compact_select(sh, kCompactWarps * kCompactRegion, [&](unsigned i, unsigned long long& k) {
-        return i % kCompactRegion < sh.warp_count[i / kCompactRegion] && (k = survivors[i] >> 16, true);
+      compact_select(sh, [&](unsigned* hist, bool high, unsigned digit) {
+#pragma unroll
+        for (unsigned j = 0; j < kCompactItems; ++j)
+          if (my_first + j < my_count) count_rank(hist, high, digit, item[j] >> 16);
       }, wanted, kth, ties);
 
       // 4. The winners in position order: above kth, and the first `ties` equal to it.
