@@ -7,8 +7,9 @@
 //     that about 1.5 k values of the row reach it;
 //  2. streams the row once, each warp over its own contiguous eighth, four 16-byte vectors in flight
 //     a lane, ranks two values an instruction (StreamRank::pair) and compares them with the bound
-//     two at a time; a warp scan appends the values that reach it as 32-bit (rank, position) to the
-//     warp's region of survivors (no atomics), so every region is in position order;
+//     two at a time; one warp scan a round (the four vectors' counts packed) appends the values
+//     that reach it as 32-bit (rank, position) to the warp's region of survivors (no atomics), so
+//     every region is in position order;
 //  3. finds the k-th rank among the survivors (the same passes) and how many of its equals win;
 //  4. compacts the winners in position order (one block scan of packed counts);
 //  5. for sorted output, sorts them on their rank bits alone by the block's stable radix sort (two
@@ -77,18 +78,16 @@ struct CompactRow {
   // value at a time, never past the row.
   __device__ uint4 load(unsigned j, unsigned& inside) const {
     if (j >= full_first && j < full_end) return inside = 0xffu, __ldg(from + j);
-    std::uint16_t lanes[8];
+    unsigned w[4] = {0, 0, 0, 0};
     inside = 0;
 #pragma unroll
     for (unsigned e = 0; e < 8; ++e) {
       const unsigned s = j * 8 + e;
       const bool in = s >= lead && s < used;
-      lanes[e] = in ? row[s - lead] : std::uint16_t(0);
+      if (in) w[e / 2] |= unsigned(row[s - lead]) << (16 * (e & 1));
       inside |= unsigned(in) << e;
     }
-    uint4 v;
-    memcpy(&v, lanes, 16);
-    return v;
+    return make_uint4(w[0], w[1], w[2], w[3]);
   }
 };
 
@@ -103,7 +102,7 @@ __device__ __forceinline__ unsigned inside_halves(unsigned inside, int h) {
 // high byte is `digit`). Every thread calls it; it ends with a barrier. Five barriers: both
 // histograms are zeroed at once.
 template <class CountPass>
-__device__ void compact_select(CompactShared& sh, CountPass count_pass, unsigned need, unsigned& kth, unsigned& take) {
+__device__ __forceinline__ void compact_select(CompactShared& sh, CountPass count_pass, unsigned need, unsigned& kth, unsigned& take) {
   for (unsigned b = threadIdx.x; b < 256; b += blockDim.x) sh.stream.hist[b] = 0, sh.low_hist[b] = 0;
   __syncthreads();
   count_pass(sh.stream.hist, true, 0u);
@@ -126,53 +125,78 @@ __device__ __forceinline__ void count_rank(unsigned* hist, bool high, unsigned d
   else if ((rank >> 8) == digit) atomicAdd(&hist[rank & 0xffu], 1u);
 }
 
-// The warp's vectors [first, last), kCompactInFlight loads in flight a lane: visit(j, r, inside)
-// for each of the lane's vectors in order (r: its 4 words of two packed 16-bit ranks; inside: its
-// lanes in the row, 0 past `last`), by every lane at once (the loop is the warp's, so visit may
-// use warp collectives).
+// A round of a lane's vectors: kCompactInFlight of them, 32 apart (r[u]: vector base + 32 u +
+// lane as 4 words of two packed 16-bit ranks; inside[u]: its lanes in the row, 0 past the warp's
+// last vector).
+using CompactRanks = unsigned[kCompactInFlight][4];
+using CompactInside = unsigned[kCompactInFlight];
+
+// The warp's vectors [first, last), a round of kCompactInFlight loads in flight a lane, coalesced:
+// visit(base, r, inside) for each round in order, by every lane at once (the loop is the warp's,
+// so visit may use warp collectives).
 template <class T, class Visit>
-__device__ void compact_stream_warp(const CompactRow& row, const StreamRank<T>& rank, unsigned first, unsigned last,
+__device__ __forceinline__ void compact_stream_warp(const CompactRow& row, const StreamRank<T>& rank, unsigned first, unsigned last,
                                     Visit visit) {
   const unsigned lane = threadIdx.x & 31;
   for (unsigned base = first; base < last; base += 32 * kCompactInFlight) {
     uint4 x[kCompactInFlight];
-    unsigned inside[kCompactInFlight];
+    CompactInside inside;
 #pragma unroll
     for (int u = 0; u < kCompactInFlight; ++u) {
       const unsigned j = base + u * 32 + lane;
       inside[u] = 0, x[u] = j < last ? row.load(j, inside[u]) : make_uint4(0, 0, 0, 0);
     }
+    CompactRanks r;
 #pragma unroll
     for (int u = 0; u < kCompactInFlight; ++u) {
       const unsigned w[4] = {x[u].x, x[u].y, x[u].z, x[u].w};
-      unsigned r[4];
 #pragma unroll
-      for (int h = 0; h < 4; ++h) r[h] = rank.pair(w[h]);
-      visit(base + u * 32 + lane, r, inside[u]);
+      for (int h = 0; h < 4; ++h) r[u][h] = rank.pair(w[h]);
     }
+    visit(base, r, inside);
   }
 }
 
-// The halves `pass` marks (0xffff a half) of the lane's vector j, put in position order across the
-// warp at places base, base + 1, ... (put(place, rank, position)); returns how many the warp put.
+// Per-vector counts of a round, one 16-bit field a vector (a warp's sum is at most 256 a field), so
+// that one warp scan (5 steps of two shuffles) serves the round's kCompactInFlight vectors.
+static_assert(kCompactInFlight <= 4, "a round's counts fit 64 bits");
+template <class Count> __device__ __forceinline__ unsigned long long round_counts(Count count) {
+  unsigned long long c = 0;
+#pragma unroll
+  for (int u = 0; u < kCompactInFlight; ++u) c |= (unsigned long long)count(u) << (16 * u);
+  return c;
+}
+__device__ __forceinline__ unsigned field(unsigned long long packed, int u) { return unsigned(packed >> (16 * u)) & 0xffffu; }
+
+// The halves pass[u] marks (0xffff a half) of the round's vectors, put in position order across
+// the warp at places at, at + 1, ... (put(place, rank, position)); returns how many the warp put.
 template <class Put>
-__device__ unsigned compact_warp_append(const CompactRow& row, unsigned j, const unsigned (&r)[4],
-                                        const unsigned (&pass)[4], unsigned base, Put put) {
-  unsigned c = 0;
+__device__ __forceinline__ unsigned compact_warp_append(const CompactRow& row, unsigned base, const CompactRanks& r,
+                                        const CompactRanks& pass, unsigned at, Put put) {
+  const unsigned long long c = round_counts([&](int u) {
+    unsigned n = 0;
 #pragma unroll
-  for (int h = 0; h < 4; ++h) c += __popc(pass[h]) / 16;
-  const unsigned inclusive = ::radixmesh::device::block_scan::warp_inclusive_scan(c);
-  const unsigned total = __shfl_sync(0xffffffffu, inclusive, 31);
-  unsigned place = base + inclusive - c;
-  if (c) {
-    const unsigned position = j * 8 - row.lead;  // of lane 0 (wraps for the first vector; its lane 0 is outside then)
+    for (int h = 0; h < 4; ++h) n += __popc(pass[u][h]) / 16;
+    return n;
+  });
+  const unsigned long long inclusive = ::radixmesh::device::block_scan::warp_inclusive_scan(c);
+  const unsigned long long total = __shfl_sync(0xffffffffu, inclusive, 31), exclusive = inclusive - c;
+  const unsigned lane = threadIdx.x & 31;
+  unsigned before = at;  // the places the warp's earlier vectors of the round took
 #pragma unroll
-    for (int h = 0; h < 4; ++h) {
-      if (pass[h] & 0xffffu) put(place++, r[h] & 0xffffu, position + 2 * h);
-      if (pass[h] >> 16) put(place++, r[h] >> 16, position + 2 * h + 1);
+  for (int u = 0; u < kCompactInFlight; ++u) {
+    if (field(c, u)) {
+      unsigned place = before + field(exclusive, u);
+      const unsigned position = (base + 32 * u + lane) * 8 - row.lead;  // of lane 0 (wraps for the first vector, whose lane 0 is outside then)
+#pragma unroll
+      for (int h = 0; h < 4; ++h) {
+        if (pass[u][h] & 0xffffu) put(place++, r[u][h] & 0xffffu, position + 2 * h);
+        if (pass[u][h] >> 16) put(place++, r[u][h] >> 16, position + 2 * h + 1);
+      }
     }
+    before += field(total, u);
   }
-  return total;
+  return before - at;
 }
 
 // The exact winners of a row whose sampled bound failed: the k-th rank over the whole row (two
@@ -186,20 +210,24 @@ __device__ __noinline__ void exact_winners(CompactShared& sh, const CompactRow& 
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   unsigned kth, take;
   compact_select(sh, [&](unsigned* hist, bool high, unsigned digit) {
-    compact_stream_warp<T>(row, rank, first, last, [&](unsigned, const unsigned (&r)[4], unsigned inside) {
+    compact_stream_warp<T>(row, rank, first, last, [&](unsigned, const CompactRanks& r, const CompactInside& inside) {
 #pragma unroll
-      for (int e = 0; e < 8; ++e)
-        if ((inside >> e) & 1u) count_rank(hist, high, digit, (r[e / 2] >> (16 * (e & 1))) & 0xffffu);
+      for (int u = 0; u < kCompactInFlight; ++u)
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+          if ((inside[u] >> e) & 1u) count_rank(hist, high, digit, (r[u][e / 2] >> (16 * (e & 1))) & 0xffffu);
     });
   }, wanted, kth, take);
   const unsigned kth2 = kth * 0x10001u;
   unsigned above = 0, equal = 0;
-  compact_stream_warp<T>(row, rank, first, last, [&](unsigned, const unsigned (&r)[4], unsigned inside) {
+  compact_stream_warp<T>(row, rank, first, last, [&](unsigned, const CompactRanks& r, const CompactInside& inside) {
 #pragma unroll
-    for (int h = 0; h < 4; ++h) {
-      const unsigned in = inside_halves(inside, h);
-      above += __popc(__vcmpgtu2(r[h], kth2) & in) / 16, equal += __popc(__vcmpeq2(r[h], kth2) & in) / 16;
-    }
+    for (int u = 0; u < kCompactInFlight; ++u)
+#pragma unroll
+      for (int h = 0; h < 4; ++h) {
+        const unsigned in = inside_halves(inside[u], h);
+        above += __popc(__vcmpgtu2(r[u][h], kth2) & in) / 16, equal += __popc(__vcmpeq2(r[u][h], kth2) & in) / 16;
+      }
   });
   above = __shfl_sync(0xffffffffu, ::radixmesh::device::block_scan::warp_inclusive_scan(above), 31);
   equal = __shfl_sync(0xffffffffu, ::radixmesh::device::block_scan::warp_inclusive_scan(equal), 31);
@@ -211,27 +239,35 @@ __device__ __noinline__ void exact_winners(CompactShared& sh, const CompactRow& 
     out_before += sh.warp_count[w] + taken, ties_before += e;
   }
   unsigned out_run = 0, tie_run = 0;
-  compact_stream_warp<T>(row, rank, first, last, [&](unsigned j, const unsigned (&r)[4], unsigned inside) {
-    unsigned gt[4], eq[4], e = 0;
+  compact_stream_warp<T>(row, rank, first, last, [&](unsigned base, const CompactRanks& r, const CompactInside& inside) {
+    CompactRanks pass, eq;
 #pragma unroll
-    for (int h = 0; h < 4; ++h) {
-      const unsigned in = inside_halves(inside, h);
-      gt[h] = __vcmpgtu2(r[h], kth2) & in, eq[h] = __vcmpeq2(r[h], kth2) & in;
-      e += __popc(eq[h]) / 16;
-    }
-    const unsigned e_inclusive = ::radixmesh::device::block_scan::warp_inclusive_scan(e);
-    const unsigned e_total = __shfl_sync(0xffffffffu, e_inclusive, 31);
-    unsigned tie = ties_before + tie_run + e_inclusive - e;  // this lane's first equal's index among the row's
-    unsigned pass[4];
+    for (int u = 0; u < kCompactInFlight; ++u)
 #pragma unroll
-    for (int h = 0; h < 4; ++h) {
-      pass[h] = gt[h];
-      if (eq[h] & 0xffffu) pass[h] |= tie++ < take ? 0xffffu : 0u;
-      if (eq[h] >> 16) pass[h] |= tie++ < take ? 0xffff0000u : 0u;
+      for (int h = 0; h < 4; ++h) {
+        const unsigned in = inside_halves(inside[u], h);
+        pass[u][h] = __vcmpgtu2(r[u][h], kth2) & in, eq[u][h] = __vcmpeq2(r[u][h], kth2) & in;
+      }
+    const unsigned long long e = round_counts([&](int u) {
+      unsigned n = 0;
+#pragma unroll
+      for (int h = 0; h < 4; ++h) n += __popc(eq[u][h]) / 16;
+      return n;
+    });
+    const unsigned long long e_inclusive = ::radixmesh::device::block_scan::warp_inclusive_scan(e);
+    const unsigned long long e_total = __shfl_sync(0xffffffffu, e_inclusive, 31), e_exclusive = e_inclusive - e;
+#pragma unroll
+    for (int u = 0; u < kCompactInFlight; ++u) {
+      unsigned tie = ties_before + tie_run + field(e_exclusive, u);  // this lane's first equal's index among the row's
+#pragma unroll
+      for (int h = 0; h < 4; ++h) {
+        if (eq[u][h] & 0xffffu) pass[u][h] |= tie++ < take ? 0xffffu : 0u;
+        if (eq[u][h] >> 16) pass[u][h] |= tie++ < take ? 0xffff0000u : 0u;
+      }
+      tie_run += field(e_total, u);
     }
-    out_run += compact_warp_append(row, j, r, pass, out_before + out_run,
+    out_run += compact_warp_append(row, base, r, pass, out_before + out_run,
                                    [&](unsigned place, unsigned rk, unsigned pos) { keys[place] = key.make(rk, pos); });
-    tie_run += e_total;
   });
   __syncthreads();
 }
@@ -285,11 +321,13 @@ __global__ void __launch_bounds__(kCompactThreads, kCompactBlocksPerSm) row_comp
     // 2. The stream: the values that reach the bound, in the warp's region in position order.
     unsigned* region = survivors + warp * kCompactRegion;
     unsigned count = 0;
-    compact_stream_warp<T>(row, rank, first, last, [&](unsigned j, const unsigned (&r)[4], unsigned inside) {
-      unsigned pass[4];
+    compact_stream_warp<T>(row, rank, first, last, [&](unsigned base, const CompactRanks& r, const CompactInside& inside) {
+      CompactRanks pass;
 #pragma unroll
-      for (int h = 0; h < 4; ++h) pass[h] = __vcmpgeu2(r[h], bound2) & inside_halves(inside, h);
-      count += compact_warp_append(row, j, r, pass, count, [&](unsigned place, unsigned rk, unsigned pos) {
+      for (int u = 0; u < kCompactInFlight; ++u)
+#pragma unroll
+        for (int h = 0; h < 4; ++h) pass[u][h] = __vcmpgeu2(r[u][h], bound2) & inside_halves(inside[u], h);
+      count += compact_warp_append(row, base, r, pass, count, [&](unsigned place, unsigned rk, unsigned pos) {
         if (place < kCompactRegion) region[place] = (rk << 16) | pos;
       });
     });
