@@ -2,9 +2,9 @@
 // large k (LLM logits at k of a few hundred to 1024), a block of 256 threads per row that never
 // holds the row, ~25 KB of shared memory (five blocks an SM, where row-smem's copy of a 32000-value
 // row allows three). Each block:
-//  1. bounds the k-th rank from 2048 sampled values, loaded at once: the m-th best sample,
-//     m = k f + 4 sqrt(k f) + 2 for the sampled fraction f (two radix-select passes of 8 bits), so
-//     that about 1.5 k values of the row reach it;
+//  1. bounds the k-th rank from 2048 sampled values (a 16-byte vector a thread, 256 spread over
+//     the row, one load): the m-th best sample, m = k f + 4 sqrt(k f) + 2 for the sampled fraction
+//     f (two radix-select passes of 8 bits), so that about 1.5 k values of the row reach it;
 //  2. streams the row once, each warp over its own contiguous eighth, four 16-byte vectors in flight
 //     a lane, ranks two values an instruction (StreamRank::pair) and compares them with the bound
 //     two at a time; one warp scan a round (the four vectors' counts packed) appends the values
@@ -31,7 +31,6 @@ constexpr int kCompactBlocksPerSm = 5;
 constexpr int kCompactInFlight = 4;  // 16-byte loads a lane issues before it uses them
 constexpr std::uint64_t kCompactMaxRow = 65536;  // positions fit the survivors' 16 bits
 constexpr unsigned kCompactKeys = kRowStreamMaxK;  // the winners' places
-constexpr unsigned kCompactSamples = 2048;
 // The bound is the m-th best sample, m = k f + kCompactMargin sqrt(k f) + 2 (f: the sampled
 // fraction): fewer than k values reach it only if the row's k best hold m samples, about a
 // 4-sigma event. row_compact32_bound_sim.py (1500 rows each of 32000 and 65536 normal logits,
@@ -295,26 +294,27 @@ __global__ void __launch_bounds__(kCompactThreads, kCompactBlocksPerSm) row_comp
   const unsigned first = row.vectors * warp / kCompactWarps, last = row.vectors * (warp + 1) / kCompactWarps;
 
   if (wanted > 0) {
-    // 1. The bound: the m-th best of s samples (positions floor(i n / s)).
-    const unsigned s = min(kCompactSamples, n);
+    // 1. The bound: the m-th best of the samples, a 16-byte vector of 8 values a thread (vector
+    // floor(t V / vectors) of V = min(256, vectors): one load, a latency, and an eighth of the row's
+    // sectors, where 2048 values a stride apart touch every 32-byte sector of a 32000-value row).
+    const unsigned sampled = min(unsigned(kCompactThreads), row.vectors);
+    const bool every = sampled == row.vectors;  // short rows: every vector, s = n
+    unsigned sample_inside = 0;
+    uint4 sample_vector = make_uint4(0, 0, 0, 0);
+    if (t < sampled) sample_vector = row.load(t * row.vectors / sampled, sample_inside);
+    const unsigned sample[4] = {rank.pair(sample_vector.x), rank.pair(sample_vector.y), rank.pair(sample_vector.z),
+                                rank.pair(sample_vector.w)};
+    // s: the samples (8 a vector; the first and the last vector of the row may be partial, at most
+    // 14 lanes fewer, which m leaves room for).
+    const unsigned s = every ? n : 8 * sampled;
     const float kf = float(wanted) * float(s) / float(n);
-    const unsigned m = min(s, unsigned(kf + kCompactMargin * sqrtf(kf)) + 2);
+    const unsigned m = min(every ? n : s - 14, unsigned(kf + kCompactMargin * sqrtf(kf)) + 2);
     if (t == 0) sh.overflow = 0;
-    // Thread t's samples t + 256 j, loaded at once (one latency, not one a pass).
-    constexpr unsigned kPerThread = kCompactSamples / kCompactThreads;
-    unsigned sample[kPerThread];
-#pragma unroll
-    for (unsigned j = 0; j < kPerThread; ++j) {
-      const unsigned i = t + kCompactThreads * j;
-      sample[j] = i < s ? unsigned(__ldg(row.row + std::uint64_t(i) * n / s)) : 0u;
-    }
-#pragma unroll
-    for (unsigned j = 0; j < kPerThread; ++j) sample[j] = rank(std::uint16_t(sample[j]));
     unsigned bound, unused;
     compact_select(sh, [&](unsigned* hist, bool high, unsigned digit) {
 #pragma unroll
-      for (unsigned j = 0; j < kPerThread; ++j)
-        if (t + kCompactThreads * j < s) count_rank(hist, high, digit, sample[j]);
+      for (int e = 0; e < 8; ++e)
+        if ((sample_inside >> e) & 1u) count_rank(hist, high, digit, (sample[e / 2] >> (16 * (e & 1))) & 0xffffu);
     }, m, bound, unused);
     const unsigned bound2 = bound * 0x10001u;
 
