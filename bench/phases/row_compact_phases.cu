@@ -5,6 +5,7 @@
 // (no peer): it says where a call's time goes.
 //   row_compact_phases [N...]   (default 32000 65536)
 #include "row_compact_marked.cuh"
+#include "marked_run.cuh"
 #include <cstdio>
 #include <random>
 #include <string>
@@ -22,19 +23,13 @@ void run(std::size_t rows, std::size_t n, unsigned k) {
   p.values = dv; p.rows = {nullptr, n, n}; p.k = k;
   int ib = 0; while ((1ull << ib) <= n) ++ib; p.index_bits = ib;
   p.options = {.largest = true, .sorted = true}; p.out_values = ov; p.out_indices = oi; p.index64 = false;
-  for (int rep = 0; rep < 3; ++rep) {
-    unsigned long long z[64] = {}; cudaMemcpyToSymbol(prof_t, z, sizeof z);
-    cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
-    cudaEventRecord(e0);
-    row_compact<bfloat16_t><<<unsigned(rows), kCompactThreads, kCompactSharedBytes>>>(p);
-    cudaEventRecord(e1); cudaDeviceSynchronize();
-    float ms; cudaEventElapsedTime(&ms, e0, e1);
-    unsigned long long t[64]; cudaMemcpyFromSymbol(t, prof_t, sizeof t);
-    if (rep < 2) continue;
+  {
+    unsigned long long t[64];
+    const MarkedRun run = run_marked([&] { row_compact<bfloat16_t><<<unsigned(rows), kCompactThreads, kCompactSharedBytes>>>(p); return cudaGetLastError(); }, t);
     auto us = [&](int a, int b) { return t[a] && t[b] ? (t[b] - t[a]) / 1e3 : -1.0; };
     printf("bf16 rows=%zu n=%zu k=%u err=%d event %.1f us | bound %.2f stream %.2f select %.2f compact %.2f "
            "(fallback: %s) | sort %.2f | write %.2f | block 0 total %.2f\n",
-           rows, n, k, int(cudaGetLastError()), ms * 1000, us(0, 1), us(1, 2), us(2, 3), us(3, 4), t[3] ? "no" : "yes",
+           rows, n, k, int(run.error), run.us, us(0, 1), us(1, 2), us(2, 3), us(3, 4), t[3] ? "no" : "yes",
            us(5, 6), us(6, 7), us(0, 7));
   }
   cudaFree(dv); cudaFree(ov); cudaFree(oi);

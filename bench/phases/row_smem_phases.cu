@@ -3,6 +3,7 @@
 // output, for one row alone, one row an SM and three rows an SM. Built by bench/phases/marked_kernel.sh row_smem
 // against a marked copy of the kernel; not a benchmark (no peer): it says where a call's time goes.
 #include "row_smem_marked.cuh"
+#include "marked_run.cuh"
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -24,17 +25,11 @@ template <class T> void run(std::size_t rows, std::size_t n, unsigned k) {
   const std::size_t shared = row_smem_shared_bytes(p.capacity, p.k_pad, n, sizeof(U));
   cudaFuncSetAttribute(row_smem<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, 200000);
   cudaFuncSetAttribute(row_smem<T>, cudaFuncAttributePreferredSharedMemoryCarveout, int(cudaSharedmemCarveoutMaxShared));
-  for (int rep = 0; rep < 3; ++rep) {
-    unsigned long long z[64] = {}; cudaMemcpyToSymbol(prof_t, z, sizeof z);
-    cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
-    cudaEventRecord(e0);
-    row_smem<T><<<unsigned(rows), kSmemThreads, shared>>>(p);
-    cudaEventRecord(e1); cudaDeviceSynchronize();
-    float ms; cudaEventElapsedTime(&ms, e0, e1);
-    unsigned long long t[64]; cudaMemcpyFromSymbol(t, prof_t, sizeof t);
-    if (rep < 2) continue;
+  {
+    unsigned long long t[64];
+    const MarkedRun run = run_marked([&] { row_smem<T><<<unsigned(rows), kSmemThreads, shared>>>(p); return cudaGetLastError(); }, t);
     printf("%s rows=%zu n=%zu k=%u err=%d event %.1f us | load %.2f bound %.2f", sizeof(U) == 2 ? "bf16" : "f32", rows, n, k,
-           int(cudaGetLastError()), ms * 1000, (t[1] - t[0]) / 1e3, (t[2] - t[1]) / 1e3);
+           int(run.error), run.us, (t[1] - t[0]) / 1e3, (t[2] - t[1]) / 1e3);
     unsigned long long prev = t[2];
     for (int i = 3; i < 10; ++i) if (t[i]) { printf(" pass%d %.2f", i - 3, (t[i] - prev) / 1e3); prev = t[i]; }
     printf(" | winners counted %.2f placed %.2f | sort %.2f | write %.2f | block 0 total %.2f\n", (t[10] - prev) / 1e3,

@@ -6,6 +6,7 @@
 // bench/phases/marked_kernel.sh row_stream against a marked copy of the kernel; not a benchmark
 // (no peer): it says where a call's time goes.
 #include "row_stream_marked.cuh"
+#include "marked_run.cuh"
 #include "phase_logits.hpp"
 #include <cstdio>
 #include <string>
@@ -28,18 +29,12 @@ template <class T> void run(std::size_t rows, std::size_t n, unsigned k, unsigne
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200000);
   int per_sm = 0;
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kStreamThreads, shared);
-  for (int rep = 0; rep < 3; ++rep) {
-    unsigned long long z[64] = {}; cudaMemcpyToSymbol(prof_t, z, sizeof z);
-    cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
-    cudaEventRecord(e0);
-    kernel<<<dim3(1, unsigned(rows)), kStreamThreads, shared>>>(p);
-    cudaEventRecord(e1); cudaDeviceSynchronize();
-    float ms; cudaEventElapsedTime(&ms, e0, e1);
-    unsigned long long t[64]; cudaMemcpyFromSymbol(t, prof_t, sizeof t);
-    if (rep < 2) continue;
+  {
+    unsigned long long t[64];
+    const MarkedRun run = run_marked([&] { kernel<<<dim3(1, unsigned(rows)), kStreamThreads, shared>>>(p); return cudaGetLastError(); }, t);
     printf("%s%s rows=%zu n=%zu k=%u compact_above=%u blocks/SM %d err=%d event %.1f us | seed %.2f stream %.2f (compactions %llu"
            " of %llu keys: %.2f) | left %llu: keep %.2f sort %.2f write %.2f | block 0 total %.2f\n",
-           sizeof(U) == 2 ? "bf16" : "f32", guess ? " guessed seed" : "", rows, n, k, compact_above, per_sm, int(cudaGetLastError()), ms * 1000,
+           sizeof(U) == 2 ? "bf16" : "f32", guess ? " guessed seed" : "", rows, n, k, compact_above, per_sm, int(run.error), run.us,
            (t[1] - t[0]) / 1e3, (t[2] - t[1] - t[3]) / 1e3, t[4], t[5], t[3] / 1e3, t[6], (t[7] - t[2]) / 1e3,
            (t[8] - t[7]) / 1e3, (t[9] - t[8]) / 1e3, (t[9] - t[0]) / 1e3);
   }

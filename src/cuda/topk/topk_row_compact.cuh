@@ -159,27 +159,32 @@ __device__ __forceinline__ void compact_stream_warp(const CompactRow& row, const
 // Per-vector counts of a round, one 16-bit field a vector (a warp's sum is at most 256 a field), so
 // that one warp scan (5 steps of two shuffles) serves the round's kCompactInFlight vectors.
 static_assert(kCompactInFlight <= 4, "a round's counts fit 64 bits");
-template <class Count> __device__ __forceinline__ unsigned long long round_counts(Count count) {
+__device__ __forceinline__ unsigned field(unsigned long long packed, int u) { return unsigned(packed >> (16 * u)) & 0xffffu; }
+
+// The values `marks` names (0xffff a half) in each of the round's vectors, counted and scanned
+// across the warp: returns the lane's counts; `exclusive` the lanes' before it, `total` the warp's.
+__device__ __forceinline__ unsigned long long round_scan(const CompactRanks& marks, unsigned long long& exclusive,
+                                                         unsigned long long& total) {
   unsigned long long c = 0;
 #pragma unroll
-  for (int u = 0; u < kCompactInFlight; ++u) c |= (unsigned long long)count(u) << (16 * u);
+  for (int u = 0; u < kCompactInFlight; ++u) {
+    unsigned n = 0;
+#pragma unroll
+    for (int h = 0; h < 4; ++h) n += __popc(marks[u][h]) / 16;
+    c |= (unsigned long long)n << (16 * u);
+  }
+  const unsigned long long inclusive = ::radixmesh::device::block_scan::warp_inclusive_scan(c);
+  total = __shfl_sync(0xffffffffu, inclusive, 31), exclusive = inclusive - c;
   return c;
 }
-__device__ __forceinline__ unsigned field(unsigned long long packed, int u) { return unsigned(packed >> (16 * u)) & 0xffffu; }
 
 // The halves pass[u] marks (0xffff a half) of the round's vectors, put in position order across
 // the warp at places at, at + 1, ... (put(place, rank, position)); returns how many the warp put.
 template <class Put>
 __device__ __forceinline__ unsigned compact_warp_append(const CompactRow& row, unsigned base, const CompactRanks& r,
                                         const CompactRanks& pass, unsigned at, Put put) {
-  const unsigned long long c = round_counts([&](int u) {
-    unsigned n = 0;
-#pragma unroll
-    for (int h = 0; h < 4; ++h) n += __popc(pass[u][h]) / 16;
-    return n;
-  });
-  const unsigned long long inclusive = ::radixmesh::device::block_scan::warp_inclusive_scan(c);
-  const unsigned long long total = __shfl_sync(0xffffffffu, inclusive, 31), exclusive = inclusive - c;
+  unsigned long long exclusive, total;
+  const unsigned long long c = round_scan(pass, exclusive, total);
   const unsigned lane = threadIdx.x & 31;
   unsigned before = at;  // the places the warp's earlier vectors of the round took
 #pragma unroll
@@ -247,14 +252,8 @@ __device__ __noinline__ void exact_winners(CompactShared& sh, const CompactRow& 
         const unsigned in = inside_halves(inside[u], h);
         pass[u][h] = __vcmpgtu2(r[u][h], kth2) & in, eq[u][h] = __vcmpeq2(r[u][h], kth2) & in;
       }
-    const unsigned long long e = round_counts([&](int u) {
-      unsigned n = 0;
-#pragma unroll
-      for (int h = 0; h < 4; ++h) n += __popc(eq[u][h]) / 16;
-      return n;
-    });
-    const unsigned long long e_inclusive = ::radixmesh::device::block_scan::warp_inclusive_scan(e);
-    const unsigned long long e_total = __shfl_sync(0xffffffffu, e_inclusive, 31), e_exclusive = e_inclusive - e;
+    unsigned long long e_exclusive, e_total;
+    round_scan(eq, e_exclusive, e_total);
 #pragma unroll
     for (int u = 0; u < kCompactInFlight; ++u) {
       unsigned tie = ties_before + tie_run + field(e_exclusive, u);  // this lane's first equal's index among the row's
