@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Host model of bench_topk_probe's sampled bound (bench/topk_row_compact_probe.cu): how often a
-row's bound fails (fewer than k values pass, or a warp's region of R slots overflows), and how many
-values pass, for the probe's rule m = k f + 3 sqrt(k f) + 1 (f = 2048 / n) and a few others.
+"""Host model of the row-compact top-k's sampled bound (src/cuda/topk/topk_row_compact.cuh): how
+often a row's bound fails (fewer than k values pass, or a warp's region of R slots overflows), and
+how many values pass, for the rule m = k f + 3 sqrt(k f) + 1 (f = 2048 / n) and a few others.
 
 Rows are sums of 4 uniforms in bf16 precision, as phase_logits.hpp makes them. Each of the 8 warps
-takes a contiguous eighth of the row, as the probe's stream does.
+takes a contiguous eighth of the row, as the kernel's stream does.
     /usr/bin/python3 bench/phases/row_compact32_bound_sim.py [ROWS]
 """
 import sys

@@ -74,9 +74,7 @@ template <class T> void check_grid() {
         if (k > s.vocab) continue;
         const std::string path = path_of(rxm::key_type_v<T>, s.rows, s.vocab, k);
         const std::string other = k > 128 && s.cluster ? "row-cluster" : "row-stream";
-        // 16-bit rows of 8192 to 65536 values from 64 rows at k > 128 (TopkTuning::row_compact's rule).
-        if (sizeof(T) == 2 && k > 128 && s.rows >= 64 && s.vocab >= 8192 && s.vocab <= 65536) EXPECT_EQ(path, "row-compact");
-        else if (k < 2 || s.smem == GridShape::no) EXPECT_EQ(path, other);
+        if (k < 2 || s.smem == GridShape::no) EXPECT_EQ(path, other);
         else if (s.smem == GridShape::yes) EXPECT_EQ(path, "row-smem");
         else EXPECT_TRUE(path == "row-smem" || path == other) << path;
         for (const auto& o : llm_options) {
@@ -520,26 +518,28 @@ TEST(GpuTopkLlm, RowCompactPath) {
                        k_up_to_1024, true);
 }
 
-// 16-bit floating-point rows of 8192 to 65536 values take it from 64 rows at k > 128; fewer rows,
-// smaller k, longer rows, 32-bit keys and a forced sibling keep the other paths.
+// 16-bit floating-point rows of 8192 to 32768 values take it from 4096 rows at k >= 512; fewer
+// rows, smaller k, longer or shorter rows, 32-bit keys and a forced sibling keep the other paths.
 TEST(GpuTopkLlm, RowCompactAutomatic) {
   RXM_REQUIRE_GPU();
   using rxm::KeyType;
-  for (std::size_t k : {std::size_t(129), std::size_t(256), std::size_t(1024)}) {
+  for (std::size_t k : {std::size_t(512), std::size_t(1024)}) {
     EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, k), "row-compact") << k;
-    EXPECT_EQ(path_of(KeyType::f16, 64, 65536, k), "row-compact") << k;
-    EXPECT_EQ(path_of(KeyType::bf16, 256, 8192, k), "row-compact") << k;
-    EXPECT_NE(path_of(KeyType::bf16, 4096, 65537, k), "row-compact") << k;
-    EXPECT_NE(path_of(KeyType::bf16, 32, 32000, k), "row-compact") << k;
+    EXPECT_EQ(path_of(KeyType::f16, 8192, 32768, k), "row-compact") << k;
+    EXPECT_EQ(path_of(KeyType::bf16, 4096, 8192, k), "row-compact") << k;
+    EXPECT_NE(path_of(KeyType::bf16, 4096, 32769, k), "row-compact") << k;
+    EXPECT_NE(path_of(KeyType::bf16, 4096, 65536, k), "row-compact") << k;
+    EXPECT_NE(path_of(KeyType::bf16, 4095, 32000, k), "row-compact") << k;
+    EXPECT_NE(path_of(KeyType::bf16, 1024, 32000, k), "row-compact") << k;
     EXPECT_NE(path_of(KeyType::f32, 4096, 32000, k), "row-compact") << k;
     EXPECT_NE(path_of(KeyType::u16, 4096, 32000, k), "row-compact") << k;
     rxm::device::TopkTuning smem;
     smem.row_smem = 1;
     EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, k, smem), "row-smem") << k;
   }
-  EXPECT_NE(path_of(KeyType::bf16, 4096, 32000, 128), "row-compact");
+  EXPECT_NE(path_of(KeyType::bf16, 4096, 32000, 511), "row-compact");
   EXPECT_NE(path_of(KeyType::bf16, 4096, 4096, 1024), "row-compact");
-  expect_automatic_bf16_matches_cpu(64, 32000, {129, 1024});
+  expect_automatic_bf16_matches_cpu(4096, 8192, {512, 1024});
 }
 
 // StreamRank::pair, the row-compact stream's rank of two packed 16-bit values, against

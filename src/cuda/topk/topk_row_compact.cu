@@ -14,13 +14,18 @@ namespace radixmesh::detail::topk_gpu {
 namespace {
 
 constexpr std::size_t kMaxGridRows = 2147483647;  // grid.x
-// The automatic rule's range. One H100, bench_topk_probe (call IA, the kernel before its fallback):
-// 4096 x 32000 bf16 k = 1024 0.234 against row-smem's 0.466 ms, k = 256 0.198 against the
-// row-stream blocks' 0.228, 64 rows k = 1024 0.020 against row-cluster's 0.028; k = 50 0.175
-// against row-warp's 0.114. Fewer rows split each row over several blocks (row-cluster, the
-// row-stream segments); short rows fit row-smem's copy, whose bound needs no samples.
-constexpr std::size_t kRowCompactMinK = 129, kRowCompactMinRows = 64;
-constexpr std::uint64_t kRowCompactMinRow = 8192;
+// The automatic rule: where call IC measured it ahead (one H100, bench_topk_llm --rows
+// 4096,1024,256,64,32 --vocab 32000,65536 --k 129,256,512,1024 --dtype bf16 --no-torch, against
+// the path it took from in the same run; bench/results/gpu-check/h100-ic-compact-sweep.log):
+// 4096 x 32000 k = 1024 0.364 against row-smem's 0.466 ms, k = 512 0.306 against the row-stream
+// blocks' 0.343. Behind everywhere else it ran: k = 129-256 at 4096 x 32000 (0.33 against 0.23),
+// 1024 rows and fewer (1024 x 32000 k = 1024 0.147 against 0.130; 256 rows 0.068 against 0.042),
+// and rows of 65536 (4096 rows 0.71-0.74 against 0.30-0.38): a row whose sampled bound fails takes
+// the exact fallback, which reads the row a value at a time (~0.1 ms), and rows of 65536 read
+// every sample's sector twice. Rows between 1024 and 4096, and between 32000 and 65536 values,
+// were not measured and keep the other paths.
+constexpr std::size_t kRowCompactMinK = 512, kRowCompactMinRows = 4096;
+constexpr std::uint64_t kRowCompactMinRow = 8192, kRowCompactMaxRow = 32768;
 
 }  // namespace
 
@@ -36,7 +41,7 @@ std::optional<RowCompactPlan> row_compact_plan(const device::TopkProblem& pr, in
   // automatic too (a test or benchmark that sets one asks for that variant).
   const device::TopkTuning& t = pr.tuning;
   if (row_family_automatic(t) && t.row_smem < 0 && t.row_warp < 0 && floating(pr.type) && pr.k >= kRowCompactMinK &&
-      pr.rows >= kRowCompactMinRows && longest >= kRowCompactMinRow)
+      pr.rows >= kRowCompactMinRows && longest >= kRowCompactMinRow && longest <= kRowCompactMaxRow)
     return g;
   return std::nullopt;
 }
