@@ -20,10 +20,11 @@ constexpr std::size_t kMaxGridRows = 2147483647;  // grid.x
 // 4096 x 32000 k = 1024 0.364 against row-smem's 0.466 ms, k = 512 0.306 against the row-stream
 // blocks' 0.343. Behind everywhere else it ran: k = 129-256 at 4096 x 32000 (0.33 against 0.23),
 // 1024 rows and fewer (1024 x 32000 k = 1024 0.147 against 0.130; 256 rows 0.068 against 0.042),
-// and rows of 65536 (4096 rows 0.71-0.74 against 0.30-0.38): a row whose sampled bound fails takes
-// the exact fallback, which reads the row a value at a time (~0.1 ms), and rows of 65536 read
-// every sample's sector twice. Rows between 1024 and 4096, and between 32000 and 65536 values,
-// were not measured and keep the other paths.
+// and rows of 65536 (4096 rows 0.71-0.74 against 0.30-0.38, twice its time at 32000). Its times
+// were bimodal (256 x 32000: 0.031 ms at k = 512, 0.064 at k = 256), as a row taking the exact
+// fallback, whose select reads the row a value at a time, would make them (not timed by phase).
+// Rows between 1024 and 4096, and between 32768 and 65536 values, were not measured and keep the
+// other paths.
 constexpr std::size_t kRowCompactMinK = 512, kRowCompactMinRows = 4096;
 constexpr std::uint64_t kRowCompactMinRow = 8192, kRowCompactMaxRow = 32768;
 
