@@ -311,8 +311,8 @@ __global__ void __launch_bounds__(kCompactThreads, kCompactBlocksPerSm) row_comp
   // 5. Sorted output: best first on the rank bits alone (stable: equal ranks stay by position).
   const unsigned long long* ordered = keys;
   if (p.options.sorted && wanted > 1)
-    ordered = block_radix_sort_descending<kCompactWarps, kCompactKeys / kCompactThreads>(keys, other, kCompactKeys,
-                                                                                          wanted, 48, 64, sh.warp_sums);
+    ordered = block_radix_sort_descending<kCompactWarps, kCompactKeys / kCompactThreads>(
+        keys, other, kCompactKeys, wanted, StreamKey<16>::rank_shift, 64, sh.warp_sums);
   // 6. Written.
   for (unsigned q = t; q < p.k; q += kCompactThreads) write_place(p, r, begin, q, q < wanted ? ordered[q] : 0ull);
 }
