@@ -2,21 +2,22 @@
 // large k (LLM logits at k of a few hundred to 1024), a block of 256 threads per row that never
 // holds the row, ~25 KB of shared memory (five blocks an SM, where row-smem's copy of a 32000-value
 // row allows three). Each block:
-//  1. bounds the k-th rank from 2048 sampled values: the m-th best sample, m = k f + 3 sqrt(k f) + 1
-//     for the sampled fraction f (two radix-select passes of 8 bits), so that about 1.4 k values of
-//     the row reach it;
+//  1. bounds the k-th rank from 2048 sampled values (a 16-byte vector a thread, 256 spread over
+//     the row, one load): the m-th best sample, m = k f + 4 sqrt(k f) + 2 for the sampled fraction
+//     f (two radix-select passes of 8 bits), so that about 1.5 k values of the row reach it;
 //  2. streams the row once, each warp over its own contiguous eighth, four 16-byte vectors in flight
 //     a lane, ranks two values an instruction (StreamRank::pair) and compares them with the bound
-//     two at a time; a warp scan appends the values that reach it as 32-bit (rank, position) to the
-//     warp's region of survivors (no atomics), so every region is in position order;
+//     two at a time; one warp scan a round (the four vectors' counts packed) appends the values
+//     that reach it as 32-bit (rank, position) to the warp's region of survivors (no atomics), so
+//     every region is in position order;
 //  3. finds the k-th rank among the survivors (the same passes) and how many of its equals win;
 //  4. compacts the winners in position order (one block scan of packed counts);
 //  5. for sorted output, sorts them on their rank bits alone by the block's stable radix sort (two
 //     8-bit passes), so equal ranks stay by lowest position; 6. writes the row.
 // A row whose bound admits fewer than k values, or whose survivors overflow a warp's region (rows
 // whose sample misleads: sorted or constant rows, masked logits), takes the exact fallback in the
-// same block (`exact_winners`: the k-th rank over the whole row by two passes, then the winners
-// placed by two more reads). Exact on every input; no temporary storage, no atomics outside shared
+// same block (`exact_winners`: the k-th rank over the whole row by two streamed passes, then the
+// winners placed by two more reads). Exact on every input; no temporary storage, no atomics outside shared
 // memory; capturable. Design and measurements: docs/design/topk.md.
 #pragma once
 #include "cuda/topk/topk_block_radix_sort.cuh"
@@ -30,7 +31,12 @@ constexpr int kCompactBlocksPerSm = 5;
 constexpr int kCompactInFlight = 4;  // 16-byte loads a lane issues before it uses them
 constexpr std::uint64_t kCompactMaxRow = 65536;  // positions fit the survivors' 16 bits
 constexpr unsigned kCompactKeys = kRowStreamMaxK;  // the winners' places
-constexpr unsigned kCompactSamples = 2048;
+// The bound is the m-th best sample, m = k f + kCompactMargin sqrt(k f) + 2 (f: the sampled
+// fraction): fewer than k values reach it only if the row's k best hold m samples, about a
+// 4-sigma event. row_compact32_bound_sim.py (1500 rows each of 32000 and 65536 normal logits,
+// k = 129, 256, 1024): a margin of 3 failed 0.1-0.5 % of rows, 4 one row of 9000, and the most
+// values passing (2714) left every warp's region unfilled.
+constexpr float kCompactMargin = 4.0f;
 // A warp's region of survivors. With the bound above, 256 slots overflowed in 4.8 % of rows of
 // 50264 normal logits at k = 1024 (call IA); bench/phases/row_compact32_bound_sim.py finds 384 never
 // overflow up to 65536 values.
@@ -46,7 +52,8 @@ static_assert(kCompactWarps * kCompactRegion * sizeof(unsigned) <= block_radix_s
               "the survivors fit the sort's scratch");
 
 struct CompactShared {
-  StreamShared stream;  // the radix-select passes' histogram and decision
+  StreamShared stream;  // the first select pass's histogram (hist) and every pass's decision
+  unsigned low_hist[256];  // the second pass's histogram: zeroed with the first, so no barrier between
   unsigned warp_sums[kCompactWarps];
   unsigned warp_count[kCompactWarps];
   unsigned warp_ties[kCompactWarps];
@@ -70,18 +77,16 @@ struct CompactRow {
   // value at a time, never past the row.
   __device__ uint4 load(unsigned j, unsigned& inside) const {
     if (j >= full_first && j < full_end) return inside = 0xffu, __ldg(from + j);
-    std::uint16_t lanes[8];
+    unsigned w[4] = {0, 0, 0, 0};
     inside = 0;
 #pragma unroll
     for (unsigned e = 0; e < 8; ++e) {
       const unsigned s = j * 8 + e;
       const bool in = s >= lead && s < used;
-      lanes[e] = in ? row[s - lead] : std::uint16_t(0);
+      if (in) w[e / 2] |= unsigned(row[s - lead]) << (16 * (e & 1));
       inside |= unsigned(in) << e;
     }
-    uint4 v;
-    memcpy(&v, lanes, 16);
-    return v;
+    return make_uint4(w[0], w[1], w[2], w[3]);
   }
 };
 
@@ -90,72 +95,116 @@ __device__ __forceinline__ unsigned inside_halves(unsigned inside, int h) {
   return ((inside >> (2 * h)) & 1u) * 0xffffu | ((inside >> (2 * h + 1)) & 1u) * 0xffff0000u;
 }
 
-// The need-th best 16-bit rank among the keys counted(i, key) names (i < count; at least need of
-// them) by two radix-select passes: `kth`, and `take`, how many of rank kth are among the best
-// need. Every thread calls it; it ends with a barrier.
-template <class Counted>
-__device__ void compact_select(CompactShared& sh, unsigned count, Counted counted, unsigned need, unsigned& kth,
-                               unsigned& take) {
-  int high = 16;
-  unsigned long long prefix = 0;
-  radix_select_pass(sh.stream, count, counted, 0, high, prefix, need);
+// The need-th best of 16-bit ranks by two radix-select passes of 8 bits: `kth`, and `take`, how
+// many of rank kth are among the best need (at least need ranks are counted). count_pass(hist,
+// high, digit) adds every rank to hist (high: by its high byte; else by its low byte where its
+// high byte is `digit`). Every thread calls it; it ends with a barrier. Five barriers: both
+// histograms are zeroed at once.
+template <class CountPass>
+__device__ __forceinline__ void compact_select(CompactShared& sh, CountPass count_pass, unsigned need, unsigned& kth, unsigned& take) {
+  for (unsigned b = threadIdx.x; b < 256; b += blockDim.x) sh.stream.hist[b] = 0, sh.low_hist[b] = 0;
   __syncthreads();
-  radix_select_pass(sh.stream, count, counted, 0, high, prefix, need);
-  kth = unsigned(prefix), take = need;
+  count_pass(sh.stream.hist, true, 0u);
   __syncthreads();
+  if (threadIdx.x < 32) find_digit(sh.stream.hist, need, sh.stream);
+  __syncthreads();
+  const unsigned high = sh.stream.digit;
+  need -= sh.stream.above;
+  count_pass(sh.low_hist, false, high);
+  __syncthreads();
+  if (threadIdx.x < 32) find_digit(sh.low_hist, need, sh.stream);
+  __syncthreads();
+  kth = (high << 8) | sh.stream.digit, take = need - sh.stream.above;
+  __syncthreads();  // the decision is read: the next select may rewrite it
 }
 
-// The warp's vectors [first, last), kCompactInFlight loads in flight a lane: visit(j, r, inside)
-// for each of the lane's vectors in order (r: its 4 words of two packed 16-bit ranks; inside: its
-// lanes in the row, 0 past `last`), by every lane at once (the loop is the warp's, so visit may
-// use warp collectives).
+// Counts a rank into a select pass's histogram (compact_select's count_pass, one rank).
+__device__ __forceinline__ void count_rank(unsigned* hist, bool high, unsigned digit, unsigned rank) {
+  if (high) atomicAdd(&hist[rank >> 8], 1u);
+  else if ((rank >> 8) == digit) atomicAdd(&hist[rank & 0xffu], 1u);
+}
+
+// A round of a lane's vectors: kCompactInFlight of them, 32 apart (r[u]: vector base + 32 u +
+// lane as 4 words of two packed 16-bit ranks; inside[u]: its lanes in the row, 0 past the warp's
+// last vector).
+using CompactRanks = unsigned[kCompactInFlight][4];
+using CompactInside = unsigned[kCompactInFlight];
+
+// The warp's vectors [first, last), a round of kCompactInFlight loads in flight a lane, coalesced:
+// visit(base, r, inside) for each round in order, by every lane at once (the loop is the warp's,
+// so visit may use warp collectives).
 template <class T, class Visit>
-__device__ void compact_stream_warp(const CompactRow& row, const StreamRank<T>& rank, unsigned first, unsigned last,
+__device__ __forceinline__ void compact_stream_warp(const CompactRow& row, const StreamRank<T>& rank, unsigned first, unsigned last,
                                     Visit visit) {
   const unsigned lane = threadIdx.x & 31;
   for (unsigned base = first; base < last; base += 32 * kCompactInFlight) {
     uint4 x[kCompactInFlight];
-    unsigned inside[kCompactInFlight];
+    CompactInside inside;
 #pragma unroll
     for (int u = 0; u < kCompactInFlight; ++u) {
       const unsigned j = base + u * 32 + lane;
       inside[u] = 0, x[u] = j < last ? row.load(j, inside[u]) : make_uint4(0, 0, 0, 0);
     }
+    CompactRanks r;
 #pragma unroll
     for (int u = 0; u < kCompactInFlight; ++u) {
       const unsigned w[4] = {x[u].x, x[u].y, x[u].z, x[u].w};
-      unsigned r[4];
 #pragma unroll
-      for (int h = 0; h < 4; ++h) r[h] = rank.pair(w[h]);
-      visit(base + u * 32 + lane, r, inside[u]);
+      for (int h = 0; h < 4; ++h) r[u][h] = rank.pair(w[h]);
     }
+    visit(base, r, inside);
   }
 }
 
-// The halves `pass` marks (0xffff a half) of the lane's vector j, put in position order across the
-// warp at places base, base + 1, ... (put(place, rank, position)); returns how many the warp put.
-template <class Put>
-__device__ unsigned compact_warp_append(const CompactRow& row, unsigned j, const unsigned (&r)[4],
-                                        const unsigned (&pass)[4], unsigned base, Put put) {
-  unsigned c = 0;
+// Per-vector counts of a round, one 16-bit field a vector (a warp's sum is at most 256 a field), so
+// that one warp scan (5 steps of two shuffles) serves the round's kCompactInFlight vectors.
+static_assert(kCompactInFlight <= 4, "a round's counts fit 64 bits");
+__device__ __forceinline__ unsigned field(unsigned long long packed, int u) { return unsigned(packed >> (16 * u)) & 0xffffu; }
+
+// The values `marks` names (0xffff a half) in each of the round's vectors, counted and scanned
+// across the warp: returns the lane's counts; `exclusive` the lanes' before it, `total` the warp's.
+__device__ __forceinline__ unsigned long long round_scan(const CompactRanks& marks, unsigned long long& exclusive,
+                                                         unsigned long long& total) {
+  unsigned long long c = 0;
 #pragma unroll
-  for (int h = 0; h < 4; ++h) c += __popc(pass[h]) / 16;
-  const unsigned inclusive = ::radixmesh::device::block_scan::warp_inclusive_scan(c);
-  const unsigned total = __shfl_sync(0xffffffffu, inclusive, 31);
-  unsigned place = base + inclusive - c;
-  if (c) {
-    const unsigned position = j * 8 - row.lead;  // of lane 0 (wraps for the first vector; its lane 0 is outside then)
+  for (int u = 0; u < kCompactInFlight; ++u) {
+    unsigned n = 0;
 #pragma unroll
-    for (int h = 0; h < 4; ++h) {
-      if (pass[h] & 0xffffu) put(place++, r[h] & 0xffffu, position + 2 * h);
-      if (pass[h] >> 16) put(place++, r[h] >> 16, position + 2 * h + 1);
-    }
+    for (int h = 0; h < 4; ++h) n += __popc(marks[u][h]) / 16;
+    c |= (unsigned long long)n << (16 * u);
   }
-  return total;
+  const unsigned long long inclusive = ::radixmesh::device::block_scan::warp_inclusive_scan(c);
+  total = __shfl_sync(0xffffffffu, inclusive, 31), exclusive = inclusive - c;
+  return c;
+}
+
+// The halves pass[u] marks (0xffff a half) of the round's vectors, put in position order across
+// the warp at places at, at + 1, ... (put(place, rank, position)); returns how many the warp put.
+template <class Put>
+__device__ __forceinline__ unsigned compact_warp_append(const CompactRow& row, unsigned base, const CompactRanks& r,
+                                        const CompactRanks& pass, unsigned at, Put put) {
+  unsigned long long exclusive, total;
+  const unsigned long long c = round_scan(pass, exclusive, total);
+  const unsigned lane = threadIdx.x & 31;
+  unsigned before = at;  // the places the warp's earlier vectors of the round took
+#pragma unroll
+  for (int u = 0; u < kCompactInFlight; ++u) {
+    if (field(c, u)) {
+      unsigned place = before + field(exclusive, u);
+      const unsigned position = (base + 32 * u + lane) * 8 - row.lead;  // of lane 0 (wraps for the first vector, whose lane 0 is outside then)
+#pragma unroll
+      for (int h = 0; h < 4; ++h) {
+        if (pass[u][h] & 0xffffu) put(place++, r[u][h] & 0xffffu, position + 2 * h);
+        if (pass[u][h] >> 16) put(place++, r[u][h] >> 16, position + 2 * h + 1);
+      }
+    }
+    before += field(total, u);
+  }
+  return before - at;
 }
 
 // The exact winners of a row whose sampled bound failed: the k-th rank over the whole row (two
-// radix-select passes), each warp's counts of values above it and equal to it, then the winners
+// radix-select passes, each a read of the row), each warp's counts of values above it and equal to it, then the winners
 // (all above, the first `take` equals by position) put straight into keys[0, wanted) in position
 // order. Four reads of the row. Every thread calls it; it ends with a barrier.
 template <class T>
@@ -164,16 +213,25 @@ __device__ __noinline__ void exact_winners(CompactShared& sh, const CompactRow& 
                                            const StreamKey<16>& key, unsigned long long* keys) {
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   unsigned kth, take;
-  compact_select(sh, n, [&](unsigned i, unsigned long long& k) { return k = rank(row.row[i]), true; }, wanted, kth,
-                 take);
+  compact_select(sh, [&](unsigned* hist, bool high, unsigned digit) {
+    compact_stream_warp<T>(row, rank, first, last, [&](unsigned, const CompactRanks& r, const CompactInside& inside) {
+#pragma unroll
+      for (int u = 0; u < kCompactInFlight; ++u)
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+          if ((inside[u] >> e) & 1u) count_rank(hist, high, digit, (r[u][e / 2] >> (16 * (e & 1))) & 0xffffu);
+    });
+  }, wanted, kth, take);
   const unsigned kth2 = kth * 0x10001u;
   unsigned above = 0, equal = 0;
-  compact_stream_warp<T>(row, rank, first, last, [&](unsigned, const unsigned (&r)[4], unsigned inside) {
+  compact_stream_warp<T>(row, rank, first, last, [&](unsigned, const CompactRanks& r, const CompactInside& inside) {
 #pragma unroll
-    for (int h = 0; h < 4; ++h) {
-      const unsigned in = inside_halves(inside, h);
-      above += __popc(__vcmpgtu2(r[h], kth2) & in) / 16, equal += __popc(__vcmpeq2(r[h], kth2) & in) / 16;
-    }
+    for (int u = 0; u < kCompactInFlight; ++u)
+#pragma unroll
+      for (int h = 0; h < 4; ++h) {
+        const unsigned in = inside_halves(inside[u], h);
+        above += __popc(__vcmpgtu2(r[u][h], kth2) & in) / 16, equal += __popc(__vcmpeq2(r[u][h], kth2) & in) / 16;
+      }
   });
   above = __shfl_sync(0xffffffffu, ::radixmesh::device::block_scan::warp_inclusive_scan(above), 31);
   equal = __shfl_sync(0xffffffffu, ::radixmesh::device::block_scan::warp_inclusive_scan(equal), 31);
@@ -185,27 +243,29 @@ __device__ __noinline__ void exact_winners(CompactShared& sh, const CompactRow& 
     out_before += sh.warp_count[w] + taken, ties_before += e;
   }
   unsigned out_run = 0, tie_run = 0;
-  compact_stream_warp<T>(row, rank, first, last, [&](unsigned j, const unsigned (&r)[4], unsigned inside) {
-    unsigned gt[4], eq[4], e = 0;
+  compact_stream_warp<T>(row, rank, first, last, [&](unsigned base, const CompactRanks& r, const CompactInside& inside) {
+    CompactRanks pass, eq;
 #pragma unroll
-    for (int h = 0; h < 4; ++h) {
-      const unsigned in = inside_halves(inside, h);
-      gt[h] = __vcmpgtu2(r[h], kth2) & in, eq[h] = __vcmpeq2(r[h], kth2) & in;
-      e += __popc(eq[h]) / 16;
-    }
-    const unsigned e_inclusive = ::radixmesh::device::block_scan::warp_inclusive_scan(e);
-    const unsigned e_total = __shfl_sync(0xffffffffu, e_inclusive, 31);
-    unsigned tie = ties_before + tie_run + e_inclusive - e;  // this lane's first equal's index among the row's
-    unsigned pass[4];
+    for (int u = 0; u < kCompactInFlight; ++u)
 #pragma unroll
-    for (int h = 0; h < 4; ++h) {
-      pass[h] = gt[h];
-      if (eq[h] & 0xffffu) pass[h] |= tie++ < take ? 0xffffu : 0u;
-      if (eq[h] >> 16) pass[h] |= tie++ < take ? 0xffff0000u : 0u;
+      for (int h = 0; h < 4; ++h) {
+        const unsigned in = inside_halves(inside[u], h);
+        pass[u][h] = __vcmpgtu2(r[u][h], kth2) & in, eq[u][h] = __vcmpeq2(r[u][h], kth2) & in;
+      }
+    unsigned long long e_exclusive, e_total;
+    round_scan(eq, e_exclusive, e_total);
+#pragma unroll
+    for (int u = 0; u < kCompactInFlight; ++u) {
+      unsigned tie = ties_before + tie_run + field(e_exclusive, u);  // this lane's first equal's index among the row's
+#pragma unroll
+      for (int h = 0; h < 4; ++h) {
+        if (eq[u][h] & 0xffffu) pass[u][h] |= tie++ < take ? 0xffffu : 0u;
+        if (eq[u][h] >> 16) pass[u][h] |= tie++ < take ? 0xffff0000u : 0u;
+      }
+      tie_run += field(e_total, u);
     }
-    out_run += compact_warp_append(row, j, r, pass, out_before + out_run,
+    out_run += compact_warp_append(row, base, r, pass, out_before + out_run,
                                    [&](unsigned place, unsigned rk, unsigned pos) { keys[place] = key.make(rk, pos); });
-    tie_run += e_total;
   });
   __syncthreads();
 }
@@ -233,25 +293,40 @@ __global__ void __launch_bounds__(kCompactThreads, kCompactBlocksPerSm) row_comp
   const unsigned first = row.vectors * warp / kCompactWarps, last = row.vectors * (warp + 1) / kCompactWarps;
 
   if (wanted > 0) {
-    // 1. The bound: the m-th best of s samples (positions floor(i n / s)).
-    const unsigned s = min(kCompactSamples, n);
+    // 1. The bound: the m-th best of the samples, a 16-byte vector of 8 values a thread (vector
+    // floor(t V / vectors) of V = min(256, vectors): one load, a latency, and an eighth of the row's
+    // sectors, where 2048 values a stride apart touch every 32-byte sector of a 32000-value row).
+    const unsigned sampled = min(unsigned(kCompactThreads), row.vectors);
+    const bool every = sampled == row.vectors;  // short rows: every vector, s = n
+    unsigned sample_inside = 0;
+    uint4 sample_vector = make_uint4(0, 0, 0, 0);
+    if (t < sampled) sample_vector = row.load(t * row.vectors / sampled, sample_inside);
+    const unsigned sample[4] = {rank.pair(sample_vector.x), rank.pair(sample_vector.y), rank.pair(sample_vector.z),
+                                rank.pair(sample_vector.w)};
+    // s: the samples (8 a vector; the first and the last vector of the row may be partial, at most
+    // 14 lanes fewer, which m leaves room for).
+    const unsigned s = every ? n : 8 * sampled;
     const float kf = float(wanted) * float(s) / float(n);
-    const unsigned m = min(s, unsigned(kf + 3.0f * sqrtf(kf)) + 1);
+    const unsigned m = min(every ? n : s - 14, unsigned(kf + kCompactMargin * sqrtf(kf)) + 2);
     if (t == 0) sh.overflow = 0;
     unsigned bound, unused;
-    compact_select(sh, s, [&](unsigned i, unsigned long long& k) {
-      return k = rank(row.row[std::uint64_t(i) * n / s]), true;
+    compact_select(sh, [&](unsigned* hist, bool high, unsigned digit) {
+#pragma unroll
+      for (int e = 0; e < 8; ++e)
+        if ((sample_inside >> e) & 1u) count_rank(hist, high, digit, (sample[e / 2] >> (16 * (e & 1))) & 0xffffu);
     }, m, bound, unused);
     const unsigned bound2 = bound * 0x10001u;
 
     // 2. The stream: the values that reach the bound, in the warp's region in position order.
     unsigned* region = survivors + warp * kCompactRegion;
     unsigned count = 0;
-    compact_stream_warp<T>(row, rank, first, last, [&](unsigned j, const unsigned (&r)[4], unsigned inside) {
-      unsigned pass[4];
+    compact_stream_warp<T>(row, rank, first, last, [&](unsigned base, const CompactRanks& r, const CompactInside& inside) {
+      CompactRanks pass;
 #pragma unroll
-      for (int h = 0; h < 4; ++h) pass[h] = __vcmpgeu2(r[h], bound2) & inside_halves(inside, h);
-      count += compact_warp_append(row, j, r, pass, count, [&](unsigned place, unsigned rk, unsigned pos) {
+      for (int u = 0; u < kCompactInFlight; ++u)
+#pragma unroll
+        for (int h = 0; h < 4; ++h) pass[u][h] = __vcmpgeu2(r[u][h], bound2) & inside_halves(inside[u], h);
+      count += compact_warp_append(row, base, r, pass, count, [&](unsigned place, unsigned rk, unsigned pos) {
         if (place < kCompactRegion) region[place] = (rk << 16) | pos;
       });
     });
@@ -276,8 +351,10 @@ __global__ void __launch_bounds__(kCompactThreads, kCompactBlocksPerSm) row_comp
       for (unsigned j = 0; j < kCompactItems; ++j)
         item[j] = my_first + j < my_count ? survivors[my_region * kCompactRegion + my_first + j] : 0u;
       unsigned kth, ties;  // ties: how many of rank kth win
-      compact_select(sh, kCompactWarps * kCompactRegion, [&](unsigned i, unsigned long long& k) {
-        return i % kCompactRegion < sh.warp_count[i / kCompactRegion] && (k = survivors[i] >> 16, true);
+      compact_select(sh, [&](unsigned* hist, bool high, unsigned digit) {
+#pragma unroll
+        for (unsigned j = 0; j < kCompactItems; ++j)
+          if (my_first + j < my_count) count_rank(hist, high, digit, item[j] >> 16);
       }, wanted, kth, ties);
 
       // 4. The winners in position order: above kth, and the first `ties` equal to it.
