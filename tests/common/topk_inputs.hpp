@@ -45,6 +45,13 @@ inline std::vector<TopkInput> topk_inputs(std::uint64_t seed) {
   return inputs;
 }
 
+// The input of topk_inputs(seed) called `name`; an unknown name is a test's own error.
+inline TopkInput topk_input(std::uint64_t seed, const std::string& name) {
+  for (auto& in : topk_inputs(seed))
+    if (in.name == name) return in;
+  throw_error(ErrorCode::invalid_argument, "topk_input: no input called '" + name + "'", "a name topk_inputs lists");
+}
+
 template <class T> std::vector<T> make_topk_input(const TopkInput& in, std::size_t n) {
   if (in.raw_bits) return random_bit_patterns<T>(n, in.options.seed);
   std::vector<T> v(n);

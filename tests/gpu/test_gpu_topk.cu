@@ -99,7 +99,7 @@ TEST(GpuTopk, UniformBatches) {
   RXM_REQUIRE_GPU();
   struct Shape { std::size_t rows, length, k; };
   for (const Shape& s : {Shape{16, 1 << 17, 512}, Shape{300, 5000, 50}, Shape{100, 32768, 50}, Shape{7, 3, 3}}) {
-    const auto v = rxm::testing::make_topk_input<float>(rxm::testing::topk_inputs(test_seed())[0], s.rows * s.length);
+    const auto v = rxm::testing::make_topk_input<float>(rxm::testing::topk_input(test_seed(), "uniform"), s.rows * s.length);
     for (const auto& o : some_options) {
       SCOPED_TRACE(describe("rows=" + std::to_string(s.rows), s.length, s.k, o));
       const auto rows = rxm::Rows::uniform(s.rows, s.length);
@@ -159,7 +159,7 @@ TEST(GpuTopk, DeviceInputAndInputIndices) {
 TEST(GpuTopk, DeviceLevelEntryIsStreamOrdered) {
   RXM_REQUIRE_GPU();
   const std::size_t n = (1 << 20) + 3, k = 64;
-  const auto v = rxm::testing::make_topk_input<float>(rxm::testing::topk_inputs(test_seed())[3], n);
+  const auto v = rxm::testing::make_topk_input<float>(rxm::testing::topk_input(test_seed(), "normal"), n);
   rxm::DeviceArray<float> d(0, n), out_v(0, k);
   rxm::DeviceArray<std::int64_t> out_i(0, k);
   RXM_CUDA_CHECK(cudaMemcpy(d.data(), v.data(), n * sizeof(float), cudaMemcpyHostToDevice));

@@ -58,6 +58,14 @@ std::string path_of(rxm::KeyType type, std::size_t rows, std::size_t vocab, std:
   return rxm::device::topk_path_name(p, 0);
 }
 
+// TopkTuning::row_compact's automatic rule: 16-bit floating-point rows of 8192 to 65536 values at
+// k >= 512 from 64 rows, and at k >= 50 from 128 to 512 rows.
+bool takes_row_compact(rxm::KeyType type, std::size_t rows, std::size_t vocab, std::size_t k) {
+  const bool sixteen_bit_float = type == rxm::KeyType::bf16 || type == rxm::KeyType::f16;
+  return sixteen_bit_float && vocab >= 8192 && vocab <= 65536 &&
+         ((k >= 512 && rows >= 64) || (k >= 50 && rows >= 128 && rows <= 512));
+}
+
 template <class T> void check_grid() {
   // Up to 16 rows, and more in one wave of clusters with slices of at most 16384 values, take
   // clusters; 32 x 128256 (slices of 32064) and 128 x 32000 do not. 64 and 128 rows of 32000 fit a
@@ -74,7 +82,8 @@ template <class T> void check_grid() {
         if (k > s.vocab) continue;
         const std::string path = path_of(rxm::key_type_v<T>, s.rows, s.vocab, k);
         const std::string other = k > 128 && s.cluster ? "row-cluster" : "row-stream";
-        if (k < 2 || s.smem == GridShape::no) EXPECT_EQ(path, other);
+        if (takes_row_compact(rxm::key_type_v<T>, s.rows, s.vocab, k)) EXPECT_EQ(path, "row-compact");
+        else if (k < 2 || s.smem == GridShape::no) EXPECT_EQ(path, other);
         else if (s.smem == GridShape::yes) EXPECT_EQ(path, "row-smem");
         else EXPECT_TRUE(path == "row-smem" || path == other) << path;
         for (const auto& o : llm_options) {
@@ -184,7 +193,7 @@ TEST(GpuTopkLlm, MaskedRowsNanTiesAndFewFiniteValues) {
 TEST(GpuTopkLlm, UnalignedAndShortRowsFromOffsets) {
   RXM_REQUIRE_GPU();
   const std::vector<std::uint64_t> offsets = {0, 50257, 50257 + 7, 50257 + 7, 100521, 100521 + 1023, 100521 + 1023 + 200003};
-  const auto v = rxm::testing::make_topk_input<rxm::bfloat16_t>(rxm::testing::topk_inputs(test_seed())[3],
+  const auto v = rxm::testing::make_topk_input<rxm::bfloat16_t>(rxm::testing::topk_input(test_seed(), "normal"),
                                                                offsets.back());
   for (std::size_t k : {std::size_t(1), std::size_t(50), std::size_t(1024)})
     for (const auto& o : llm_options) {
@@ -229,7 +238,7 @@ std::vector<PathTuning> padded_row_paths() {
 TEST(GpuTopkLlm, PaddedRowsCallerIndicesAndIndexWidths) {
   RXM_REQUIRE_GPU();
   const std::size_t rows = 6, vocab = 50257, stride = 50304, k = 50;
-  const auto padded = rxm::testing::make_topk_input<float>(rxm::testing::topk_inputs(test_seed())[3], rows * stride);
+  const auto padded = rxm::testing::make_topk_input<float>(rxm::testing::topk_input(test_seed(), "normal"), rows * stride);
   std::vector<float> packed;
   std::vector<std::int32_t> caller(rows * stride), packed_caller;
   for (std::size_t i = 0; i < caller.size(); ++i) caller[i] = std::int32_t(i * 3 + 1);
@@ -324,7 +333,7 @@ TEST(GpuTopkLlm, PaddedRowsBadInput) {
 // Long rows forced onto the path (many segments and a merge) and forced off, both exact.
 TEST(GpuTopkLlm, ForcedOnLongRowsAndOff) {
   RXM_REQUIRE_GPU();
-  const auto v = rxm::testing::make_topk_input<float>(rxm::testing::topk_inputs(test_seed())[0], (1 << 21) + 3);
+  const auto v = rxm::testing::make_topk_input<float>(rxm::testing::topk_input(test_seed(), "uniform"), (1 << 21) + 3);
   for (std::size_t k : {std::size_t(1), std::size_t(100), std::size_t(1024)})
     for (int on : {0, 1})
       for (const auto& o : llm_options) {
@@ -385,14 +394,14 @@ void check_forced_variant(const char* path, void (*force)(rxm::device::TopkTunin
     if constexpr (!std::is_integral_v<T>)
       for (std::size_t vocab : {std::size_t(1000), masked_vocab_max})
         check(tag, "masked", masked_logits<T>(10, vocab, test_seed()), GridShape{10, vocab}, 0);
-    check(tag, "normal", rxm::testing::make_topk_input<T>(rxm::testing::topk_inputs(test_seed())[3], 3 * 32000),
+    check(tag, "normal", rxm::testing::make_topk_input<T>(rxm::testing::topk_input(test_seed(), "normal"), 3 * 32000),
           GridShape{3, 32000}, 1000);
   };
   every_input(rxm::bfloat16_t{}), every_input(rxm::half_t{}), every_input(std::uint16_t{});
   if (!sixteen_bit_only) every_input(float{}), every_input(std::int32_t{});
 
   const std::vector<std::uint64_t> offsets = {0, 50257, 50257 + 7, 50257 + 7, 100521, 100521 + 1023, 100521 + 1023 + offsets_row};
-  auto v = rxm::testing::make_topk_input<rxm::bfloat16_t>(rxm::testing::topk_inputs(test_seed())[3], offsets.back() + 1);
+  auto v = rxm::testing::make_topk_input<rxm::bfloat16_t>(rxm::testing::topk_input(test_seed(), "normal"), offsets.back() + 1);
   std::vector<std::int32_t> caller32(offsets.back());
   std::vector<std::int64_t> caller64(offsets.back());
   for (std::size_t i = 0; i < caller32.size(); ++i) caller32[i] = std::int32_t(3 * i + 1), caller64[i] = 3 * std::int64_t(i) + 1;
@@ -424,7 +433,7 @@ namespace {
 // Normal bf16 logits, rows x vocab, through whatever path the automatic rules pick, against the
 // CPU backend for each k and every LLM option.
 void expect_automatic_bf16_matches_cpu(std::size_t rows, std::size_t vocab, std::initializer_list<std::size_t> ks) {
-  const auto v = rxm::testing::make_topk_input<rxm::bfloat16_t>(rxm::testing::topk_inputs(test_seed())[3], rows * vocab);
+  const auto v = rxm::testing::make_topk_input<rxm::bfloat16_t>(rxm::testing::topk_input(test_seed(), "normal"), rows * vocab);
   const auto r = rxm::Rows::uniform(rows, vocab);
   for (std::size_t k : ks)
     for (const auto& o : llm_options) {
@@ -518,28 +527,34 @@ TEST(GpuTopkLlm, RowCompactPath) {
                        k_up_to_1024, true);
 }
 
-// 16-bit floating-point rows of 8192 to 32768 values take it from 4096 rows at k >= 512; fewer
-// rows, smaller k, longer or shorter rows, 32-bit keys and a forced sibling keep the other paths.
+// 16-bit floating-point rows of 8192 to 65536 values take it at k >= 512 from 64 rows and at k >= 50
+// from 128 to 512 rows; other row counts, smaller k, longer or shorter rows, 32-bit and integer
+// keys and a forced sibling keep the other paths.
 TEST(GpuTopkLlm, RowCompactAutomatic) {
   RXM_REQUIRE_GPU();
   using rxm::KeyType;
   for (std::size_t k : {std::size_t(512), std::size_t(1024)}) {
     EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, k), "row-compact") << k;
-    EXPECT_EQ(path_of(KeyType::f16, 8192, 32768, k), "row-compact") << k;
-    EXPECT_EQ(path_of(KeyType::bf16, 4096, 8192, k), "row-compact") << k;
-    EXPECT_NE(path_of(KeyType::bf16, 4096, 32769, k), "row-compact") << k;
-    EXPECT_NE(path_of(KeyType::bf16, 4096, 65536, k), "row-compact") << k;
-    EXPECT_NE(path_of(KeyType::bf16, 4095, 32000, k), "row-compact") << k;
-    EXPECT_NE(path_of(KeyType::bf16, 1024, 32000, k), "row-compact") << k;
+    EXPECT_EQ(path_of(KeyType::f16, 64, 65536, k), "row-compact") << k;
+    EXPECT_EQ(path_of(KeyType::bf16, 100000, 8192, k), "row-compact") << k;
+    EXPECT_NE(path_of(KeyType::bf16, 4096, 65537, k), "row-compact") << k;
+    EXPECT_NE(path_of(KeyType::bf16, 4096, 8191, k), "row-compact") << k;
+    EXPECT_NE(path_of(KeyType::bf16, 63, 32000, k), "row-compact") << k;
     EXPECT_NE(path_of(KeyType::f32, 4096, 32000, k), "row-compact") << k;
     EXPECT_NE(path_of(KeyType::u16, 4096, 32000, k), "row-compact") << k;
     rxm::device::TopkTuning smem;
     smem.row_smem = 1;
     EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, k, smem), "row-smem") << k;
   }
-  EXPECT_NE(path_of(KeyType::bf16, 4096, 32000, 511), "row-compact");
-  EXPECT_NE(path_of(KeyType::bf16, 4096, 4096, 1024), "row-compact");
-  expect_automatic_bf16_matches_cpu(4096, 8192, {512, 1024});
+  for (std::size_t k : {std::size_t(50), std::size_t(129), std::size_t(511)}) {
+    EXPECT_EQ(path_of(KeyType::bf16, 128, 32000, k), "row-compact") << k;
+    EXPECT_EQ(path_of(KeyType::f16, 512, 65536, k), "row-compact") << k;
+    EXPECT_NE(path_of(KeyType::bf16, 127, 32000, k), "row-compact") << k;
+    EXPECT_NE(path_of(KeyType::bf16, 513, 32000, k), "row-compact") << k;
+    EXPECT_NE(path_of(KeyType::bf16, 4096, 32000, k), "row-compact") << k;
+  }
+  EXPECT_NE(path_of(KeyType::bf16, 256, 32000, 49), "row-compact");
+  expect_automatic_bf16_matches_cpu(256, 8192, {50, 512, 1024});
 }
 
 // StreamRank::pair, the row-compact stream's rank of two packed 16-bit values, against
@@ -707,16 +722,14 @@ TEST(GpuTopkLlm, GraphCaptureReplaysWithNewLogits) {
 // over the ranks; NaN, infinities, zeros.
 TEST(GpuTopkLlm, RowSmemBranchesForSanitizers) {
   RXM_REQUIRE_GPU();
-  const auto inputs = rxm::testing::topk_inputs(test_seed());
   auto check = [&](auto tag, const std::string& name, std::size_t rows, std::size_t vocab, std::size_t k) {
     using T = decltype(tag);
-    const auto input = std::find_if(inputs.begin(), inputs.end(), [&](const auto& in) { return in.name == name; });
-    ASSERT_NE(input, inputs.end()) << name;
+    const auto input = rxm::testing::topk_input(test_seed(), name);
     for (const auto& options : {llm_options[0], llm_options[2]}) {
       SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + name + " row-smem", vocab, k, options));
       rxm::device::TopkTuning tuning;
       tuning.row_smem = 1;
-      expect_path_matches_cpu(rxm::testing::make_topk_input<T>(*input, rows * vocab), rows, vocab, k, options, tuning,
+      expect_path_matches_cpu(rxm::testing::make_topk_input<T>(input, rows * vocab), rows, vocab, k, options, tuning,
                               "row-smem");
     }
   };
@@ -739,8 +752,8 @@ TEST(GpuTopkLlm, RowSmemBranchesForSanitizers) {
 template <class T>
 void check_branch_for_sanitizers(void (*force)(rxm::device::TopkTuning&), const char* path, std::size_t rows,
                                  std::size_t vocab, std::size_t k) {
-  const auto inputs = rxm::testing::topk_inputs(test_seed());
-  for (const auto& [input, options] : {std::pair{inputs[3], llm_options[0]}, std::pair{inputs[5], llm_options[2]}}) {
+  for (const auto& [input, options] : {std::pair{rxm::testing::topk_input(test_seed(), "normal"), llm_options[0]},
+                                       std::pair{rxm::testing::topk_input(test_seed(), "sorted"), llm_options[2]}}) {
     SCOPED_TRACE(describe(std::string(rxm::name_of(rxm::key_type_v<T>)) + " " + input.name + " " + path, vocab, k, options));
     rxm::device::TopkTuning tuning;
     force(tuning);
@@ -770,7 +783,7 @@ TEST(GpuTopkLlm, CompactBranchesForSanitizers) {
   check_branch_for_sanitizers<rxm::bfloat16_t>(compact, "row-compact", 2, 32000, 1024);
   check_branch_for_sanitizers<rxm::half_t>(compact, "row-compact", 3, 1999, 300);
   check_branch_for_sanitizers<rxm::bfloat16_t>(compact, "row-compact", 2, 97, 97);
-  const auto equal = rxm::testing::make_topk_input<rxm::bfloat16_t>(rxm::testing::topk_inputs(test_seed())[7], 2 * 20000);
+  const auto equal = rxm::testing::make_topk_input<rxm::bfloat16_t>(rxm::testing::topk_input(test_seed(), "all-equal"), 2 * 20000);
   rxm::device::TopkTuning tuning;
   compact(tuning);
   expect_path_matches_cpu(equal, 2, 20000, 1000, llm_options[0], tuning, "row-compact");

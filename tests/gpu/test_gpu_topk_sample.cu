@@ -100,7 +100,7 @@ TEST(GpuTopkSample, Integers) {
 // 32-bit output indices and caller indices, sorted and unsorted.
 TEST(GpuTopkSample, IndexWidthsAndCallerIndices) {
   RXM_REQUIRE_GPU();
-  const auto v = rxm::testing::make_topk_input<float>(rxm::testing::topk_inputs(test_seed())[0], kN);
+  const auto v = rxm::testing::make_topk_input<float>(rxm::testing::topk_input(test_seed(), "uniform"), kN);
   std::vector<std::int32_t> caller32(kN);
   std::vector<std::int64_t> caller64(kN);
   for (std::size_t i = 0; i < kN; ++i) caller32[i] = std::int32_t(3 * i + 7), caller64[i] = std::int64_t(5 * i + 11);
@@ -121,8 +121,8 @@ TEST(GpuTopkSample, IndexWidthsAndCallerIndices) {
 // A row that starts off the 16-byte grid: every read takes its scalar-load branch in every tile.
 TEST(GpuTopkSample, UnalignedRow) {
   RXM_REQUIRE_GPU();
-  const auto v = rxm::testing::make_topk_input<float>(rxm::testing::topk_inputs(test_seed())[0], kN);
-  const auto h = rxm::testing::make_topk_input<rxm::half_t>(rxm::testing::topk_inputs(test_seed())[0], kN);
+  const auto v = rxm::testing::make_topk_input<float>(rxm::testing::topk_input(test_seed(), "uniform"), kN);
+  const auto h = rxm::testing::make_topk_input<rxm::half_t>(rxm::testing::topk_input(test_seed(), "uniform"), kN);
   const std::span<const float> v1 = std::span<const float>(v).subspan(1);
   const std::span<const rxm::half_t> h3 = std::span<const rxm::half_t>(h).subspan(3);
   for (std::size_t k : {std::size_t(1000), std::size_t(65536)})
@@ -190,7 +190,7 @@ TEST(GpuTopkSample, AutomaticAndOffAtLargeK) {
 TEST(GpuTopkSampleSmall, PathAndFallback) {
   RXM_REQUIRE_GPU();
   const std::size_t n = (std::size_t(1) << 17) + 3;
-  const auto v = rxm::testing::make_topk_input<float>(rxm::testing::topk_inputs(test_seed())[0], n);
+  const auto v = rxm::testing::make_topk_input<float>(rxm::testing::topk_input(test_seed(), "uniform"), n);
   const auto w = against_the_stride<float>(std::size_t(1) << 17, false, test_seed());
   for (std::size_t k : {std::size_t(1), std::size_t(1000), std::size_t(50000)})
     for (const auto& o : {all_options[0], all_options[1]}) {

@@ -70,7 +70,7 @@ TEST(GpuTopkSmall, LargeKWithDebugChecks) {
   DebugEnv debug;
   large_k_short_rows<rxm::bfloat16_t>();
   // A batch with delegates and offsets through every checked stage.
-  const auto v = rxm::testing::make_topk_input<float>(rxm::testing::topk_inputs(test_seed())[0], 200000);
+  const auto v = rxm::testing::make_topk_input<float>(rxm::testing::topk_input(test_seed(), "uniform"), 200000);
   const std::vector<std::uint64_t> offsets = {0, 0, 3, 100000, 200000};
   const auto rows = rxm::Rows::from_offsets(offsets);
   expect_equal(rxm::topk_batched(gpu(), std::span<const float>(v), rows, 700),
@@ -79,7 +79,7 @@ TEST(GpuTopkSmall, LargeKWithDebugChecks) {
 
 TEST(GpuTopkScale, MoreThan65535Rows) {
   RXM_REQUIRE_GPU();
-  const auto input = rxm::testing::topk_inputs(test_seed())[3];  // normal
+  const auto input = rxm::testing::topk_input(test_seed(), "normal");
   {
     const std::size_t count = 70000, length = 48, k = 5;
     const auto v = rxm::testing::make_topk_input<float>(input, count * length);

@@ -121,8 +121,9 @@ struct TopkTuning {
   // values, streams the row once keeping only the values that reach the bound (in position order,
   // in registers and shared memory of ~25 KB a block), and selects and sorts among those; a row
   // whose sample misleads takes an exact pass in the same block. Rows of at most 65536 values,
-  // k <= 1024. -1 chooses it for floating-point keys with k >= 512 from 4096 rows of 8192 to 32768
-  // values (when the family's other knobs are automatic), 0 never, 1 wherever it applies.
+  // k <= 1024. -1 chooses it for floating-point keys in rows of 8192 to 65536 values at k >= 512
+  // from 64 rows, and at k >= 50 from 128 to 512 rows (when the family's other knobs are
+  // automatic), 0 never, 1 wherever it applies.
   int row_compact = -1;
   // The row-stream family's variant for many rows with a small k (src/cuda/topk/topk_row_warp.cuh):
   // one warp per row keeps the best 32-128 keys in registers, sorted, and merges the few values that

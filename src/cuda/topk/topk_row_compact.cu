@@ -14,19 +14,25 @@ namespace radixmesh::detail::topk_gpu {
 namespace {
 
 constexpr std::size_t kMaxGridRows = 2147483647;  // grid.x
-// The automatic rule: where call IC measured it ahead (one H100, bench_topk_llm --rows
-// 4096,1024,256,64,32 --vocab 32000,65536 --k 129,256,512,1024 --dtype bf16 --no-torch, against
-// the path it took from in the same run; bench/results/gpu-check/h100-ic-compact-sweep.log):
-// 4096 x 32000 k = 1024 0.364 against row-smem's 0.466 ms, k = 512 0.306 against the row-stream
-// blocks' 0.343. Behind everywhere else it ran: k = 129-256 at 4096 x 32000 (0.33 against 0.23),
-// 1024 rows and fewer (1024 x 32000 k = 1024 0.147 against 0.130; 256 rows 0.068 against 0.042),
-// and rows of 65536 (4096 rows 0.71-0.74 against 0.30-0.38, twice its time at 32000). Its times
-// were bimodal (256 x 32000: 0.031 ms at k = 512, 0.064 at k = 256), as a row taking the exact
-// fallback, whose select reads the row a value at a time, would make them (not timed by phase).
-// Rows between 1024 and 4096, and between 32768 and 65536 values, were not measured and keep the
-// other paths.
-constexpr std::size_t kRowCompactMinK = 512, kRowCompactMinRows = 4096;
-constexpr std::uint64_t kRowCompactMinRow = 8192, kRowCompactMaxRow = 32768;
+// The automatic rule, from call ID (one H100, bench_topk_llm --rows 4096,1024,256,64,32 --vocab
+// 32000,65536 --k 129,256,512,1024 --dtype bf16 --no-torch --calls 10 --reps 5, against the path
+// it took from in the same run; bench/results/gpu-check/h100-id-compact-sweep.log):
+//  * k >= 512 from 64 rows: ahead at every row count but one, by the most at k = 1024 (4096 x 32000
+//    0.258 against row-smem's 0.466 ms, 4096 x 65536 0.389 against 1.071, 1024 x 32000 0.077
+//    against 0.130, 256 x 32000 0.026 against 0.042); k = 512: 4096 x 32000 0.238 against the
+//    row-stream blocks' 0.344, 1024 x 32000 0.071 against 0.098; the exception, 64 x 32000 k = 512,
+//    0.021 against row-smem's 0.020.
+//  * k >= 50 from 128 to 512 rows: 256 rows ahead at every k it ran (32000 values: 0.023 against
+//    row-smem's 0.032 at k = 129, 0.021 against 0.027 at k = 50 in the grid; 65536: 0.034 against
+//    0.061); 64 rows even (0.017-0.021 against 0.016-0.020 at 32000), 1024 rows behind the
+//    row-stream blocks at k = 129-256 (0.067-0.068 against 0.062-0.067 at 32000, 0.096 against
+//    0.087 at 65536). The band's ends between those counts are inferred, not measured.
+// Below 64 rows, clusters or several blocks a row split the row (row-cluster, the row-stream
+// segments); 4096 rows at k < 512 keep the row-stream blocks (65536 values: 0.303 against 0.325
+// at k = 129; at 32000 k = 129 it was 0.218 against 0.233, too narrow a lead for a band).
+constexpr std::size_t kRowCompactLargeK = 512, kRowCompactMinRows = 64;
+constexpr std::size_t kRowCompactBandK = 50, kRowCompactBandRows[2] = {128, 512};
+constexpr std::uint64_t kRowCompactMinRow = 8192;
 
 }  // namespace
 
@@ -41,9 +47,11 @@ std::optional<RowCompactPlan> row_compact_plan(const device::TopkProblem& pr, in
   // Automatic: floating-point keys (the measured ones) while the family's other knobs are
   // automatic too (a test or benchmark that sets one asks for that variant).
   const device::TopkTuning& t = pr.tuning;
-  if (row_family_automatic(t) && t.row_smem < 0 && t.row_warp < 0 && floating(pr.type) && pr.k >= kRowCompactMinK &&
-      pr.rows >= kRowCompactMinRows && longest >= kRowCompactMinRow && longest <= kRowCompactMaxRow)
-    return g;
+  if (!row_family_automatic(t) || t.row_smem >= 0 || t.row_warp >= 0 || !floating(pr.type) || longest < kRowCompactMinRow)
+    return std::nullopt;
+  const bool large_k = pr.k >= kRowCompactLargeK && pr.rows >= kRowCompactMinRows;
+  const bool band = pr.k >= kRowCompactBandK && pr.rows >= kRowCompactBandRows[0] && pr.rows <= kRowCompactBandRows[1];
+  if (large_k || band) return g;
   return std::nullopt;
 }
 
