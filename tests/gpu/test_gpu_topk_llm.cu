@@ -516,15 +516,21 @@ TEST(GpuTopkLlm, RowSmemPath) {
   check_forced_variant("row-smem", [](rxm::device::TopkTuning& t) { t.row_smem = 1; }, shapes, 50257, 20003);
 }
 
-// The row-compact variant (TopkTuning::row_compact = 1) on 16-bit rows of up to 65536 values:
+// The row-compact variant (TopkTuning::row_compact = 1) on 16-bit rows of up to 262144 values (one
+// to four sample vectors a thread, survivors' positions from their warp's first vector):
 // every input (sorted, all-equal and few-distinct rows defeat its sampled bound and take the exact
 // fallback), masked rows, rows shorter than k and than the sample, unaligned rows by offsets with
 // caller indices of 32 and 64 bits.
 TEST(GpuTopkLlm, RowCompactPath) {
   RXM_REQUIRE_GPU();
-  const GridShape shapes[] = {{1, 1000}, {3, 32000}, {2, 65536}, {4, 4097}, {300, 2000}, {9, 97}, {5, 50264}};
-  check_forced_variant("row-compact", [](rxm::device::TopkTuning& t) { t.row_compact = 1; }, shapes, 65536, 65536,
+  const GridShape shapes[] = {{1, 1000},  {3, 32000}, {2, 65536},  {4, 4097},   {300, 2000},
+                              {9, 97},    {5, 50264}, {2, 128256}, {1, 262144}, {2, 65537}};
+  check_forced_variant("row-compact", [](rxm::device::TopkTuning& t) { t.row_compact = 1; }, shapes, 262144, 200003,
                        k_up_to_1024, true);
+  rxm::device::TopkTuning compact;
+  compact.row_compact = 1;
+  EXPECT_EQ(path_of(rxm::KeyType::bf16, 2, 262144, 1024, compact), "row-compact");
+  EXPECT_NE(path_of(rxm::KeyType::bf16, 2, 262145, 1024, compact), "row-compact");
 }
 
 // 16-bit floating-point rows of 8192 to 65536 values take it at k >= 512 from 64 rows and at k >= 50
@@ -774,7 +780,8 @@ TEST(GpuTopkLlm, ClusterBranchesForSanitizers) {
 }
 
 // Each branch of the row-compact block once, few launches enough for compute-sanitizer: the sampled
-// bound held (normal rows, sorted rows smallest first; unaligned rows shorter than the sample),
+// bound held (normal rows, sorted rows smallest first; unaligned rows shorter than the sample;
+// rows of 128256, two sample vectors a thread),
 // failed (all-equal rows: every value passes and overflows the warps' regions; the exact
 // fallback); rows of exactly k values (every value wins).
 TEST(GpuTopkLlm, CompactBranchesForSanitizers) {
@@ -783,6 +790,7 @@ TEST(GpuTopkLlm, CompactBranchesForSanitizers) {
   check_branch_for_sanitizers<rxm::bfloat16_t>(compact, "row-compact", 2, 32000, 1024);
   check_branch_for_sanitizers<rxm::half_t>(compact, "row-compact", 3, 1999, 300);
   check_branch_for_sanitizers<rxm::bfloat16_t>(compact, "row-compact", 2, 97, 97);
+  check_branch_for_sanitizers<rxm::bfloat16_t>(compact, "row-compact", 1, 128256, 1024);
   const auto equal = rxm::testing::make_topk_input<rxm::bfloat16_t>(rxm::testing::topk_input(test_seed(), "all-equal"), 2 * 20000);
   rxm::device::TopkTuning tuning;
   compact(tuning);

@@ -118,9 +118,9 @@ struct TopkTuning {
   int row_smem = -1;
   // The row-stream family's variant for many rows of 16-bit keys with a large k
   // (src/cuda/topk/topk_row_compact.cuh): a block per row bounds the k-th rank from 2048 sampled
-  // values, streams the row once keeping only the values that reach the bound (in position order,
+  // values per 65536, streams the row once keeping only the values that reach the bound (in position order,
   // in registers and shared memory of ~25 KB a block), and selects and sorts among those; a row
-  // whose sample misleads takes an exact pass in the same block. Rows of at most 65536 values,
+  // whose sample misleads takes an exact pass in the same block. Rows of at most 262144 values,
   // k <= 1024. -1 chooses it for floating-point keys in rows of 8192 to 65536 values at k >= 512
   // from 64 rows, and at k >= 50 from 128 to 512 rows (when the family's other knobs are
   // automatic), 0 never, 1 wherever it applies.

@@ -32,7 +32,8 @@ constexpr std::size_t kMaxGridRows = 2147483647;  // grid.x
 // at k = 129; at 32000 k = 129 it was 0.218 against 0.233, too narrow a lead for a band).
 constexpr std::size_t kRowCompactLargeK = 512, kRowCompactMinRows = 64;
 constexpr std::size_t kRowCompactBandK = 50, kRowCompactBandRows[2] = {128, 512};
-constexpr std::uint64_t kRowCompactMinRow = 8192;
+// Rows past 65536 values (which take one to three more sample vectors a thread) were not measured.
+constexpr std::uint64_t kRowCompactMinRow = 8192, kRowCompactMaxRow = 65536;
 
 }  // namespace
 
@@ -47,7 +48,8 @@ std::optional<RowCompactPlan> row_compact_plan(const device::TopkProblem& pr, in
   // Automatic: floating-point keys (the measured ones) while the family's other knobs are
   // automatic too (a test or benchmark that sets one asks for that variant).
   const device::TopkTuning& t = pr.tuning;
-  if (!row_family_automatic(t) || t.row_smem >= 0 || t.row_warp >= 0 || !floating(pr.type) || longest < kRowCompactMinRow)
+  if (!row_family_automatic(t) || t.row_smem >= 0 || t.row_warp >= 0 || !floating(pr.type) || longest < kRowCompactMinRow ||
+      longest > kRowCompactMaxRow)
     return std::nullopt;
   const bool large_k = pr.k >= kRowCompactLargeK && pr.rows >= kRowCompactMinRows;
   const bool band = pr.k >= kRowCompactBandK && pr.rows >= kRowCompactBandRows[0] && pr.rows <= kRowCompactBandRows[1];

@@ -1,15 +1,16 @@
-// The row-compact path of the GPU top-k: batched rows of 16-bit keys of at most 65536 values with a
-// large k (LLM logits at k of a few hundred to 1024), a block of 256 threads per row that never
+// The row-compact path of the GPU top-k: batched rows of 16-bit keys of at most 262144 values with
+// a large k (LLM logits at k of a few hundred to 1024), a block of 256 threads per row that never
 // holds the row, ~25 KB of shared memory (five blocks an SM, where row-smem's copy of a 32000-value
 // row allows three). Each block:
-//  1. bounds the k-th rank from 2048 sampled values (a 16-byte vector a thread, 256 spread over
-//     the row, one load): the m-th best sample, m = k f + 4 sqrt(k f) + 2 for the sampled fraction
-//     f (two radix-select passes of 8 bits), so that about 1.5 k values of the row reach it;
+//  1. bounds the k-th rank from 2048 sampled values per 65536 of the row (16-byte vectors, one to
+//     four a thread, spread over the row, loaded at once): the m-th best sample, m = k f +
+//     4 sqrt(k f) + 2 for the sampled fraction f (two radix-select passes of 8 bits), so that about
+//     1.5 k values of the row reach it;
 //  2. streams the row once, each warp over its own contiguous eighth, four 16-byte vectors in flight
 //     a lane, ranks two values an instruction (StreamRank::pair) and compares them with the bound
 //     two at a time; one warp scan a round (the four vectors' counts packed) appends the values
-//     that reach it as 32-bit (rank, position) to the warp's region of survivors (no atomics), so
-//     every region is in position order;
+//     that reach it as 32-bit (rank, position from the warp's first vector) to the warp's region
+//     of survivors (no atomics), so every region is in position order;
 //  3. finds the k-th rank among the survivors (the same passes) and how many of its equals win;
 //  4. compacts the winners in position order (one block scan of packed counts);
 //  5. for sorted output, sorts them on their rank bits alone by the block's stable radix sort (two
@@ -29,13 +30,20 @@ namespace radixmesh::detail::topk_gpu {
 constexpr int kCompactThreads = 256, kCompactWarps = kCompactThreads / 32;
 constexpr int kCompactBlocksPerSm = 5;
 constexpr int kCompactInFlight = 4;  // 16-byte loads a lane issues before it uses them
-constexpr std::uint64_t kCompactMaxRow = 65536;  // positions fit the survivors' 16 bits
+// A survivor's position counts from its warp's first vector in 16 bits: a warp's eighth of the row
+// is at most 32776 values here.
+constexpr std::uint64_t kCompactMaxRow = 262144;
+// The samples: 2048 values (256 vectors) per 65536 of the row, up to four vectors a thread, so that
+// the sampled fraction, and with it the survivors' spread, stays that of a 65536-value row.
+constexpr unsigned kCompactSampleSpan = 65536, kCompactMaxSampleVectors = 4;
 constexpr unsigned kCompactKeys = kRowStreamMaxK;  // the winners' places
 // The bound is the m-th best sample, m = k f + kCompactMargin sqrt(k f) + 2 (f: the sampled
 // fraction): fewer than k values reach it only if the row's k best hold m samples, about a
 // 4-sigma event. row_compact32_bound_sim.py (1500 rows each of 32000 and 65536 normal logits,
 // k = 129, 256, 1024): a margin of 3 failed 0.1-0.5 % of rows, 4 one row of 9000, and the most
-// values passing (2714) left every warp's region unfilled.
+// values passing (2714) left every warp's region unfilled; with one sample vector a thread at any
+// length, a warp's region overflowed in 3 % of rows of 128256 and 39 % of 256000 at k = 1024, with
+// the samples scaled to the row in none of 200 (the most a warp kept: 351 and 368 of 384).
 constexpr float kCompactMargin = 4.0f;
 // A warp's region of survivors. With the bound above, 256 slots overflowed in 4.8 % of rows of
 // 50264 normal logits at k = 1024 (call IA); bench/phases/row_compact32_bound_sim.py finds 384 never
@@ -293,16 +301,22 @@ __global__ void __launch_bounds__(kCompactThreads, kCompactBlocksPerSm) row_comp
   const unsigned first = row.vectors * warp / kCompactWarps, last = row.vectors * (warp + 1) / kCompactWarps;
 
   if (wanted > 0) {
-    // 1. The bound: the m-th best of the samples, a 16-byte vector of 8 values a thread (vector
-    // floor(t V / vectors) of V = min(256, vectors): one load, a latency, and an eighth of the row's
-    // sectors, where 2048 values a stride apart touch every 32-byte sector of a 32000-value row).
-    const unsigned sampled = min(unsigned(kCompactThreads), row.vectors);
+    // 1. The bound: the m-th best of the samples, 16-byte vectors of 8 values, `per_thread` a
+    // thread (vector floor(i V / vectors) of V = min(256 per_thread, vectors), i = t + 256 j: loads
+    // issued together, a latency, and a fraction of the row's sectors, where single values a
+    // stride apart touch every 32-byte sector of a 32000-value row).
+    const unsigned per_thread = min(kCompactMaxSampleVectors, (n + kCompactSampleSpan - 1) / kCompactSampleSpan);
+    const unsigned sampled = min(unsigned(kCompactThreads) * per_thread, row.vectors);
     const bool every = sampled == row.vectors;  // short rows: every vector, s = n
-    unsigned sample_inside = 0;
-    uint4 sample_vector = make_uint4(0, 0, 0, 0);
-    if (t < sampled) sample_vector = row.load(t * row.vectors / sampled, sample_inside);
-    const unsigned sample[4] = {rank.pair(sample_vector.x), rank.pair(sample_vector.y), rank.pair(sample_vector.z),
-                                rank.pair(sample_vector.w)};
+    unsigned sample_inside[kCompactMaxSampleVectors], sample[kCompactMaxSampleVectors][4];
+#pragma unroll
+    for (unsigned j = 0; j < kCompactMaxSampleVectors; ++j) {
+      const unsigned i = t + j * kCompactThreads;
+      uint4 v = make_uint4(0, 0, 0, 0);
+      sample_inside[j] = 0;
+      if (j < per_thread && i < sampled) v = row.load(unsigned(std::uint64_t(i) * row.vectors / sampled), sample_inside[j]);
+      sample[j][0] = rank.pair(v.x), sample[j][1] = rank.pair(v.y), sample[j][2] = rank.pair(v.z), sample[j][3] = rank.pair(v.w);
+    }
     // s: the samples (8 a vector; the first and the last vector of the row may be partial, at most
     // 14 lanes fewer, which m leaves room for).
     const unsigned s = every ? n : 8 * sampled;
@@ -312,13 +326,16 @@ __global__ void __launch_bounds__(kCompactThreads, kCompactBlocksPerSm) row_comp
     unsigned bound, unused;
     compact_select(sh, [&](unsigned* hist, bool high, unsigned digit) {
 #pragma unroll
-      for (int e = 0; e < 8; ++e)
-        if ((sample_inside >> e) & 1u) count_rank(hist, high, digit, (sample[e / 2] >> (16 * (e & 1))) & 0xffffu);
+      for (unsigned j = 0; j < kCompactMaxSampleVectors; ++j)
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+          if ((sample_inside[j] >> e) & 1u) count_rank(hist, high, digit, (sample[j][e / 2] >> (16 * (e & 1))) & 0xffffu);
     }, m, bound, unused);
     const unsigned bound2 = bound * 0x10001u;
 
     // 2. The stream: the values that reach the bound, in the warp's region in position order.
     unsigned* region = survivors + warp * kCompactRegion;
+    const unsigned origin = first * 8 - row.lead;  // the position of the warp's first vector's lane 0 (wraps for warp 0)
     unsigned count = 0;
     compact_stream_warp<T>(row, rank, first, last, [&](unsigned base, const CompactRanks& r, const CompactInside& inside) {
       CompactRanks pass;
@@ -327,7 +344,7 @@ __global__ void __launch_bounds__(kCompactThreads, kCompactBlocksPerSm) row_comp
 #pragma unroll
         for (int h = 0; h < 4; ++h) pass[u][h] = __vcmpgeu2(r[u][h], bound2) & inside_halves(inside[u], h);
       count += compact_warp_append(row, base, r, pass, count, [&](unsigned place, unsigned rk, unsigned pos) {
-        if (place < kCompactRegion) region[place] = (rk << 16) | pos;
+        if (place < kCompactRegion) region[place] = (rk << 16) | (pos - origin);
       });
     });
     if (lane == 0) {
@@ -346,6 +363,7 @@ __global__ void __launch_bounds__(kCompactThreads, kCompactBlocksPerSm) row_comp
       const unsigned my_region = t / (kCompactRegion / kCompactItems);
       const unsigned my_first = (t % (kCompactRegion / kCompactItems)) * kCompactItems;
       const unsigned my_count = sh.warp_count[my_region];
+      const unsigned my_origin = row.vectors * my_region / kCompactWarps * 8 - row.lead;  // as `origin` of that warp
       unsigned item[kCompactItems];
 #pragma unroll
       for (unsigned j = 0; j < kCompactItems; ++j)
@@ -374,10 +392,10 @@ __global__ void __launch_bounds__(kCompactThreads, kCompactBlocksPerSm) row_comp
         const unsigned rk = item[j] >> 16;
         if (my_first + j >= my_count) continue;
         if (rk > kth) {
-          keys[above_before + min(equal_before, ties)] = key.make(rk, item[j] & 0xffffu);
+          keys[above_before + min(equal_before, ties)] = key.make(rk, (item[j] & 0xffffu) + my_origin);
           ++above_before;
         } else if (rk == kth) {
-          if (equal_before < ties) keys[above_before + equal_before] = key.make(rk, item[j] & 0xffffu);
+          if (equal_before < ties) keys[above_before + equal_before] = key.make(rk, (item[j] & 0xffffu) + my_origin);
           ++equal_before;
         }
       }
