@@ -58,12 +58,21 @@ std::string path_of(rxm::KeyType type, std::size_t rows, std::size_t vocab, std:
   return rxm::device::topk_path_name(p, 0);
 }
 
-// TopkTuning::row_compact's automatic rule: 16-bit floating-point rows of 8192 to 65536 values at
-// k >= 512 from 64 rows, and at k >= 50 from 128 to 512 rows.
+std::size_t multiprocessors() {
+  int sms = 0;
+  EXPECT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  return std::size_t(sms);
+}
+
+// TopkTuning::row_compact's automatic rule on device 0: 16-bit floating-point rows of 8192 values
+// or more, at k > 512 from 64 rows of up to 131072 values, and in rows of up to 65536 values at
+// k >= 512 from 256 rows and at k >= 50 from SMs + 1 to 3 SMs rows.
 bool takes_row_compact(rxm::KeyType type, std::size_t rows, std::size_t vocab, std::size_t k) {
   const bool sixteen_bit_float = type == rxm::KeyType::bf16 || type == rxm::KeyType::f16;
-  return sixteen_bit_float && vocab >= 8192 && vocab <= 65536 &&
-         ((k >= 512 && rows >= 64) || (k >= 50 && rows >= 128 && rows <= 512));
+  const std::size_t sms = multiprocessors();
+  if (!sixteen_bit_float || vocab < 8192) return false;
+  return (k > 512 && rows >= 64 && vocab <= 131072) ||
+         (vocab <= 65536 && ((k >= 512 && rows >= 256) || (k >= 50 && rows > sms && rows <= 3 * sms)));
 }
 
 template <class T> void check_grid() {
@@ -533,17 +542,18 @@ TEST(GpuTopkLlm, RowCompactPath) {
   EXPECT_NE(path_of(rxm::KeyType::bf16, 2, 262145, 1024, compact), "row-compact");
 }
 
-// 16-bit floating-point rows of 8192 to 65536 values take it at k >= 512 from 64 rows and at k >= 50
-// from 128 to 512 rows; other row counts, smaller k, longer or shorter rows, 32-bit and integer
-// keys and a forced sibling keep the other paths.
+// 16-bit floating-point rows take it by the rule of takes_row_compact; other row counts, smaller
+// k, longer or shorter rows, 32-bit and integer keys and a forced sibling keep the other paths.
 TEST(GpuTopkLlm, RowCompactAutomatic) {
   RXM_REQUIRE_GPU();
   using rxm::KeyType;
-  for (std::size_t k : {std::size_t(512), std::size_t(1024)}) {
+  const std::size_t sms = multiprocessors();
+  for (std::size_t k : {std::size_t(513), std::size_t(1024)}) {
     EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, k), "row-compact") << k;
     EXPECT_EQ(path_of(KeyType::f16, 64, 65536, k), "row-compact") << k;
     EXPECT_EQ(path_of(KeyType::bf16, 100000, 8192, k), "row-compact") << k;
-    EXPECT_NE(path_of(KeyType::bf16, 4096, 65537, k), "row-compact") << k;
+    EXPECT_EQ(path_of(KeyType::bf16, 64, 131072, k), "row-compact") << k;
+    EXPECT_NE(path_of(KeyType::bf16, 4096, 131073, k), "row-compact") << k;
     EXPECT_NE(path_of(KeyType::bf16, 4096, 8191, k), "row-compact") << k;
     EXPECT_NE(path_of(KeyType::bf16, 63, 32000, k), "row-compact") << k;
     EXPECT_NE(path_of(KeyType::f32, 4096, 32000, k), "row-compact") << k;
@@ -552,15 +562,21 @@ TEST(GpuTopkLlm, RowCompactAutomatic) {
     smem.row_smem = 1;
     EXPECT_EQ(path_of(KeyType::bf16, 4096, 32000, k, smem), "row-smem") << k;
   }
+  EXPECT_EQ(path_of(KeyType::bf16, 256, 32000, 512), "row-compact");
+  EXPECT_EQ(path_of(KeyType::f16, 4096, 65536, 512), "row-compact");
+  EXPECT_NE(path_of(KeyType::bf16, 128, 32000, 512), "row-compact");
+  EXPECT_NE(path_of(KeyType::bf16, 4096, 65537, 512), "row-compact");
   for (std::size_t k : {std::size_t(50), std::size_t(129), std::size_t(511)}) {
-    EXPECT_EQ(path_of(KeyType::bf16, 128, 32000, k), "row-compact") << k;
-    EXPECT_EQ(path_of(KeyType::f16, 512, 65536, k), "row-compact") << k;
-    EXPECT_NE(path_of(KeyType::bf16, 127, 32000, k), "row-compact") << k;
-    EXPECT_NE(path_of(KeyType::bf16, 513, 32000, k), "row-compact") << k;
+    EXPECT_EQ(path_of(KeyType::bf16, sms + 1, 32000, k), "row-compact") << k;
+    EXPECT_EQ(path_of(KeyType::f16, 3 * sms, 65536, k), "row-compact") << k;
+    EXPECT_NE(path_of(KeyType::bf16, sms, 32000, k), "row-compact") << k;
+    EXPECT_NE(path_of(KeyType::bf16, 3 * sms + 1, 32000, k), "row-compact") << k;
+    EXPECT_NE(path_of(KeyType::bf16, 2 * sms, 65537, k), "row-compact") << k;
     EXPECT_NE(path_of(KeyType::bf16, 4096, 32000, k), "row-compact") << k;
   }
-  EXPECT_NE(path_of(KeyType::bf16, 256, 32000, 49), "row-compact");
-  expect_automatic_bf16_matches_cpu(256, 8192, {50, 512, 1024});
+  EXPECT_NE(path_of(KeyType::bf16, 2 * sms, 32000, 49), "row-compact");
+  expect_automatic_bf16_matches_cpu(2 * sms, 8192, {50, 512, 1024});
+  expect_automatic_bf16_matches_cpu(64, 131072, {1024});
 }
 
 // StreamRank::pair, the row-compact stream's rank of two packed 16-bit values, against

@@ -121,9 +121,10 @@ struct TopkTuning {
   // values per 65536, streams the row once keeping only the values that reach the bound (in position order,
   // in registers and shared memory of ~25 KB a block), and selects and sorts among those; a row
   // whose sample misleads takes an exact pass in the same block. Rows of at most 262144 values,
-  // k <= 1024. -1 chooses it for floating-point keys in rows of 8192 to 65536 values at k >= 512
-  // from 64 rows, and at k >= 50 from 128 to 512 rows (when the family's other knobs are
-  // automatic), 0 never, 1 wherever it applies.
+  // k <= 1024. -1 chooses it for floating-point keys in rows of 8192 values or more: at k > 512
+  // from 64 rows of up to 131072 values; in rows of up to 65536, at k >= 512 from 256 rows and at
+  // k >= 50 from SMs + 1 to 3 SMs rows (when the family's other knobs are automatic); 0 never, 1
+  // wherever it applies.
   int row_compact = -1;
   // The row-stream family's variant for many rows with a small k (src/cuda/topk/topk_row_warp.cuh):
   // one warp per row keeps the best 32-128 keys in registers, sorted, and merges the few values that

@@ -1,9 +1,10 @@
 // The row-compact path's plan and launch (topk_row_compact.cuh): batched rows of 16-bit keys of at
-// most 65536 values, a block per row that streams the row once and keeps only what reaches a
+// most 262144 values, a block per row that streams the row once and keeps only what reaches a
 // sampled bound.
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <optional>
 
 #include "radixmesh/device/topk.cuh"
@@ -12,6 +13,7 @@ namespace radixmesh::detail::topk_gpu {
 
 struct RowCompactPlan {
   int index_bits = 1;  // StreamKey's position bits
+  std::uint64_t longest = 0;  // the longest row's values (which kernel: its sample vectors a thread)
 };
 
 // The plan when the problem takes the row-compact path (TopkTuning::row_compact), else none.
