@@ -25,12 +25,7 @@ void run(std::size_t rows, std::size_t n, unsigned k) {
   p.options = {.largest = true, .sorted = true}; p.out_values = ov; p.out_indices = oi; p.index64 = false;
   {
     unsigned long long t[64];
-    const MarkedRun run = run_marked([&] {
-      with_compact_sample_vectors(n, [&](auto vectors) {
-        row_compact<bfloat16_t, vectors()><<<unsigned(rows), kCompactThreads, kCompactSharedBytes>>>(p);
-      });
-      return cudaGetLastError();
-    }, t);
+    const MarkedRun run = run_marked([&] { row_compact<bfloat16_t><<<unsigned(rows), kCompactThreads, kCompactSharedBytes>>>(p); return cudaGetLastError(); }, t);
     auto us = [&](int a, int b) { return t[a] && t[b] ? (t[b] - t[a]) / 1e3 : -1.0; };
     printf("bf16 rows=%zu n=%zu k=%u err=%d event %.1f us | bound %.2f stream %.2f select %.2f compact %.2f "
            "(fallback: %s) | sort %.2f | write %.2f | block 0 total %.2f\n",

@@ -21,8 +21,6 @@
 // winners placed by two more reads). Exact on every input; no temporary storage, no atomics outside shared
 // memory; capturable. Design and measurements: docs/design/topk.md.
 #pragma once
-#include <type_traits>
-
 #include "cuda/topk/topk_block_radix_sort.cuh"
 #include "cuda/topk/topk_row_stream.cuh"
 #include "radixmesh/device/block_scan.cuh"
@@ -36,23 +34,8 @@ constexpr int kCompactInFlight = 4;  // 16-byte loads a lane issues before it us
 // is at most 32776 values here.
 constexpr std::uint64_t kCompactMaxRow = 262144;
 // The samples: 2048 values (256 vectors) per 65536 of the row, up to four vectors a thread, so that
-// the sampled fraction, and with it the survivors' spread, stays that of a 65536-value row. The
-// kernel's SampleVectors (1, 2 or 4) is the most a thread loads; a launch takes the fewest its
-// longest row needs (compact_sample_vectors), since holding four where one serves cost rows of
-// 32000 values 8 % (call IE: 4096 x 32000 bf16 k = 1024 0.279 against call ID's 0.258 ms).
+// the sampled fraction, and with it the survivors' spread, stays that of a 65536-value row.
 constexpr unsigned kCompactSampleSpan = 65536, kCompactMaxSampleVectors = 4;
-constexpr unsigned compact_sample_vectors(std::uint64_t longest) {
-  const std::uint64_t need = (longest + kCompactSampleSpan - 1) / kCompactSampleSpan;
-  return need <= 1 ? 1u : need <= 2 ? 2u : kCompactMaxSampleVectors;
-}
-// Calls f(std::integral_constant<unsigned, V>) for the kernel's SampleVectors V that longest needs.
-template <class F> void with_compact_sample_vectors(std::uint64_t longest, F&& f) {
-  switch (compact_sample_vectors(longest)) {
-    case 1: f(std::integral_constant<unsigned, 1>{}); break;
-    case 2: f(std::integral_constant<unsigned, 2>{}); break;
-    default: f(std::integral_constant<unsigned, kCompactMaxSampleVectors>{}); break;
-  }
-}
 constexpr unsigned kCompactKeys = kRowStreamMaxK;  // the winners' places
 // The bound is the m-th best sample, m = k f + kCompactMargin sqrt(k f) + 2 (f: the sampled
 // fraction): fewer than k values reach it only if the row's k best hold m samples, about a
@@ -205,10 +188,8 @@ __device__ __forceinline__ unsigned long long round_scan(const CompactRanks& mar
 
 // The halves pass[u] marks (0xffff a half) of the round's vectors, put in position order across
 // the warp at places at, at + 1, ... (put(place, rank, position)); returns how many the warp put.
-// Positions count from `origin` lanes before vector 0's lane 0: the row's lead for positions in the
-// row, 8 times the warp's first vector for positions from it.
 template <class Put>
-__device__ __forceinline__ unsigned compact_warp_append(unsigned origin, unsigned base, const CompactRanks& r,
+__device__ __forceinline__ unsigned compact_warp_append(const CompactRow& row, unsigned base, const CompactRanks& r,
                                         const CompactRanks& pass, unsigned at, Put put) {
   unsigned long long exclusive, total;
   const unsigned long long c = round_scan(pass, exclusive, total);
@@ -218,7 +199,7 @@ __device__ __forceinline__ unsigned compact_warp_append(unsigned origin, unsigne
   for (int u = 0; u < kCompactInFlight; ++u) {
     if (field(c, u)) {
       unsigned place = before + field(exclusive, u);
-      const unsigned position = (base + 32 * u + lane) * 8 - origin;  // of lane 0 (may wrap where lane 0 is outside)
+      const unsigned position = (base + 32 * u + lane) * 8 - row.lead;  // of lane 0 (wraps for the first vector, whose lane 0 is outside then)
 #pragma unroll
       for (int h = 0; h < 4; ++h) {
         if (pass[u][h] & 0xffffu) put(place++, r[u][h] & 0xffffu, position + 2 * h);
@@ -291,19 +272,17 @@ __device__ __noinline__ void exact_winners(CompactShared& sh, const CompactRow& 
       }
       tie_run += field(e_total, u);
     }
-    out_run += compact_warp_append(row.lead, base, r, pass, out_before + out_run,
+    out_run += compact_warp_append(row, base, r, pass, out_before + out_run,
                                    [&](unsigned place, unsigned rk, unsigned pos) { keys[place] = key.make(rk, pos); });
   });
   __syncthreads();
 }
 
 // One block per row of the launch: the row's min(k, length) best keys, sorted (best first, or by
-// position) and written as the row's output. 16-bit keys, rows of at most kCompactSampleSpan *
-// SampleVectors values (and kCompactMaxRow), k <= kCompactKeys; dynamic shared memory
-// kCompactSharedBytes.
-template <class T, unsigned SampleVectors>
+// position) and written as the row's output. 16-bit keys, rows of at most kCompactMaxRow values,
+// k <= kCompactKeys; dynamic shared memory kCompactSharedBytes.
+template <class T>
 __global__ void __launch_bounds__(kCompactThreads, kCompactBlocksPerSm) row_compact(StreamParams<T> p) {
-  static_assert(SampleVectors >= 1 && SampleVectors <= kCompactMaxSampleVectors);
   static_assert(sizeof(key_bits_t<T>) == 2, "16-bit keys");
   extern __shared__ __align__(16) unsigned long long row_compact_bytes[];
   __shared__ CompactShared sh;
@@ -326,16 +305,16 @@ __global__ void __launch_bounds__(kCompactThreads, kCompactBlocksPerSm) row_comp
     // thread (vector floor(i V / vectors) of V = min(256 per_thread, vectors), i = t + 256 j: loads
     // issued together, a latency, and a fraction of the row's sectors, where single values a
     // stride apart touch every 32-byte sector of a 32000-value row).
-    const unsigned per_thread = min(SampleVectors, (n + kCompactSampleSpan - 1) / kCompactSampleSpan);
+    const unsigned per_thread = min(kCompactMaxSampleVectors, (n + kCompactSampleSpan - 1) / kCompactSampleSpan);
     const unsigned sampled = min(unsigned(kCompactThreads) * per_thread, row.vectors);
     const bool every = sampled == row.vectors;  // short rows: every vector, s = n
-    unsigned sample_inside[SampleVectors], sample[SampleVectors][4];
+    unsigned sample_inside[kCompactMaxSampleVectors], sample[kCompactMaxSampleVectors][4];
 #pragma unroll
-    for (unsigned j = 0; j < SampleVectors; ++j) {
+    for (unsigned j = 0; j < kCompactMaxSampleVectors; ++j) {
       const unsigned i = t + j * kCompactThreads;
       uint4 v = make_uint4(0, 0, 0, 0);
       sample_inside[j] = 0;
-      if (j < per_thread && i < sampled) v = row.load(i * row.vectors / sampled, sample_inside[j]);  // < 2^25 / sampled
+      if (j < per_thread && i < sampled) v = row.load(unsigned(std::uint64_t(i) * row.vectors / sampled), sample_inside[j]);
       sample[j][0] = rank.pair(v.x), sample[j][1] = rank.pair(v.y), sample[j][2] = rank.pair(v.z), sample[j][3] = rank.pair(v.w);
     }
     // s: the samples (8 a vector; the first and the last vector of the row may be partial, at most
@@ -347,7 +326,7 @@ __global__ void __launch_bounds__(kCompactThreads, kCompactBlocksPerSm) row_comp
     unsigned bound, unused;
     compact_select(sh, [&](unsigned* hist, bool high, unsigned digit) {
 #pragma unroll
-      for (unsigned j = 0; j < SampleVectors; ++j)
+      for (unsigned j = 0; j < kCompactMaxSampleVectors; ++j)
 #pragma unroll
         for (int e = 0; e < 8; ++e)
           if ((sample_inside[j] >> e) & 1u) count_rank(hist, high, digit, (sample[j][e / 2] >> (16 * (e & 1))) & 0xffffu);
@@ -356,6 +335,7 @@ __global__ void __launch_bounds__(kCompactThreads, kCompactBlocksPerSm) row_comp
 
     // 2. The stream: the values that reach the bound, in the warp's region in position order.
     unsigned* region = survivors + warp * kCompactRegion;
+    const unsigned origin = first * 8 - row.lead;  // the position of the warp's first vector's lane 0 (wraps for warp 0)
     unsigned count = 0;
     compact_stream_warp<T>(row, rank, first, last, [&](unsigned base, const CompactRanks& r, const CompactInside& inside) {
       CompactRanks pass;
@@ -363,8 +343,8 @@ __global__ void __launch_bounds__(kCompactThreads, kCompactBlocksPerSm) row_comp
       for (int u = 0; u < kCompactInFlight; ++u)
 #pragma unroll
         for (int h = 0; h < 4; ++h) pass[u][h] = __vcmpgeu2(r[u][h], bound2) & inside_halves(inside[u], h);
-      count += compact_warp_append(first * 8, base, r, pass, count, [&](unsigned place, unsigned rk, unsigned pos) {
-        if (place < kCompactRegion) region[place] = (rk << 16) | pos;  // from the warp's first vector
+      count += compact_warp_append(row, base, r, pass, count, [&](unsigned place, unsigned rk, unsigned pos) {
+        if (place < kCompactRegion) region[place] = (rk << 16) | (pos - origin);
       });
     });
     if (lane == 0) {
@@ -383,7 +363,7 @@ __global__ void __launch_bounds__(kCompactThreads, kCompactBlocksPerSm) row_comp
       const unsigned my_region = t / (kCompactRegion / kCompactItems);
       const unsigned my_first = (t % (kCompactRegion / kCompactItems)) * kCompactItems;
       const unsigned my_count = sh.warp_count[my_region];
-      const unsigned my_origin = row.vectors * my_region / kCompactWarps * 8 - row.lead;  // that warp's first vector's lane 0 in the row (wraps for warp 0)
+      const unsigned my_origin = row.vectors * my_region / kCompactWarps * 8 - row.lead;  // as `origin` of that warp
       unsigned item[kCompactItems];
 #pragma unroll
       for (unsigned j = 0; j < kCompactItems; ++j)

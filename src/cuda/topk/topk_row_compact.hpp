@@ -4,7 +4,6 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
-#include <cstdint>
 #include <optional>
 
 #include "radixmesh/device/topk.cuh"
@@ -13,7 +12,6 @@ namespace radixmesh::detail::topk_gpu {
 
 struct RowCompactPlan {
   int index_bits = 1;  // StreamKey's position bits
-  std::uint64_t longest = 0;  // the longest row's values (which kernel: its sample vectors a thread)
 };
 
 // The plan when the problem takes the row-compact path (TopkTuning::row_compact), else none.
