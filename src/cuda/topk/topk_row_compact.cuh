@@ -43,7 +43,8 @@ constexpr unsigned kCompactKeys = kRowStreamMaxK;  // the winners' places
 // k = 129, 256, 1024): a margin of 3 failed 0.1-0.5 % of rows, 4 one row of 9000, and the most
 // values passing (2714) left every warp's region unfilled; with one sample vector a thread at any
 // length, a warp's region overflowed in 3 % of rows of 128256 and 39 % of 256000 at k = 1024, with
-// the samples scaled to the row in none of 200 (the most a warp kept: 351 and 368 of 384).
+// the samples scaled to the row in none of 200 (the most a warp kept: 351 and 368 of 384;
+// row_compact32_bound_sim.py --vectors 200).
 constexpr float kCompactMargin = 4.0f;
 // A warp's region of survivors. With the bound above, 256 slots overflowed in 4.8 % of rows of
 // 50264 normal logits at k = 1024 (call IA); bench/phases/row_compact32_bound_sim.py finds 384 never
