@@ -23,6 +23,16 @@ def bf16_ranks(x):
     return np.where(bits & 0x8000, bits ^ 0xFFFF, bits ^ 0x8000).astype(np.int64)
 
 
+def logit_ranks(n, rng):
+    """The bf16 ranks of a row of n sums of 4 uniforms."""
+    return bf16_ranks(rng.random((4, n), dtype=np.float32).sum(axis=0) - 2.0)
+
+
+def per_warp_counts(mask, vectors):
+    """How many of mask's values fall in each warp's contiguous eighth of `vectors` 8-value vectors."""
+    return [int(mask[vectors * w // WARPS * 8:vectors * (w + 1) // WARPS * 8].sum()) for w in range(WARPS)]
+
+
 def simulate(rows, n, k, margin, region, rng):
     failed_few = failed_overflow = 0
     passing = []
@@ -31,13 +41,12 @@ def simulate(rows, n, k, margin, region, rng):
     m = min(SAMPLES, int(kf + margin * np.sqrt(kf)) + 1)
     positions = (np.arange(SAMPLES, dtype=np.int64) * n) // SAMPLES
     for _ in range(rows):
-        x = rng.random((4, n), dtype=np.float32).sum(axis=0) - 2.0
-        r = bf16_ranks(x)
+        r = logit_ranks(n, rng)
         bound = np.sort(r[positions])[::-1][m - 1]
         mask = r >= bound
         count = int(mask.sum())
         passing.append(count)
-        per_warp = [int(mask[(n // 8) * w // WARPS * 8:(n // 8) * (w + 1) // WARPS * 8].sum()) for w in range(WARPS)]
+        per_warp = per_warp_counts(mask, n // 8)
         if count < k:
             failed_few += 1
         elif max(per_warp) > region:
@@ -56,10 +65,9 @@ def simulate_vectors(rows, n, k, per_thread, rng, region=384, margin=4.0):
     m = min(s - 14, int(kf + margin * np.sqrt(kf)) + 2)
     few = over = most = 0
     for _ in range(rows):
-        x = rng.random((4, n), dtype=np.float32).sum(axis=0) - 2.0
-        r = bf16_ranks(x)
+        r = logit_ranks(n, rng)
         mask = r >= np.sort(r[positions])[::-1][m - 1]
-        per_warp = [int(mask[vectors * w // WARPS * 8:vectors * (w + 1) // WARPS * 8].sum()) for w in range(WARPS)]
+        per_warp = per_warp_counts(mask, vectors)
         most = max(most, max(per_warp))
         if mask.sum() < k:
             few += 1

@@ -7,6 +7,7 @@
 
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/topk/topk_row_compact.cuh"
+#include "cuda/topk/topk_row_smem.hpp"
 #include "cuda/topk/topk_row_stream.hpp"
 
 namespace radixmesh::detail::topk_gpu {
@@ -37,9 +38,9 @@ constexpr std::size_t kMaxGridRows = 2147483647;  // grid.x
 // k < 512 keep the row-stream blocks (4096 x 65536 k = 129 0.325 / 0.303; 2048 x 32000 k = 129
 // 0.131 / 0.114).
 constexpr std::size_t kRowCompactLargeK = 512, kRowCompactMinRows = 64, kRowCompactK512MinRows = 256;
-// The band's rows: more than one and at most kRowCompactBandWaves per SM (row-smem's 16-bit
-// blocks an SM, kSmemBlocksPerSm, its one wave).
-constexpr std::size_t kRowCompactBandK = 50, kRowCompactBandWaves = 3;
+// The band's rows: more than one and at most kSmemBlocksPerSm per SM, where row-smem's rule would
+// take them in its one wave with two or three blocks an SM.
+constexpr std::size_t kRowCompactBandK = 50;
 constexpr std::uint64_t kRowCompactMinRow = 8192, kRowCompactMaxRow = 65536, kRowCompactLargeKMaxRow = 131072;
 
 }  // namespace
@@ -60,7 +61,7 @@ std::optional<RowCompactPlan> row_compact_plan(const device::TopkProblem& pr, in
   const std::size_t sms = std::size_t(multiprocessors(device));
   const bool large_k = pr.k > kRowCompactLargeK && pr.rows >= kRowCompactMinRows && longest <= kRowCompactLargeKMaxRow;
   const bool k512 = pr.k >= kRowCompactLargeK && pr.rows >= kRowCompactK512MinRows && longest <= kRowCompactMaxRow;
-  const bool band = pr.k >= kRowCompactBandK && pr.rows > sms && pr.rows <= kRowCompactBandWaves * sms && longest <= kRowCompactMaxRow;
+  const bool band = pr.k >= kRowCompactBandK && pr.rows > sms && pr.rows <= std::size_t(kSmemBlocksPerSm) * sms && longest <= kRowCompactMaxRow;
   if (large_k || k512 || band) return g;
   return std::nullopt;
 }

@@ -12,13 +12,13 @@
 // docs/design/topk.md.
 #pragma once
 #include "cuda/topk/topk_block_radix_sort.cuh"
+#include "cuda/topk/topk_row_smem.hpp"
 #include "cuda/topk/topk_row_stream.cuh"
 #include "radixmesh/device/block_scan.cuh"
 
 namespace radixmesh::detail::topk_gpu {
 
 constexpr int kSmemThreads = 512;
-constexpr int kSmemBlocksPerSm = 3;  // 32000 bf16 values a block: 3 blocks of 75 KiB fit an SM
 // 32-bit rows of 32000 values take 125 KiB, a block an SM; the kernel is held to two (at most 64
 // registers: it takes 55, no spills, where three blocks' 40 spilled) so that rows of up to ~25,000
 // values still fit two an SM.

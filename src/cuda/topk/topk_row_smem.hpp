@@ -10,6 +10,10 @@
 
 namespace radixmesh::detail::topk_gpu {
 
+// The 16-bit kernel's blocks an SM (32000 bf16 values a block: 3 blocks of 75 KiB fit an SM), and so
+// the rows its automatic rule takes in one wave: at most this many times the SMs.
+constexpr int kSmemBlocksPerSm = 3;
+
 struct RowSmemPlan {
   unsigned k_pad = 2;
   unsigned keys = 2;             // 8-byte entries ahead of the row: the winners, or the histograms
